@@ -1,0 +1,45 @@
+# litejobs: `make demo` runs the demo marketplace, `make test` runs the whole suite.
+# PYTHON=/path/to/python3.12+ picks the interpreter; DJANGO=52 tests on Django 5.2 LTS.
+SHELL := /bin/bash
+DJANGO ?= 61
+VENV ?= $(if $(filter 61,$(DJANGO)),.venv,.venv-django$(DJANGO))
+PYTHON ?= $(shell scripts/find-python)
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+REQUIREMENTS := requirements/base.txt requirements/test.txt requirements/django$(DJANGO).txt pyproject.toml
+
+.PHONY: demo test lint migrations-check pytest bench clean
+
+$(STAMP): $(REQUIREMENTS)
+	@if [ ! -x "$(PY)" ]; then \
+	  if [ -z "$(PYTHON)" ]; then \
+	    echo "litejobs needs Python 3.12 or newer and found none on PATH or under pyenv."; \
+	    echo "Install one (e.g. 'pyenv install 3.13' or your OS package python3.13) or run 'make PYTHON=/path/to/python3.12'."; \
+	    exit 1; \
+	  fi; \
+	  "$(PYTHON)" -m venv "$(VENV)"; \
+	fi
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements/django$(DJANGO).txt -r requirements/test.txt -e .
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) manage.py demo
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check litejobs project tests
+	$(VENV)/bin/ruff format --check litejobs project tests
+
+migrations-check: $(STAMP)
+	$(PY) manage.py makemigrations --check --dry-run
+
+pytest: $(STAMP)
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+test: lint migrations-check pytest
+
+bench: $(STAMP)
+	$(PY) manage.py litejobs bench $(BENCH_ARGS)
+
+clean:
+	rm -rf .venv .venv-django* .pytest_cache .ruff_cache

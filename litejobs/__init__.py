@@ -1,0 +1,23 @@
+"""litejobs: durable background work for Django on PostgreSQL alone.
+
+The user-facing surface; everything else is an implementation detail.
+"""
+
+from .context import JobContext
+from .exceptions import Cancelled, LitejobsError, Permanent
+from .jobs import Concurrency, Enqueued, JobDefinition, job
+from .retry import Retry
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Cancelled",
+    "Concurrency",
+    "Enqueued",
+    "JobContext",
+    "JobDefinition",
+    "LitejobsError",
+    "Permanent",
+    "Retry",
+    "job",
+]

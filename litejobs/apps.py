@@ -1,0 +1,15 @@
+"""litejobs' Django app: loads every installed app's ``jobs.py`` and registers the checks."""
+
+from django.apps import AppConfig
+
+
+class LitejobsConfig(AppConfig):
+    name = "litejobs"
+    label = "litejobs"
+    verbose_name = "litejobs"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from . import checks, registry  # noqa: F401 - checks register themselves
+
+        registry.autodiscover()

@@ -1,0 +1,89 @@
+"""The one place litejobs reads the time. Tests and simulations inject their own clock.
+
+Production code calls ``litejobs.clock.now()``, never ``datetime.now()``: the default clock
+answers aware UTC instants, ``LITEJOBS["CLOCK"]`` may name another, and ``use_clock`` swaps
+it for a block (tests move a ``FrozenClock``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+from django.utils.module_loading import import_string
+
+
+class Clock(Protocol):
+    """Anything with ``now()`` answering an aware datetime."""
+
+    def now(self) -> datetime: ...
+
+
+class SystemClock:
+    """The machine's clock, in UTC."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+class FrozenClock:
+    """A clock that moves only when told: ``advance("10m")``, ``set(instant)``. Thread-safe."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        if start is not None and start.tzinfo is None:
+            raise ValueError("FrozenClock needs an aware datetime.")
+        self._now = start or datetime(2026, 1, 1, tzinfo=UTC)
+        self._lock = threading.Lock()
+
+    def now(self) -> datetime:
+        with self._lock:
+            return self._now
+
+    def set(self, instant: datetime) -> None:
+        if instant.tzinfo is None:
+            raise ValueError("FrozenClock needs an aware datetime.")
+        with self._lock:
+            self._now = instant
+
+    def advance(self, by: timedelta | str | float) -> datetime:
+        from .durations import parse_duration
+
+        with self._lock:
+            self._now += parse_duration(by, name="advance")
+            return self._now
+
+
+_override: Clock | None = None
+_configured: tuple[str, Clock] | None = None
+
+
+def get_clock() -> Clock:
+    """The clock in force: a ``use_clock`` override, else ``LITEJOBS["CLOCK"]``."""
+    global _configured
+    if _override is not None:
+        return _override
+    from .conf import settings
+
+    path = settings.CLOCK
+    if _configured is None or _configured[0] != path:
+        _configured = (path, import_string(path)())
+    return _configured[1]
+
+
+def now() -> datetime:
+    """The current instant, aware, from the injected clock."""
+    return get_clock().now()
+
+
+@contextmanager
+def use_clock(clock: Clock) -> Iterator[Clock]:
+    """Make ``clock`` the clock of every litejobs call (all threads) inside the block."""
+    global _override
+    previous, _override = _override, clock
+    try:
+        yield clock
+    finally:
+        _override = previous

@@ -1,0 +1,79 @@
+"""The ``LITEJOBS`` settings dict, read at access time so ``override_settings`` works.
+
+Every key is optional. Durations accept ``"30s"``-style strings, numbers of seconds or
+``timedelta``; ``settings.<NAME>`` answers the raw value, ``settings.duration(NAME)`` the
+parsed ``timedelta``.
+"""
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings as django_settings
+
+from .durations import parse_duration
+from .exceptions import DeclarationError
+
+DEFAULTS: dict[str, Any] = {
+    # The database alias litejobs stores its rows in (and runs atomic job bodies on).
+    "DATABASE": "default",
+    # How long a claim is valid without renewal; a lost worker's jobs run again after it.
+    "LEASE": "60s",
+    # How often a worker renews its leases and its Worker row (well below LEASE).
+    "HEARTBEAT": "20s",
+    # The backstop poll of an idle worker (LISTEN/NOTIFY wakes it before that).
+    "POLL_INTERVAL": "30s",
+    # Jobs a worker thread claims in one statement.
+    "CLAIM_BATCH": 16,
+    # Per-attempt timeout of a job that declares none.
+    "DEFAULT_TIMEOUT": "5m",
+    # Retry policy of a job that declares none (see litejobs.Retry).
+    "DEFAULT_RETRY": {"attempts": 3, "backoff": "exponential", "base": "2s", "max": "5m"},
+    # How long a timed-out body has to stop after its cancellation fires before it is abandoned.
+    "TIMEOUT_GRACE": "10s",
+    # How long SIGTERM waits for running jobs before cancelling them.
+    "DRAIN_TIMEOUT": "30s",
+    # Batched acknowledgement of atomic=False jobs: at most this many per UPDATE ...
+    "ACK_BATCH": 100,
+    # ... flushed at least this often.
+    "ACK_FLUSH": "10ms",
+    # Database outage handling: retry backoff cap, and how often the outage is logged.
+    "OUTAGE_BACKOFF_MAX": "30s",
+    "OUTAGE_LOG_INTERVAL": "60s",
+    # Largest accepted JSON payload, in bytes of its UTF-8 encoding.
+    "MAX_PAYLOAD_BYTES": 65536,
+    # How long finished rows are kept before ``litejobs purge`` removes them.
+    "RETENTION": {"done": "7d", "cancelled": "7d", "dead": "30d"},
+    # Rows deleted per purge statement (purges run in bounded batches).
+    "PURGE_BATCH": 5000,
+    # Dotted path of the clock class (see litejobs.clock).
+    "CLOCK": "litejobs.clock.SystemClock",
+}
+
+
+class Settings:
+    """Attribute access to ``LITEJOBS`` merged over ``DEFAULTS``."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in DEFAULTS:
+            raise AttributeError(f"Unknown litejobs setting {name!r}.")
+        user = getattr(django_settings, "LITEJOBS", {}) or {}
+        unknown = set(user) - set(DEFAULTS)
+        if unknown:
+            raise DeclarationError(
+                f"LITEJOBS has unknown keys {sorted(unknown)}; the known keys are "
+                f"{sorted(DEFAULTS)}.",
+                code="settings-invalid",
+            )
+        return user.get(name, DEFAULTS[name])
+
+    def duration(self, name: str) -> timedelta:
+        """A duration setting as a ``timedelta`` (refuses zero and negatives)."""
+        return parse_duration(getattr(self, name), name=f"LITEJOBS[{name!r}]", allow_zero=False)
+
+    def retention(self, state: str) -> timedelta:
+        """How long finished rows in ``state`` are kept."""
+        retention = {**DEFAULTS["RETENTION"], **self.RETENTION}
+        return parse_duration(retention[state], name=f"LITEJOBS['RETENTION'][{state!r}]")
+
+
+settings = Settings()

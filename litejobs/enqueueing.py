@@ -1,0 +1,129 @@
+"""The one write path of a new job: an INSERT that joins the caller's transaction.
+
+The job row is its own outbox: committing the caller's transaction is the enqueue, and the
+row's insert trigger NOTIFYs idle workers at that commit. A live job holding the same key
+turns the insert into a no-op and the answer into ``deduped=True``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from django.db import connections, transaction
+
+from .conf import settings
+from .models.states import JobState
+from .sql import query
+
+if TYPE_CHECKING:
+    from .jobs import Enqueued, JobDefinition, PreparedRow
+
+CHUNK = 1000
+_RACE_RETRIES = 5
+
+
+def _common(definition: JobDefinition, timing: tuple[datetime, datetime], priority: int) -> dict:
+    now, run_at = timing
+    return {
+        "name": definition.name,
+        "queue": definition.queue,
+        "state": JobState.SCHEDULED if run_at > now else JobState.READY,
+        "priority": priority,
+        "run_at": run_at,
+        "max_attempts": definition.max_attempts,
+        "concurrency_limit": definition.concurrency_limit,
+        "now": now,
+        "traceparent": definition.traceparent(),
+    }
+
+
+def insert_one(
+    definition: JobDefinition, row: PreparedRow, timing: tuple[datetime, datetime], priority: int
+) -> Enqueued:
+    """Insert one job, or answer the live job that holds its key."""
+    from .jobs import Enqueued
+
+    params = {
+        **_common(definition, timing, priority),
+        "key": row.key,
+        "tenant": row.tenant,
+        "payload": row.payload,
+        "concurrency_key": row.concurrency_key,
+    }
+    with connections[settings.DATABASE].cursor() as cursor:
+        for _ in range(_RACE_RETRIES):
+            cursor.execute(query("enqueue"), params)
+            inserted = cursor.fetchone()
+            if inserted:
+                return Enqueued(inserted[0], deduped=False)
+            cursor.execute(
+                query("live_by_keys"),
+                {"name": definition.name, "keys": [row.key], "tenants": [row.tenant]},
+            )
+            live = cursor.fetchone()
+            if live:
+                return Enqueued(live[0], deduped=True)
+            # The live holder finished between the two statements: the key is free again.
+    raise RuntimeError(f"Could not enqueue {definition.name!r}: its key kept changing hands.")
+
+
+def insert_many(
+    definition: JobDefinition,
+    rows: list[PreparedRow],
+    timing: tuple[datetime, datetime],
+    priority: int,
+) -> list[Enqueued]:
+    """Insert many jobs of one declaration, 1,000 per statement, in one transaction."""
+    from .jobs import Enqueued
+
+    if not rows:
+        return []
+    common = _common(definition, timing, priority)
+    ids: dict[tuple[str, str], int] = {}
+    inserted: set[int] = set()
+    alias = settings.DATABASE
+    pending = rows
+    # All or nothing, without a savepoint: any error aborts the caller's transaction too.
+    with transaction.atomic(using=alias, savepoint=False), connections[alias].cursor() as cursor:
+        for _ in range(_RACE_RETRIES):
+            for start in range(0, len(pending), CHUNK):
+                chunk = pending[start : start + CHUNK]
+                cursor.execute(
+                    query("enqueue_many"),
+                    {
+                        **common,
+                        "keys": [r.key for r in chunk],
+                        "tenants": [r.tenant for r in chunk],
+                        "payloads": [r.payload for r in chunk],
+                        "concurrency_keys": [r.concurrency_key for r in chunk],
+                    },
+                )
+                for job_id, key, tenant in cursor.fetchall():
+                    ids[(key, tenant)] = job_id
+                    inserted.add(job_id)
+            missing = sorted({(r.key, r.tenant) for r in pending} - ids.keys())
+            if missing:
+                cursor.execute(
+                    query("live_by_keys"),
+                    {
+                        "name": definition.name,
+                        "keys": [key for key, _ in missing],
+                        "tenants": [tenant for _, tenant in missing],
+                    },
+                )
+                for job_id, key, tenant in cursor.fetchall():
+                    ids[(key, tenant)] = job_id
+            # A live holder that finished between the two statements freed its key: insert again.
+            pending = [r for r in pending if (r.key, r.tenant) not in ids]
+            if not pending:
+                break
+        else:
+            raise RuntimeError(f"Could not enqueue {definition.name!r}: keys kept changing hands.")
+    answers = []
+    seen: set[int] = set()
+    for row in rows:
+        job_id = ids[(row.key, row.tenant)]
+        answers.append(Enqueued(job_id, deduped=job_id not in inserted or job_id in seen))
+        seen.add(job_id)
+    return answers

@@ -1,0 +1,69 @@
+"""Every refusal litejobs makes: one base class, a stable ``code`` and a message naming the fix.
+
+Messages never echo a sensitive value. Configuration mistakes are also ``ImproperlyConfigured``;
+bad input is also ``ValueError`` so callers can catch either the specific or the general kind.
+"""
+
+from django.core.exceptions import ImproperlyConfigured
+
+
+class LitejobsError(Exception):
+    """Base of every litejobs error; ``code`` is stable and documented in the README."""
+
+    code = "litejobs-error"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {self.args[0]}"
+
+
+class DeclarationError(LitejobsError, ImproperlyConfigured):
+    """A declaration (``@job``, settings) is invalid; fix the code or settings it names."""
+
+    code = "declaration-invalid"
+
+
+class InvalidInput(LitejobsError, ValueError):
+    """An argument given at run time was refused before anything was written."""
+
+    code = "input-invalid"
+
+
+class UnknownJob(LitejobsError, LookupError):
+    """A stored row names a job no installed app declares (renamed or removed code)."""
+
+    code = "unknown-job"
+
+
+class JobNotFound(LitejobsError, LookupError):
+    """No job has that id."""
+
+    code = "job-not-found"
+
+
+class StaleFence(LitejobsError):
+    """A write presented a fencing value that is no longer current: another claim owns the job."""
+
+    code = "stale-fence"
+
+
+class TransitionRefused(LitejobsError):
+    """An operator action does not apply to the job's current state."""
+
+    code = "transition-refused"
+
+
+class Permanent(Exception):  # noqa: N818 - the name reads as "raise Permanent(...)"
+    """Raise from a job body to stop retrying at once: the job goes to ``dead``."""
+
+
+class Cancelled(Exception):  # noqa: N818
+    """Raised by ``ctx.check_cancelled()`` once the run's cancellation has fired."""
+
+    def __init__(self, reason: str = "cancelled") -> None:
+        super().__init__(reason)
+        self.reason = reason

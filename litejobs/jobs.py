@@ -1,0 +1,359 @@
+"""``@job``: the declaration of a job, and its ``enqueue`` / ``enqueue_many``."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from . import clock, registry
+from .conf import settings
+from .durations import parse_duration
+from .exceptions import DeclarationError, InvalidInput
+from .payloads import encode_payload
+from .retry import Retry
+from .tracing import current_traceparent
+
+RESERVED_OPTIONS = ("delay", "run_at", "priority")
+MAX_BATCH = 10_000
+_QUEUE_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
+
+
+@dataclass(frozen=True)
+class Enqueued:
+    """What an enqueue answers: the job's id, and whether a live job already held the key."""
+
+    id: int
+    deduped: bool
+
+
+@dataclass(frozen=True)
+class Concurrency:
+    """At most ``limit`` runs at once fleet-wide among jobs whose ``key(...)`` is equal."""
+
+    key: Callable[..., str]
+    limit: int
+
+    def __post_init__(self) -> None:
+        if not callable(self.key):
+            raise DeclarationError("Concurrency.key must be a callable.", code="concurrency-invalid")
+        _check_limit(self.limit)
+
+
+def _check_limit(limit: Any) -> None:
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise DeclarationError(
+            f"A concurrency limit must be a whole number of 1 or more; got {limit!r}.",
+            code="concurrency-invalid",
+        )
+
+
+def _call_with_known(func: Callable[..., Any], payload: Mapping[str, Any]) -> Any:
+    """Call ``func`` with the payload arguments its signature names (all if it takes **kwargs)."""
+    parameters = inspect.signature(func).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return func(**payload)
+    return func(**{p.name: payload[p.name] for p in parameters if p.name in payload})
+
+
+@dataclass(frozen=True)
+class PreparedRow:
+    """One validated job row, ready to insert."""
+
+    key: str
+    tenant: str
+    payload: str
+    concurrency_key: str | None
+
+
+class JobDefinition:
+    """A declared job. Created by ``@job``; enqueue it with ``.enqueue(**arguments)``."""
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        key: Callable[..., str] | None,
+        name: str | None = None,
+        queue: str = "default",
+        retry: Retry | dict | int | None = None,
+        timeout: timedelta | str | float | None = None,
+        priority: int = 0,
+        tenant: Callable[..., str | None] | None = None,
+        concurrency: int | Concurrency | None = None,
+        atomic: bool = True,
+        sensitive: Iterable[str] = (),
+        dead_letter: bool = True,
+    ) -> None:
+        self.func = func
+        self.name = name or default_name(func)
+        if not callable(key):
+            raise DeclarationError(
+                f"Job {self.name!r} has no idempotency key. Add key=lambda ...: f'...' to its "
+                "@job declaration, built from the arguments that make two runs the same work "
+                "(e.g. key=lambda order_id: f'receipt:{order_id}').",
+                code="key-missing",
+            )
+        self.key = key
+        if not _QUEUE_NAME.match(queue or ""):
+            raise DeclarationError(
+                f"Job {self.name!r}: queue {queue!r} must be 1-100 letters, digits, or '_.:-'.",
+                code="queue-invalid",
+            )
+        self.queue = queue
+        self.retry = Retry.coerce(retry if retry is not None else settings.DEFAULT_RETRY)
+        try:
+            self.timeout = parse_duration(
+                timeout if timeout is not None else settings.DEFAULT_TIMEOUT,
+                name=f"timeout of job {self.name!r}",
+                allow_zero=False,
+            )
+        except InvalidInput as exc:
+            raise DeclarationError(exc.args[0], code="timeout-invalid") from exc
+        self.priority = _check_priority(priority, DeclarationError)
+        if tenant is not None and not callable(tenant):
+            raise DeclarationError(
+                f"Job {self.name!r}: tenant= must be a callable over the arguments.",
+                code="tenant-invalid",
+            )
+        self.tenant = tenant
+        if isinstance(concurrency, int) and not isinstance(concurrency, bool):
+            _check_limit(concurrency)
+        elif concurrency is not None and not isinstance(concurrency, Concurrency):
+            raise DeclarationError(
+                f"Job {self.name!r}: concurrency= takes a number or litejobs.Concurrency(key, "
+                f"limit); got {concurrency!r}.",
+                code="concurrency-invalid",
+            )
+        self.concurrency = concurrency
+        self.atomic = bool(atomic)
+        self.sensitive = tuple(sensitive)
+        self.dead_letter = bool(dead_letter)
+        self._signature = inspect.signature(func)
+        self._check_signature()
+        self.__doc__ = func.__doc__
+        self.__name__ = func.__name__
+        self.__module__ = func.__module__
+        self.__wrapped__ = func
+        registry.register(self)
+
+    def __repr__(self) -> str:
+        return f"<job {self.name}>"
+
+    def _check_signature(self) -> None:
+        parameters = list(self._signature.parameters.values())
+        if not parameters or parameters[0].kind not in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        ):
+            raise DeclarationError(
+                f"Job {self.name!r}: the function must take the run context as its first "
+                "argument: def my_job(ctx, ...).",
+                code="signature-invalid",
+            )
+        clashes = [p.name for p in parameters[1:] if p.name in RESERVED_OPTIONS]
+        if clashes:
+            raise DeclarationError(
+                f"Job {self.name!r}: argument names {clashes} are enqueue options "
+                f"({', '.join(RESERVED_OPTIONS)}); rename them.",
+                code="signature-invalid",
+            )
+        unknown = [s for s in self.sensitive if s not in self._signature.parameters]
+        if unknown:
+            raise DeclarationError(
+                f"Job {self.name!r}: sensitive= names {unknown}, which are not arguments of "
+                "the function.",
+                code="sensitive-invalid",
+            )
+
+    @property
+    def max_attempts(self) -> int:
+        """Attempts before the job is dead (the retry policy's maximum)."""
+        return self.retry.attempts
+
+    @property
+    def concurrency_limit(self) -> int | None:
+        """The fleet-wide limit, if the job declares one."""
+        if self.concurrency is None:
+            return None
+        return self.concurrency if isinstance(self.concurrency, int) else self.concurrency.limit
+
+    def invoke(self, ctx: Any, payload: Mapping[str, Any]) -> Any:
+        """Run the body with its stored arguments (the worker's one way in)."""
+        return self.func(ctx, **payload)
+
+    # Enqueueing ---------------------------------------------------------------------------
+
+    def enqueue(
+        self,
+        *,
+        delay: timedelta | str | float | None = None,
+        run_at: datetime | None = None,
+        priority: int | None = None,
+        **arguments: Any,
+    ) -> Enqueued:
+        """Enqueue one run; joins the caller's transaction (rollback: it never existed).
+
+        A live job with the same key answers ``Enqueued(its_id, deduped=True)`` instead.
+        """
+        from .enqueueing import insert_one
+
+        row = self.prepare(arguments)
+        return insert_one(self, row, self.timing(delay, run_at), self.priority_for(priority))
+
+    def enqueue_many(
+        self,
+        arguments: Iterable[Mapping[str, Any]],
+        *,
+        delay: timedelta | str | float | None = None,
+        run_at: datetime | None = None,
+        priority: int | None = None,
+    ) -> list[Enqueued]:
+        """Enqueue many runs of this job: one statement per 1,000, one answer per input in order.
+
+        More than 10,000 inputs are refused before anything is written; the whole call is
+        one transaction (it commits or rolls back with the caller's).
+        """
+        from .enqueueing import insert_many
+
+        inputs = list(arguments)
+        if len(inputs) > MAX_BATCH:
+            raise InvalidInput(
+                f"enqueue_many got {len(inputs)} inputs for job {self.name!r}; the limit is "
+                f"{MAX_BATCH}. Split the source into pages of at most {MAX_BATCH}.",
+                code="batch-too-large",
+            )
+        rows = [self.prepare(dict(item)) for item in inputs]
+        return insert_many(self, rows, self.timing(delay, run_at), self.priority_for(priority))
+
+    def prepare(self, arguments: dict[str, Any]) -> PreparedRow:
+        """Validate one set of arguments and compute its key, tenant and concurrency key."""
+        try:
+            self._signature.bind(None, **arguments)
+        except TypeError as exc:
+            parameters = list(self._signature.parameters.values())[1:]
+            names = {p.name for p in parameters}
+            unexpected = sorted(set(arguments) - names)
+            missing = [p.name for p in parameters if p.default is p.empty and p.name not in arguments]
+            raise InvalidInput(
+                f"Job {self.name!r} got unexpected arguments {unexpected} and lacks required "
+                f"arguments {missing}; it takes ({', '.join(str(p) for p in parameters)}).",
+                code="argument-invalid",
+            ) from exc
+        payload = encode_payload(self.name, arguments, settings.MAX_PAYLOAD_BYTES)
+        key = self._derived("key", self.key, arguments, max_length=300)
+        tenant = ""
+        if self.tenant is not None:
+            tenant = self._derived("tenant", self.tenant, arguments, max_length=200, empty=True)
+        concurrency_key = None
+        if isinstance(self.concurrency, int):
+            concurrency_key = self.name
+        elif isinstance(self.concurrency, Concurrency):
+            concurrency_key = self._derived(
+                "concurrency key", self.concurrency.key, arguments, max_length=200
+            )
+        return PreparedRow(key, tenant, payload, concurrency_key)
+
+    def _derived(self, what, func, arguments, *, max_length: int, empty: bool = False) -> str:
+        value = _call_with_known(func, arguments)
+        if empty and value is None:
+            return ""
+        if not isinstance(value, str) or not (empty or value) or len(value) > max_length:
+            answered = (
+                f"a string of {len(value)} characters"
+                if isinstance(value, str)
+                else f"a {type(value).__name__}"
+            )
+            raise InvalidInput(
+                f"The {what} of job {self.name!r} must be a non-empty string of at most "
+                f"{max_length} characters; its callable answered {answered}.",
+                code=f"{what.replace(' ', '-')}-invalid",
+            )
+        return value
+
+    def timing(self, delay, run_at) -> tuple[datetime, datetime]:
+        """``(now, run_at)`` from the enqueue options, refusing naive or negative values."""
+        now = clock.now()
+        if delay is not None and run_at is not None:
+            raise InvalidInput(
+                f"Job {self.name!r}: give delay= or run_at=, not both.", code="option-conflict"
+            )
+        if run_at is not None:
+            if not isinstance(run_at, datetime):
+                raise InvalidInput(
+                    f"run_at must be an aware datetime; got {type(run_at).__name__}.",
+                    code="run-at-invalid",
+                )
+            if run_at.tzinfo is None or run_at.utcoffset() is None:
+                raise InvalidInput(
+                    f"run_at {run_at.isoformat()} has no time zone. Pass an aware datetime, "
+                    "e.g. datetime(..., tzinfo=UTC) or django.utils.timezone.make_aware(...).",
+                    code="run-at-naive",
+                )
+            return now, run_at
+        if delay is not None:
+            try:
+                return now, now + parse_duration(delay, name="delay")
+            except InvalidInput as exc:
+                raise InvalidInput(
+                    f"Job {self.name!r}: delay must be zero or a positive duration such as "
+                    f"'10m'; got {delay!r}.",
+                    code="delay-negative" if _is_negative(delay) else "delay-invalid",
+                ) from exc
+        return now, now
+
+    def priority_for(self, priority: int | None) -> int:
+        """The priority of a run: the option if given, else the declaration's."""
+        return self.priority if priority is None else _check_priority(priority, InvalidInput)
+
+    def traceparent(self) -> str:
+        """The trace context to store with a new run."""
+        return current_traceparent()
+
+
+def default_name(func: Callable[..., Any]) -> str:
+    """``app_label.function`` for a function in an installed app, else ``module.function``."""
+    from django.apps import apps
+
+    app = apps.get_containing_app_config(func.__module__) if apps.apps_ready else None
+    return f"{app.label if app else func.__module__}.{func.__name__}"
+
+
+def _is_negative(delay: Any) -> bool:
+    if isinstance(delay, timedelta):
+        return delay < timedelta(0)
+    if isinstance(delay, int | float) and not isinstance(delay, bool):
+        return delay < 0
+    return isinstance(delay, str) and delay.strip().startswith("-")
+
+
+def _check_priority(priority: Any, error: type[Exception]) -> int:
+    if not isinstance(priority, int) or isinstance(priority, bool) or not -100 <= priority <= 100:
+        raise error(
+            f"priority must be a whole number from -100 to 100 (higher runs first); got "
+            f"{priority!r}.",
+            code="priority-invalid",
+        )
+    return priority
+
+
+def job(
+    func: Callable[..., Any] | None = None,
+    /,
+    **options: Any,
+) -> Any:
+    """Declare a job: ``@job(key=lambda order_id: f"receipt:{order_id}", ...)``.
+
+    Options: ``key`` (required), ``name``, ``queue``, ``retry``, ``timeout``, ``priority``,
+    ``tenant``, ``concurrency``, ``atomic``, ``sensitive``, ``dead_letter``. See the README.
+    """
+    if func is not None:
+        return JobDefinition(func, **{"key": None, **options})
+
+    def decorate(f: Callable[..., Any]) -> JobDefinition:
+        return JobDefinition(f, **{"key": None, **options})
+
+    return decorate

@@ -1,0 +1,67 @@
+"""``manage.py runworker``: run litejobs jobs until SIGTERM (or, with ``--once``, until idle)."""
+
+import argparse
+
+from django.core.management.base import BaseCommand, CommandError
+
+from litejobs.worker import Supervisor, Worker
+
+
+def positive_int(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return number
+
+
+def non_negative_float(value: str) -> float:
+    number = float(value)
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return number
+
+
+class Command(BaseCommand):
+    help = "Run litejobs jobs: claim, run, complete; drain on SIGTERM."
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--queues", default="", help="Comma-separated queues to serve (default: all)."
+        )
+        parser.add_argument(
+            "--concurrency", type=positive_int, default=4,
+            help="Threads (or processes with --pool processes), each with its own connection.",
+        )
+        parser.add_argument("--pool", choices=["threads", "processes"], default="threads")
+        parser.add_argument(
+            "--once", action="store_true", help="Run what is due, then exit (tests, cron)."
+        )
+        parser.add_argument(
+            "--max-jobs", type=positive_int, default=None, help="Exit after this many jobs."
+        )
+        parser.add_argument(
+            "--drain-timeout", type=non_negative_float, default=None,
+            help="Seconds SIGTERM waits for running jobs (default LITEJOBS['DRAIN_TIMEOUT']).",
+        )
+
+    def handle(self, *args, **options):
+        queues = [q.strip() for q in options["queues"].split(",") if q.strip()]
+        if options["pool"] == "processes":
+            child_args = ["--concurrency", "1"]
+            if queues:
+                child_args += ["--queues", ",".join(queues)]
+            for flag in ("once", "max_jobs", "drain_timeout"):
+                value = options[flag]
+                if value not in (None, False):
+                    child_args += [f"--{flag.replace('_', '-')}"] + ([] if value is True else [str(value)])
+            code = Supervisor(options["concurrency"], child_args).run()
+        else:
+            code = Worker(
+                queues=queues,
+                concurrency=options["concurrency"],
+                once=options["once"],
+                max_jobs=options["max_jobs"],
+                drain_timeout=options["drain_timeout"],
+            ).run()
+        if code:
+            raise CommandError(f"worker exited with {code}", returncode=code)

@@ -1,0 +1,196 @@
+"""The queue's records: jobs, their failed attempts, workers and queue switches."""
+
+import pgtrigger
+from django.db import models
+from django.db.models import Q
+
+from .states import CLAIMABLE, LIVE, TERMINAL, JobState, sql_list
+
+NOTIFY_CHANNEL = "litejobs_jobs"
+_NOTIFY = f"""
+    PERFORM pg_notify('{NOTIFY_CHANNEL}', NEW.queue || ' ' || extract(epoch FROM NEW.run_at)::text);
+    RETURN NULL;
+"""
+
+
+class Job(models.Model):
+    """One unit of background work: a declared job's name, its JSON payload and its state."""
+
+    id = models.BigAutoField(primary_key=True)
+    name = models.CharField(max_length=200)
+    queue = models.CharField(max_length=100, db_default="default")
+    key = models.CharField(max_length=300, help_text="Idempotency key, unique while live.")
+    tenant = models.CharField(max_length=200, blank=True, db_default="")
+    payload = models.JSONField(db_default={})
+    state = models.CharField(max_length=16, choices=JobState.choices, db_default=JobState.READY)
+    priority = models.SmallIntegerField(db_default=0, help_text="-100..100, higher runs first.")
+    run_at = models.DateTimeField()
+    attempts = models.PositiveIntegerField(db_default=0, help_text="Attempts started so far.")
+    max_attempts = models.PositiveIntegerField(db_default=1)
+    fence = models.BigIntegerField(db_default=0, help_text="Fencing value of the latest claim.")
+    lease_owner = models.CharField(max_length=64, blank=True, db_default="")
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    cancel_requested = models.BooleanField(db_default=False)
+    concurrency_key = models.CharField(max_length=200, null=True, blank=True)
+    concurrency_limit = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    error_class = models.CharField(max_length=300, blank=True, db_default="")
+    error_message = models.TextField(blank=True, db_default="")
+    error_traceback = models.TextField(blank=True, db_default="")
+    progress = models.JSONField(null=True, blank=True)
+    traceparent = models.CharField(max_length=64, blank=True, db_default="")
+
+    class Meta:
+        db_table = "litejobs_job"
+        ordering = ["-id"]
+        indexes = [
+            models.Index(
+                models.F("priority").desc(),
+                "run_at",
+                "id",
+                name="litejobs_job_claimable",
+                condition=Q(state__in=CLAIMABLE, concurrency_key__isnull=True),
+            ),
+            models.Index(
+                fields=["concurrency_key"],
+                name="litejobs_job_limited",
+                condition=Q(state__in=(*CLAIMABLE, JobState.RUNNING), concurrency_key__isnull=False),
+            ),
+            models.Index(
+                fields=["lease_expires_at"],
+                name="litejobs_job_leases",
+                condition=Q(state=JobState.RUNNING),
+            ),
+            models.Index(
+                fields=["finished_at"], name="litejobs_job_finished", condition=Q(state__in=TERMINAL)
+            ),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["name", "tenant", "key"],
+                condition=Q(state__in=LIVE),
+                name="litejobs_job_live_key",
+                violation_error_message="A live job already holds this idempotency key.",
+            ),
+            models.CheckConstraint(
+                condition=Q(state__in=JobState.values), name="litejobs_job_state_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(priority__gte=-100, priority__lte=100),
+                name="litejobs_job_priority_range",
+            ),
+            models.CheckConstraint(
+                condition=~Q(state=JobState.RUNNING) | Q(lease_expires_at__isnull=False),
+                name="litejobs_job_running_has_lease",
+            ),
+            models.CheckConstraint(condition=~Q(key=""), name="litejobs_job_key_not_empty"),
+        ]
+        triggers = [
+            pgtrigger.Trigger(
+                name="litejobs_fence_never_decreases",
+                when=pgtrigger.Before,
+                operation=pgtrigger.Update,
+                condition=pgtrigger.Condition("NEW.fence < OLD.fence"),
+                func="RAISE EXCEPTION 'litejobs: the fence of job % cannot decrease (% -> %)', "
+                "OLD.id, OLD.fence, NEW.fence USING ERRCODE = 'check_violation'; RETURN NULL;",
+            ),
+            pgtrigger.Trigger(
+                name="litejobs_terminal_only_retry",
+                when=pgtrigger.Before,
+                operation=pgtrigger.Update,
+                condition=pgtrigger.Condition(
+                    f"OLD.state IN ({sql_list(TERMINAL)}) AND NEW.state NOT IN ('ready', 'scheduled')"
+                ),
+                func="RAISE EXCEPTION 'litejobs: job % is % and changes only through retry', "
+                "OLD.id, OLD.state USING ERRCODE = 'check_violation'; RETURN NULL;",
+            ),
+            pgtrigger.Trigger(
+                name="litejobs_notify_inserted",
+                when=pgtrigger.After,
+                operation=pgtrigger.Insert,
+                condition=pgtrigger.Condition(f"NEW.state IN ({sql_list(CLAIMABLE)})"),
+                func=_NOTIFY,
+            ),
+            pgtrigger.Trigger(
+                name="litejobs_notify_requeued",
+                when=pgtrigger.After,
+                operation=pgtrigger.Update,
+                condition=pgtrigger.Condition(
+                    f"NEW.state IN ({sql_list(CLAIMABLE)}) AND "
+                    "(OLD.state IS DISTINCT FROM NEW.state OR OLD.run_at IS DISTINCT FROM NEW.run_at)"
+                ),
+                func=_NOTIFY,
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} #{self.id} ({self.state})"
+
+
+class JobAttempt(models.Model):
+    """An attempt that did not succeed: why, when and on which worker (the dead row's history)."""
+
+    class Outcome(models.TextChoices):
+        FAILED = "failed", "Failed"
+        TIMEOUT = "timeout", "Timed out"
+        LEASE_EXPIRED = "lease_expired", "Lease expired (worker lost)"
+        CANCELLED = "cancelled", "Cancelled"
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="failed_attempts")
+    number = models.PositiveIntegerField()
+    worker = models.CharField(max_length=64, blank=True, default="")
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField()
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    error_class = models.CharField(max_length=300, blank=True, default="")
+    error_message = models.TextField(blank=True, default="")
+    error_traceback = models.TextField(blank=True, default="")
+
+    class Meta:
+        db_table = "litejobs_jobattempt"
+        ordering = ["job_id", "number"]
+
+    def __str__(self) -> str:
+        return f"attempt {self.number} of job {self.job_id}: {self.outcome}"
+
+
+class Worker(models.Model):
+    """A running ``runworker`` process; gone once its lease lapses without a heartbeat."""
+
+    id = models.CharField(primary_key=True, max_length=64)
+    host = models.CharField(max_length=255)
+    pid = models.PositiveIntegerField()
+    queues = models.JSONField(default=list, help_text="Empty: every queue.")
+    concurrency = models.PositiveIntegerField()
+    started_at = models.DateTimeField()
+    last_heartbeat = models.DateTimeField()
+    lease_expires_at = models.DateTimeField()
+    in_flight = models.JSONField(default=list)
+    stopping = models.BooleanField(default=False)
+
+    class Meta:
+        db_table = "litejobs_worker"
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.pid}"
+
+
+class QueueState(models.Model):
+    """An operator's switch on a queue: a paused queue's jobs wait until it is resumed."""
+
+    name = models.CharField(primary_key=True, max_length=100)
+    paused = models.BooleanField(default=False)
+    reason = models.TextField(blank=True, default="")
+    changed_by = models.CharField(max_length=150, blank=True, default="")
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "litejobs_queuestate"
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({'paused' if self.paused else 'running'})"

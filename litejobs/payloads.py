@@ -1,0 +1,67 @@
+"""JSON payloads: validated at enqueue, redacted wherever they are shown."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .exceptions import InvalidInput
+
+REDACTED = "[redacted]"
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, refusing NaN and infinities (PostgreSQL's jsonb refuses them too)."""
+    return json.dumps(value, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+
+
+def encode_payload(job_name: str, payload: Mapping[str, Any], max_bytes: int) -> str:
+    """The payload as JSON text, or ``InvalidInput`` naming the argument that does not round-trip.
+
+    A value round-trips when ``json.loads(json.dumps(value)) == value``: tuples, sets, dates,
+    Decimals, model instances and dicts with non-string keys do not. Pass identifiers instead.
+    """
+    for name, value in payload.items():
+        try:
+            same = json.loads(dumps(value)) == value
+        except (TypeError, ValueError):
+            same = False
+        if not same:
+            raise InvalidInput(
+                f"Argument {name!r} of job {job_name!r} is a {type(value).__name__}, which does "
+                "not round-trip through JSON. Pass plain JSON values (str, int, float, bool, "
+                "None, lists and dicts with string keys) such as an id, not objects.",
+                code="payload-not-json",
+            )
+    text = dumps(dict(payload))
+    size = len(text.encode())
+    if size > max_bytes:
+        raise InvalidInput(
+            f"The payload of job {job_name!r} is {size} bytes, over the {max_bytes}-byte limit "
+            "(LITEJOBS['MAX_PAYLOAD_BYTES']). Store the data in your tables and pass its id.",
+            code="payload-too-large",
+        )
+    return text
+
+
+def redact(payload: Any, sensitive: Iterable[str]) -> Any:
+    """A copy of the payload with the values of sensitive top-level fields replaced."""
+    sensitive = set(sensitive)
+    if not isinstance(payload, dict):
+        return payload
+    return {k: (REDACTED if k in sensitive else v) for k, v in payload.items()}
+
+
+def scrub(text: str, payload: Any, sensitive: Iterable[str]) -> str:
+    """``text`` (an error message or traceback) with sensitive payload values blanked out."""
+    if not text or not isinstance(payload, dict):
+        return text
+    for field in sensitive:
+        value = payload.get(field)
+        if value is None or value == "" or isinstance(value, bool):
+            continue
+        for shown in {str(value), repr(value), dumps(value)}:
+            if len(shown) >= 2:
+                text = text.replace(shown, REDACTED)
+    return text

@@ -1,0 +1,37 @@
+"""Named SQL the ORM cannot express (claims, fenced transitions, heartbeats).
+
+Every query lives in ``queries.sql`` under a ``-- name: <query>`` line. ``{claimable}``,
+``{live}`` and ``{terminal}`` expand to the state lists of ``litejobs.models.states``; values
+are always bound parameters (``%(name)s``).
+"""
+
+import re
+from functools import cache
+from importlib.resources import files
+
+from ..models.states import CLAIMABLE, LIVE, TERMINAL, sql_list
+
+_NAME = re.compile(r"^-- name: ([a-z_]+)\s*$", re.MULTILINE)
+
+
+@cache
+def queries() -> dict[str, str]:
+    """Every named query, with the state lists filled in."""
+    text = files(__package__).joinpath("queries.sql").read_text(encoding="utf-8")
+    parts = _NAME.split(text)[1:]
+    states = {
+        "claimable": sql_list(CLAIMABLE),
+        "live": sql_list(LIVE),
+        "terminal": sql_list(TERMINAL),
+    }
+    return {
+        name: body.strip().replace("{claimable}", states["claimable"])
+        .replace("{live}", states["live"])
+        .replace("{terminal}", states["terminal"])
+        for name, body in zip(parts[::2], parts[1::2], strict=True)
+    }
+
+
+def query(name: str) -> str:
+    """The SQL of the named query."""
+    return queries()[name]

@@ -1,0 +1,221 @@
+-- litejobs' hand-written SQL. Loaded by litejobs/sql/__init__.py; each query below is used by
+-- exactly one function (tests/test_sql.py checks that every name is referenced).
+
+-- name: enqueue
+-- One job; a live job with the same (name, tenant, key) makes this a no-op (deduplicated).
+INSERT INTO litejobs_job (
+    name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
+    concurrency_key, concurrency_limit, created_at, traceparent
+) VALUES (
+    %(name)s, %(queue)s, %(key)s, %(tenant)s, %(payload)s::jsonb, %(state)s, %(priority)s,
+    %(run_at)s, %(max_attempts)s, %(concurrency_key)s, %(concurrency_limit)s, %(now)s,
+    %(traceparent)s
+)
+ON CONFLICT (name, tenant, key) WHERE state IN ({live}) DO NOTHING
+RETURNING id
+
+-- name: enqueue_many
+-- Up to 1,000 jobs of one declaration in one statement.
+INSERT INTO litejobs_job (
+    name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
+    concurrency_key, concurrency_limit, created_at, traceparent
+)
+SELECT %(name)s, %(queue)s, rows.key, rows.tenant, rows.payload, %(state)s, %(priority)s,
+       %(run_at)s, %(max_attempts)s, rows.concurrency_key, %(concurrency_limit)s, %(now)s,
+       %(traceparent)s
+FROM unnest(%(keys)s::text[], %(tenants)s::text[], %(payloads)s::jsonb[],
+            %(concurrency_keys)s::text[]) AS rows (key, tenant, payload, concurrency_key)
+ON CONFLICT (name, tenant, key) WHERE state IN ({live}) DO NOTHING
+RETURNING id, key, tenant
+
+-- name: live_by_keys
+-- The live jobs holding some keys of one declaration (answers a deduplicated enqueue).
+SELECT job.id, job.key, job.tenant
+FROM litejobs_job AS job
+JOIN unnest(%(keys)s::text[], %(tenants)s::text[]) AS wanted (key, tenant)
+  ON job.key = wanted.key AND job.tenant = wanted.tenant
+WHERE job.name = %(name)s AND job.state IN ({live})
+
+-- name: claim
+-- Take up to `limit` due jobs without a concurrency limit: one statement, one new fence each.
+WITH picked AS (
+    SELECT id FROM litejobs_job
+    WHERE state IN ({claimable})
+      AND concurrency_key IS NULL
+      AND run_at <= %(now)s
+      AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+      AND queue NOT IN (SELECT name FROM litejobs_queuestate WHERE paused)
+    ORDER BY priority DESC, run_at, id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE litejobs_job AS job
+SET state = 'running', attempts = job.attempts + 1, fence = nextval('litejobs_fence'),
+    lease_owner = %(owner)s, lease_expires_at = %(lease_expires_at)s, started_at = %(now)s,
+    cancel_requested = false
+FROM picked
+WHERE job.id = picked.id
+RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.attempts,
+          job.max_attempts, job.fence, job.traceparent
+
+-- name: lock_limited_claims
+-- Serialises claims of concurrency-limited jobs fleet-wide until the transaction ends.
+SELECT pg_advisory_xact_lock(%(lock_id)s)
+
+-- name: claim_limited
+-- Take due concurrency-limited jobs, never more per key than its limit minus those running.
+-- Runs after lock_limited_claims in the same transaction, so its snapshot sees every claim
+-- committed by the previous holder of the lock.
+WITH running AS (
+    SELECT concurrency_key, count(*) AS n FROM litejobs_job
+    WHERE state = 'running' AND concurrency_key IS NOT NULL
+    GROUP BY concurrency_key
+), candidates AS (
+    SELECT id, concurrency_key, concurrency_limit, priority, run_at,
+           row_number() OVER (
+               PARTITION BY concurrency_key ORDER BY priority DESC, run_at, id
+           ) AS position
+    FROM litejobs_job
+    WHERE state IN ({claimable})
+      AND concurrency_key IS NOT NULL
+      AND run_at <= %(now)s
+      AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+      AND queue NOT IN (SELECT name FROM litejobs_queuestate WHERE paused)
+), picked AS (
+    SELECT candidates.id FROM candidates
+    LEFT JOIN running ON running.concurrency_key = candidates.concurrency_key
+    WHERE candidates.position <= candidates.concurrency_limit - COALESCE(running.n, 0)
+    ORDER BY candidates.priority DESC, candidates.run_at, candidates.id
+    LIMIT %(limit)s
+)
+UPDATE litejobs_job AS job
+SET state = 'running', attempts = job.attempts + 1, fence = nextval('litejobs_fence'),
+    lease_owner = %(owner)s, lease_expires_at = %(lease_expires_at)s, started_at = %(now)s,
+    cancel_requested = false
+FROM picked
+WHERE job.id = picked.id AND job.state IN ({claimable})
+RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.attempts,
+          job.max_attempts, job.fence, job.traceparent
+
+-- name: next_due
+-- The earliest run_at among claimable jobs of some queues (an idle worker sleeps until then).
+SELECT min(run_at) FROM litejobs_job
+WHERE state IN ({claimable})
+  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+
+-- name: complete
+-- The fenced completion of one job; run inside the body's transaction (atomic jobs).
+UPDATE litejobs_job
+SET state = 'done', finished_at = %(now)s, result = %(result)s::jsonb, lease_expires_at = NULL
+WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+
+-- name: complete_batch
+-- The batched, fenced acknowledgement of atomic=False jobs; answers the ids it completed.
+UPDATE litejobs_job AS job
+SET state = 'done', finished_at = acks.finished_at, result = acks.result, lease_expires_at = NULL
+FROM unnest(%(ids)s::bigint[], %(fences)s::bigint[], %(finished)s::timestamptz[],
+            %(results)s::jsonb[]) AS acks (id, fence, finished_at, result)
+WHERE job.id = acks.id AND job.fence = acks.fence AND job.state = 'running'
+RETURNING job.id
+
+-- name: fail
+-- The fenced end of a failed attempt: back to `failed` (retry at run_at), or `dead`, or
+-- `cancelled`, with the attempt kept in the history.
+WITH failed AS (
+    UPDATE litejobs_job
+    SET state = %(state)s, run_at = COALESCE(%(run_at)s, run_at), finished_at = %(finished_at)s,
+        lease_expires_at = NULL, error_class = %(error_class)s,
+        error_message = %(error_message)s, error_traceback = %(error_traceback)s
+    WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+    RETURNING id, attempts, started_at
+)
+INSERT INTO litejobs_jobattempt (
+    job_id, number, worker, started_at, finished_at, outcome,
+    error_class, error_message, error_traceback
+)
+SELECT id, attempts, %(owner)s, started_at, %(now)s, %(outcome)s,
+       %(error_class)s, %(error_message)s, %(error_traceback)s
+FROM failed
+RETURNING job_id
+
+-- name: discard
+-- A spent job of a dead_letter=False declaration: removed instead of kept as dead.
+DELETE FROM litejobs_job WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+RETURNING id
+
+-- name: release
+-- Hand claimed jobs back uncounted (drain, database outage, claimed but never started).
+UPDATE litejobs_job AS job
+SET state = 'ready', attempts = job.attempts - 1, lease_expires_at = NULL
+FROM unnest(%(ids)s::bigint[], %(fences)s::bigint[]) AS held (id, fence)
+WHERE job.id = held.id AND job.fence = held.fence AND job.state = 'running'
+RETURNING job.id
+
+-- name: progress
+-- The latest progress of running jobs (throttled by the worker to one write a second).
+UPDATE litejobs_job AS job
+SET progress = updates.progress
+FROM unnest(%(ids)s::bigint[], %(fences)s::bigint[], %(progress)s::jsonb[])
+     AS updates (id, fence, progress)
+WHERE job.id = updates.id AND job.fence = updates.fence AND job.state = 'running'
+
+-- name: heartbeat
+-- One statement per heartbeat: the Worker row, the leases of every job this worker holds
+-- (answering which are still ours and whether an operator asked to cancel them), the jobs
+-- of workers that stopped renewing (back to `failed` for a retry, or `dead` when spent), and
+-- Worker rows long gone.
+WITH worker AS (
+    INSERT INTO litejobs_worker (
+        id, host, pid, queues, concurrency, started_at, last_heartbeat, lease_expires_at,
+        in_flight, stopping
+    ) VALUES (
+        %(owner)s, %(host)s, %(pid)s, %(queues_json)s::jsonb, %(concurrency)s, %(started_at)s,
+        %(now)s, %(lease_expires_at)s, %(in_flight)s::jsonb, %(stopping)s
+    )
+    ON CONFLICT (id) DO UPDATE SET
+        last_heartbeat = EXCLUDED.last_heartbeat, lease_expires_at = EXCLUDED.lease_expires_at,
+        in_flight = EXCLUDED.in_flight, stopping = EXCLUDED.stopping
+    RETURNING id
+), renewed AS (
+    UPDATE litejobs_job AS job
+    SET lease_expires_at = %(lease_expires_at)s
+    FROM unnest(%(ids)s::bigint[], %(fences)s::bigint[]) AS held (id, fence)
+    WHERE job.id = held.id AND job.fence = held.fence AND job.state = 'running'
+    RETURNING job.id, job.cancel_requested
+), expired AS (
+    SELECT id FROM litejobs_job
+    WHERE state = 'running' AND lease_expires_at < %(now)s AND lease_owner <> %(owner)s
+      AND %(reap)s
+    ORDER BY lease_expires_at
+    LIMIT 100
+    FOR UPDATE SKIP LOCKED
+), reaped AS (
+    UPDATE litejobs_job AS job
+    SET state = CASE WHEN job.attempts >= job.max_attempts THEN 'dead' ELSE 'failed' END,
+        finished_at = CASE WHEN job.attempts >= job.max_attempts THEN %(now)s::timestamptz END,
+        run_at = %(now)s, lease_expires_at = NULL,
+        error_class = 'litejobs.LeaseExpired',
+        error_message = 'Worker ' || job.lease_owner
+            || ' stopped renewing its lease (crashed, killed or cut off from the database).',
+        error_traceback = ''
+    FROM expired
+    WHERE job.id = expired.id
+    RETURNING job.id, job.attempts, job.lease_owner, job.started_at, job.error_message
+), history AS (
+    INSERT INTO litejobs_jobattempt (
+        job_id, number, worker, started_at, finished_at, outcome,
+        error_class, error_message, error_traceback
+    )
+    SELECT id, attempts, lease_owner, started_at, %(now)s, 'lease_expired',
+           'litejobs.LeaseExpired', error_message, ''
+    FROM reaped
+), forgotten AS (
+    DELETE FROM litejobs_worker WHERE lease_expires_at < %(forget_before)s AND id <> %(owner)s
+)
+SELECT id, cancel_requested, false AS reaped FROM renewed
+UNION ALL
+SELECT id, false, true FROM reaped
+
+-- name: worker_stopped
+-- A worker that exits cleanly removes its row.
+DELETE FROM litejobs_worker WHERE id = %(owner)s

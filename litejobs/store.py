@@ -1,0 +1,197 @@
+"""Fenced state transitions of claimed jobs, on any DB-API cursor (Django's or psycopg's).
+
+Each function is one statement (``claim_limited``: two, in one transaction). Every write to a
+claimed job names its fencing value and requires ``state = 'running'``: a write by a worker
+that lost its claim changes nothing and is reported as refused.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from .sql import query
+
+#: pg_advisory_xact_lock key serialising claims of concurrency-limited jobs.
+LIMITED_CLAIM_LOCK = zlib.crc32(b"litejobs.claim_limited")
+
+
+@dataclass
+class ClaimedJob:
+    """A job this worker holds under a lease, as the claim statement answered it."""
+
+    id: int
+    name: str
+    queue: str
+    key: str
+    tenant: str
+    payload: dict[str, Any]
+    attempt: int
+    max_attempts: int
+    fence: int
+    traceparent: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> ClaimedJob:
+        payload = row[5]
+        if isinstance(payload, str):  # Django's adapters leave jsonb as text
+            payload = json.loads(payload)
+        return cls(*row[:5], payload, *row[6:10])
+
+
+def _claim_params(owner, queues, limit, now, lease_expires_at) -> dict[str, Any]:
+    return {
+        "owner": owner,
+        "queues": list(queues) if queues else None,
+        "limit": limit,
+        "now": now,
+        "lease_expires_at": lease_expires_at,
+    }
+
+
+def claim(cursor, *, owner, queues, limit, now, lease_expires_at) -> list[ClaimedJob]:
+    """Claim up to ``limit`` due jobs without a concurrency limit (commits with the cursor)."""
+    cursor.execute(query("claim"), _claim_params(owner, queues, limit, now, lease_expires_at))
+    return [ClaimedJob.from_row(row) for row in cursor.fetchall()]
+
+
+def claim_limited(cursor, *, owner, queues, limit, now, lease_expires_at) -> list[ClaimedJob]:
+    """Claim due concurrency-limited jobs. Call inside a transaction: the lock holds until it ends."""
+    cursor.execute(query("lock_limited_claims"), {"lock_id": LIMITED_CLAIM_LOCK})
+    cursor.execute(
+        query("claim_limited"), _claim_params(owner, queues, limit, now, lease_expires_at)
+    )
+    return [ClaimedJob.from_row(row) for row in cursor.fetchall()]
+
+
+def next_due(cursor, *, queues) -> datetime | None:
+    """The earliest run_at of any claimable job in these queues."""
+    cursor.execute(query("next_due"), {"queues": list(queues) if queues else None})
+    return cursor.fetchone()[0]
+
+
+def complete(cursor, job: ClaimedJob, *, now: datetime, result_json: str | None) -> bool:
+    """Mark a held job done; False when the fence is stale (another claim owns it)."""
+    cursor.execute(
+        query("complete"),
+        {"id": job.id, "fence": job.fence, "now": now, "result": result_json},
+    )
+    return cursor.rowcount == 1
+
+
+def complete_batch(cursor, acks: Sequence[tuple[ClaimedJob, datetime, str | None]]) -> set[int]:
+    """Mark many held jobs done in one statement; answers the ids whose fence was current."""
+    cursor.execute(
+        query("complete_batch"),
+        {
+            "ids": [job.id for job, _, _ in acks],
+            "fences": [job.fence for job, _, _ in acks],
+            "finished": [finished for _, finished, _ in acks],
+            "results": [result for _, _, result in acks],
+        },
+    )
+    return {row[0] for row in cursor.fetchall()}
+
+
+def fail(
+    cursor,
+    job: ClaimedJob,
+    *,
+    owner: str,
+    now: datetime,
+    state: str,
+    run_at: datetime | None,
+    outcome: str,
+    error_class: str,
+    error_message: str,
+    error_traceback: str,
+) -> bool:
+    """End a failed attempt (to ``failed``, ``dead`` or ``cancelled``) and record it; fenced."""
+    terminal = state != "failed"
+    cursor.execute(
+        query("fail"),
+        {
+            "id": job.id,
+            "fence": job.fence,
+            "owner": owner,
+            "now": now,
+            "state": state,
+            "run_at": run_at,
+            "finished_at": now if terminal else None,
+            "outcome": outcome,
+            "error_class": error_class,
+            "error_message": error_message,
+            "error_traceback": error_traceback,
+        },
+    )
+    return cursor.fetchone() is not None
+
+
+def discard(cursor, job: ClaimedJob) -> bool:
+    """Delete a spent job whose declaration keeps no dead letters; fenced."""
+    cursor.execute(query("discard"), {"id": job.id, "fence": job.fence})
+    return cursor.fetchone() is not None
+
+
+def release(cursor, jobs: Sequence[ClaimedJob]) -> set[int]:
+    """Hand held jobs back to ``ready`` with their attempt uncounted; answers the ids released."""
+    if not jobs:
+        return set()
+    cursor.execute(
+        query("release"), {"ids": [j.id for j in jobs], "fences": [j.fence for j in jobs]}
+    )
+    return {row[0] for row in cursor.fetchall()}
+
+
+def save_progress(cursor, updates: Sequence[tuple[ClaimedJob, str]]) -> None:
+    """Write the latest progress of held jobs (JSON text each); fenced."""
+    cursor.execute(
+        query("progress"),
+        {
+            "ids": [job.id for job, _ in updates],
+            "fences": [job.fence for job, _ in updates],
+            "progress": [progress for _, progress in updates],
+        },
+    )
+
+
+@dataclass(frozen=True)
+class HeartbeatAnswer:
+    """What a heartbeat learned: leases still ours, cancellations asked, jobs reaped."""
+
+    renewed: set[int]
+    cancel_requested: set[int]
+    reaped: int
+
+
+def heartbeat(cursor, *, worker: dict[str, Any], held: Sequence[ClaimedJob], reap: bool):
+    """Renew the Worker row and every held lease, and reap leases that lapsed elsewhere."""
+    cursor.execute(
+        query("heartbeat"),
+        {
+            **worker,
+            "ids": [job.id for job in held],
+            "fences": [job.fence for job in held],
+            "in_flight": json.dumps([job.id for job in held][:1000]),
+            "reap": reap,
+        },
+    )
+    renewed, cancel, reaped = set(), set(), 0
+    for job_id, cancel_requested, was_reaped in cursor.fetchall():
+        if was_reaped:
+            reaped += 1
+            continue
+        renewed.add(job_id)
+        if cancel_requested:
+            cancel.add(job_id)
+    return HeartbeatAnswer(renewed, cancel, reaped)
+
+
+def worker_stopped(cursor, owner: str) -> None:
+    """Remove the Worker row of a worker that exits cleanly."""
+    cursor.execute(query("worker_stopped"), {"owner": owner})

@@ -1,0 +1,104 @@
+"""Hands claimed jobs to a worker's threads; one thread at a time claims a batch for all."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+
+from ..store import ClaimedJob
+
+
+class Dispatcher:
+    """A process-local buffer of claimed jobs shared by the worker's threads.
+
+    A thread that finds the buffer empty claims a batch (when there may be work: a NOTIFY, a
+    backstop poll, a due retry, or the previous claim came back full) and shares it, so claim
+    statements are amortised over the batch while no thread sits on jobs another could run.
+    """
+
+    def __init__(self, batch: int, max_jobs: int | None = None) -> None:
+        self.batch = max(1, batch)
+        self.max_jobs = max_jobs
+        self.claimed_total = 0
+        self._buffer: deque[ClaimedJob] = deque()
+        self._cond = threading.Condition()
+        self._claiming = False
+        self._wanted = True  # a fresh worker looks once
+        self._stopping = False
+        self._busy = 0  # threads between taking a job and finishing it
+
+    def poke(self) -> None:
+        """There may be work: the next idle thread claims."""
+        with self._cond:
+            self._wanted = True
+            self._cond.notify_all()
+
+    def stop(self) -> list[ClaimedJob]:
+        """Stop handing out jobs; answers the buffered ones (claimed, never started)."""
+        with self._cond:
+            self._stopping = True
+            left = list(self._buffer)
+            self._buffer.clear()
+            self._cond.notify_all()
+            return left
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether ``max_jobs`` jobs were claimed."""
+        return self.max_jobs is not None and self.claimed_total >= self.max_jobs
+
+    def idle(self) -> bool:
+        """Nothing buffered, nothing being claimed, nothing running, and no reason to look."""
+        with self._cond:
+            return not (self._buffer or self._claiming or self._busy or self._wanted)
+
+    def done_with_one(self) -> None:
+        """A thread finished the job it took."""
+        with self._cond:
+            self._busy -= 1
+            self._cond.notify_all()
+
+    def next(self, claim: Callable[[int], list[ClaimedJob]], wait: float = 1.0):
+        """The next job for the calling thread, or None when stopping.
+
+        ``claim(limit)`` is called outside the lock by at most one thread at a time.
+        """
+        while True:
+            with self._cond:
+                while True:
+                    if self._stopping:
+                        return None
+                    if self._buffer:
+                        self._busy += 1
+                        return self._buffer.popleft()
+                    if self._wanted and not self._claiming and not self.exhausted:
+                        self._claiming = True
+                        break
+                    self._cond.wait(wait)
+                limit = self.batch
+                if self.max_jobs is not None:
+                    limit = min(limit, self.max_jobs - self.claimed_total)
+            jobs: list[ClaimedJob] = []
+            try:
+                jobs = claim(limit)
+            finally:
+                with self._cond:
+                    self._claiming = False
+                    self.claimed_total += len(jobs)
+                    self._buffer.extend(jobs)  # after stop(): left for leftovers()
+                    if len(jobs) < limit:
+                        self._wanted = False
+                    self._cond.notify_all()
+
+    def leftovers(self) -> list[ClaimedJob]:
+        """Jobs claimed after ``stop()`` (a claim that was in flight); they must be released."""
+        with self._cond:
+            left = list(self._buffer)
+            self._buffer.clear()
+            return left
+

@@ -1,0 +1,404 @@
+"""``Worker``: one ``runworker`` process — threads that run jobs, and the main loop that keeps
+their leases, wakes them on NOTIFY, enforces timeouts and drains on SIGTERM."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import connections, transaction
+
+from .. import clock, registry, store
+from ..conf import settings
+from ..payloads import dumps
+from ..store import ClaimedJob
+from .acks import Acknowledger
+from .control import ControlConnection
+from .dispatch import Dispatcher
+from .holdings import Holdings
+from .outage import Outage, is_outage
+from .runner import Runner
+
+logger = logging.getLogger("litejobs.worker")
+
+#: The main loop never blocks longer than this, so signals and timeouts are seen promptly.
+TICK = 0.5
+#: Forget Worker rows whose lease lapsed this long ago.
+FORGET_WORKERS_AFTER = timedelta(hours=1)
+
+
+class Worker:
+    """Runs jobs from some queues until stopped. ``run()`` blocks and answers an exit code."""
+
+    def __init__(
+        self,
+        *,
+        queues: list[str] | None = None,
+        concurrency: int = 4,
+        once: bool = False,
+        max_jobs: int | None = None,
+        drain_timeout: float | None = None,
+        claim_batch: int | None = None,
+        install_signals: bool = True,
+    ) -> None:
+        self.id = uuid.uuid4().hex
+        self.host = socket.gethostname()
+        self.pid = os.getpid()
+        self.queues = sorted(set(queues or []))
+        self.concurrency = max(1, concurrency)
+        self.once = once
+        self.alias = settings.DATABASE
+        self.drain_timeout = (
+            drain_timeout
+            if drain_timeout is not None
+            else settings.duration("DRAIN_TIMEOUT").total_seconds()
+        )
+        self.lease = settings.duration("LEASE")
+        self.heartbeat_every = settings.duration("HEARTBEAT").total_seconds()
+        self.poll_max = settings.duration("POLL_INTERVAL").total_seconds()
+        self.grace = settings.duration("TIMEOUT_GRACE").total_seconds()
+        self.install_signals = install_signals
+        self.started_at = clock.now()
+        self.holdings = Holdings()
+        self.dispatcher = Dispatcher(claim_batch or settings.CLAIM_BATCH, max_jobs)
+        self.outage = Outage(f"worker {self.host}:{self.pid}")
+        self.stop_event = threading.Event()
+        self.control = ControlConnection(self.alias)
+        self.counts: dict[str, int] = {}
+        self._counts_lock = threading.Lock()
+        self._releases: list[tuple[ClaimedJob, float, str]] = []
+        self._releases_lock = threading.Lock()
+        self._runners: list[Runner] = []
+        self._acker: Acknowledger | None = None
+        self._acker_lock = threading.Lock()
+        self._limited = any(d.concurrency is not None for d in registry.all_jobs())
+        self._stop_requests = 0
+        self._next_due: datetime | None = None
+
+    # Called from runner threads --------------------------------------------------------------
+
+    def serves(self, queue: str) -> bool:
+        return not self.queues or queue in self.queues
+
+    def claim_on(self, connection, limit: int) -> list[ClaimedJob]:
+        """Claim up to ``limit`` jobs on a runner's connection and hold them."""
+        now = clock.now()
+        args = {
+            "owner": self.id,
+            "queues": self.queues,
+            "limit": limit,
+            "now": now,
+            "lease_expires_at": now + self.lease,
+        }
+        with connection.cursor() as cursor:
+            jobs = store.claim(cursor, **args)
+        if self._limited and len(jobs) < limit:
+            args["limit"] = limit - len(jobs)
+            with transaction.atomic(using=self.alias), connection.cursor() as cursor:
+                jobs += store.claim_limited(cursor, **args)
+        if jobs:
+            self.holdings.add(jobs)
+        return jobs
+
+    def record_progress(self, job_id: int, progress: dict[str, Any]) -> None:
+        self.holdings.set_progress(job_id, dumps(progress))
+
+    def acknowledge(self, job: ClaimedJob, result_json: str | None, started: float) -> None:
+        """Queue the completion of an ``atomic=False`` job for the next batched UPDATE."""
+        with self._acker_lock:
+            if self._acker is None:
+                self._acker = Acknowledger(
+                    self, settings.ACK_BATCH, settings.duration("ACK_FLUSH").total_seconds()
+                )
+                self._acker.start()
+        self._acker.add(job, result_json, started)
+
+    def finished(self, job: ClaimedJob, outcome: str, started: float, error: str = "") -> None:
+        """A held job reached an outcome; log its end line and stop holding it."""
+        self.holdings.drop(job.id)
+        with self._counts_lock:
+            self.counts[outcome] = self.counts.get(outcome, 0) + 1
+        logger.info(
+            "job end id=%s name=%s outcome=%s attempt=%s duration_ms=%.1f%s",
+            job.id, job.name, outcome, job.attempt, (time.monotonic() - started) * 1000,
+            f" error={error}" if error else "",
+        )
+
+    def release_later(self, job: ClaimedJob, started: float, why: str) -> None:
+        """Hand a job back uncounted as soon as the database takes the write."""
+        with self._releases_lock:
+            self._releases.append((job, started, why))
+
+    def write_with_retry(self, write) -> bool:
+        """Run ``write(cursor)`` on this thread's connection, riding out outages until stopped."""
+        while True:
+            try:
+                with connections[self.alias].cursor() as cursor:
+                    written = write(cursor)
+            except Exception as error:
+                if not is_outage(error):
+                    raise
+                connections[self.alias].close()
+                if self.stop_event.wait(self.outage.failed(error)):
+                    return False
+                continue
+            self.outage.succeeded()
+            return bool(written)
+
+    # The main loop -------------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Start the threads, serve until stopped, drain. Answers the process exit code."""
+        if self.install_signals and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self._on_signal)
+            signal.signal(signal.SIGINT, self._on_signal)
+        logger.info(
+            "worker start id=%s host=%s pid=%s queues=%s concurrency=%s",
+            self.id, self.host, self.pid, ",".join(self.queues) or "*", self.concurrency,
+        )
+        for number in range(self.concurrency):
+            self._start_runner(number)
+        try:
+            self._serve()
+        finally:
+            self._drain()
+        logger.info("worker stop id=%s counts=%s", self.id, self.counts)
+        return 0
+
+    def request_stop(self) -> None:
+        """Begin a graceful stop (what SIGTERM does)."""
+        self.stop_event.set()
+
+    def _on_signal(self, signum, frame) -> None:
+        self._stop_requests += 1
+        if self._stop_requests > 1:
+            logger.warning("worker exit now id=%s (second signal); leases will lapse", self.id)
+            os._exit(1)
+        logger.info("worker draining id=%s signal=%s", self.id, signal.Signals(signum).name)
+        self.stop_event.set()
+
+    def _start_runner(self, number: int) -> None:
+        runner = Runner(self, number)
+        self._runners.append(runner)
+        runner.start()
+
+    def _serve(self) -> None:
+        next_heartbeat = 0.0
+        poll_interval = self.poll_max
+        next_poll = time.monotonic() + poll_interval
+        progress_due = 0.0
+        fresh = True
+        while not self.stop_event.is_set():
+            now = time.monotonic()
+            try:
+                if self.control.ensure() or fresh:
+                    # (Re)connected: notifications may have been missed, so look now.
+                    with self.control.cursor() as cursor:
+                        self._next_due = store.next_due(cursor, queues=self.queues)
+                    self.dispatcher.poke()
+                    fresh = False
+                if now >= next_heartbeat:
+                    self._heartbeat()
+                    next_heartbeat = now + self.heartbeat_every
+                self._release_pending()
+                if now >= progress_due:
+                    self._save_progress()
+                    progress_due = now + 1.0
+                self.outage.succeeded()
+                wait = min(TICK, next_poll - now, next_heartbeat - now)
+                for queue, run_at in self.control.wait(max(wait, 0.0)):
+                    self._noticed(queue, run_at)
+            except Exception as error:
+                if not is_outage(error):
+                    raise
+                self.control.close()
+                self.stop_event.wait(self.outage.failed(error))
+                continue
+            self._check_timeouts()
+            now = time.monotonic()
+            if self._next_due is not None and self._next_due <= clock.now():
+                self._next_due = None
+                self.dispatcher.poke()
+            if now >= next_poll:
+                self.dispatcher.poke()
+                # Idle backoff: poll often right after work, then back off to POLL_INTERVAL.
+                poll_interval = 1.0 if len(self.holdings) else min(poll_interval * 2, self.poll_max)
+                next_poll = now + poll_interval
+            if self.once and self.dispatcher.idle() and not len(self.holdings):
+                break
+            if self.dispatcher.exhausted and not len(self.holdings):
+                break
+            for runner in list(self._runners):
+                if not runner.is_alive() and not runner.retired:
+                    raise RuntimeError(f"{runner.name} stopped unexpectedly")
+
+    def _noticed(self, queue: str, run_at: datetime | None) -> None:
+        if not self.serves(queue):
+            return
+        if run_at is None or run_at <= clock.now():
+            self.dispatcher.poke()
+        elif self._next_due is None or run_at < self._next_due:
+            self._next_due = run_at
+
+    def _worker_row(self, stopping: bool = False) -> dict[str, Any]:
+        now = clock.now()
+        return {
+            "owner": self.id,
+            "host": self.host[:255],
+            "pid": self.pid,
+            "queues_json": dumps(self.queues),
+            "concurrency": self.concurrency,
+            "started_at": self.started_at,
+            "now": now,
+            "lease_expires_at": now + self.lease,
+            "forget_before": now - FORGET_WORKERS_AFTER,
+            "stopping": stopping,
+        }
+
+    def _heartbeat(self, stopping: bool = False) -> None:
+        held = self.holdings.jobs()
+        recovered = self.outage.recovered_at
+        # After an outage, give every worker one lease to renew before reaping anyone's jobs.
+        reap = recovered is None or time.monotonic() - recovered > self.lease.total_seconds()
+        with self.control.cursor() as cursor:
+            answer = store.heartbeat(cursor, worker=self._worker_row(stopping), held=held, reap=reap)
+        if answer.reaped:
+            logger.warning("reaped jobs of lost workers count=%s", answer.reaped)
+            self.dispatcher.poke()
+        for job in held:
+            if job.id not in answer.renewed:
+                self._lost(job)
+        for job_id in answer.cancel_requested:
+            held_job = self.holdings.get(job_id)
+            if held_job is None:
+                continue
+            if held_job.ctx is None:
+                held_job.job.extra["cancel"] = True
+            elif held_job.ctx.cancel("cancel"):
+                logger.info("job cancel requested id=%s", job_id)
+
+    def _lost(self, job: ClaimedJob) -> None:
+        held = self.holdings.drop(job.id)
+        if held is None:
+            return  # finished meanwhile
+        logger.warning("job lease lost id=%s name=%s fence=%s", job.id, job.name, job.fence)
+        if held.ctx is not None:
+            held.ctx.cancel("lease_lost")
+            held.ctx.cancel_reason = "lease_lost"
+        else:
+            job.extra["lost"] = True
+
+    def _release_pending(self) -> None:
+        with self._releases_lock:
+            pending, self._releases = self._releases, []
+        if not pending:
+            return
+        try:
+            with self.control.cursor() as cursor:
+                released = store.release(cursor, [job for job, _, _ in pending])
+        except Exception:
+            with self._releases_lock:
+                self._releases = pending + self._releases
+            raise
+        for job, started, why in pending:
+            outcome = "released" if job.id in released else "refused"
+            logger.info("job released id=%s name=%s why=%s", job.id, job.name, why)
+            self.finished(job, outcome, started)
+
+    def _save_progress(self) -> None:
+        updates = self.holdings.take_progress()
+        if updates:
+            with self.control.cursor() as cursor:
+                store.save_progress(cursor, updates)
+
+    def _check_timeouts(self) -> None:
+        now = time.monotonic()
+        for held in self.holdings.snapshot():
+            if held.ctx is None or held.deadline is None or now < held.deadline:
+                continue
+            if held.abandon_at is None:
+                held.abandon_at = now + self.grace
+                if held.ctx.cancel("timeout"):
+                    logger.warning("job timeout id=%s name=%s", held.job.id, held.job.name)
+                    held.runner.cancel_query_of(held.job)
+            elif now >= held.abandon_at and held.ctx.cancel_reason == "timeout":
+                self._abandon(held)
+
+    def _abandon(self, held) -> None:
+        """A timed-out body ignored its cancellation: fail the attempt and replace the thread."""
+        job, runner = held.job, held.runner
+        held.ctx.cancel_reason = "abandoned"
+        logger.error(
+            "job abandoned id=%s name=%s: its body ignored the timeout's cancellation; its late "
+            "completion will be refused",
+            job.id, job.name,
+        )
+        runner.retired = True
+        definition = registry.get(job.name)
+        runner._write_failure(  # noqa: SLF001 - the one failure path, from the main thread
+            job, definition, _TimeoutContext(), TimeoutError("abandoned after its timeout"),
+            held.started or time.monotonic(),
+        )
+        if not self.stop_event.is_set():
+            self._start_runner(len(self._runners))
+
+    # Drain ---------------------------------------------------------------------------------
+
+    def _drain(self) -> None:
+        self.stop_event.set()
+        unstarted = self.dispatcher.stop()
+        for job in unstarted:
+            self.release_later(job, time.monotonic(), "worker stopping before it started")
+        deadline = time.monotonic() + self.drain_timeout
+        self._serve_until_empty(deadline)
+        if len(self.holdings):
+            for held in self.holdings.snapshot():
+                if held.ctx is not None and held.ctx.cancel("drain"):
+                    held.runner.cancel_query_of(held.job)
+            self._serve_until_empty(time.monotonic() + self.grace)
+        for job in self.dispatcher.leftovers():
+            self.release_later(job, time.monotonic(), "claimed while stopping")
+        if self._acker is not None:
+            self._acker.stop()
+        try:
+            self._release_pending()
+            with self.control.cursor() as cursor:
+                store.worker_stopped(cursor, self.id)
+        except Exception as error:
+            if not is_outage(error):
+                raise
+            logger.warning("worker stopped during an outage; its leases will lapse")
+        for job in self.holdings.jobs():
+            logger.warning("job abandoned at exit id=%s name=%s", job.id, job.name)
+        self.control.close()
+        connections.close_all()
+
+    def _serve_until_empty(self, deadline: float) -> None:
+        """While draining: keep leases and releases going until nothing is held."""
+        next_heartbeat = 0.0
+        while len(self.holdings) and time.monotonic() < deadline:
+            try:
+                self._release_pending()
+                if time.monotonic() >= next_heartbeat:
+                    self._heartbeat(stopping=True)
+                    next_heartbeat = time.monotonic() + self.heartbeat_every
+            except Exception as error:
+                if not is_outage(error):
+                    raise
+                self.control.close()
+                time.sleep(min(1.0, self.outage.failed(error)))
+            self._check_timeouts()
+            self.holdings.wait_empty(min(TICK, max(0.0, deadline - time.monotonic())))
+
+
+class _TimeoutContext:
+    """Stands in for the abandoned body's context when the main loop writes its failure."""
+
+    cancel_reason = "timeout"

@@ -1,0 +1,230 @@
+"""A worker thread: claim, run the body, write the outcome under the claim's fence."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from typing import TYPE_CHECKING, Any
+
+from django.db import connections, transaction
+
+from .. import clock, registry, store
+from ..context import JobContext
+from ..exceptions import Cancelled, StaleFence, UnknownJob
+from ..payloads import dumps, scrub
+from ..store import ClaimedJob
+from ..tracing import use_traceparent
+from .outage import is_outage
+
+if TYPE_CHECKING:
+    from ..jobs import JobDefinition
+    from .process import Worker
+
+logger = logging.getLogger("litejobs.worker")
+
+MESSAGE_LIMIT = 2000
+TRACEBACK_LIMIT = 20000
+
+
+class Runner(threading.Thread):
+    """One of ``--concurrency`` threads, each with its own database connection."""
+
+    def __init__(self, worker: Worker, number: int) -> None:
+        super().__init__(name=f"litejobs-runner-{number}", daemon=True)
+        self.worker = worker
+        self.retired = False  # set when its job was abandoned: exit after it returns
+        self.current: ClaimedJob | None = None
+        self.current_lock = threading.Lock()
+        self._pg_conn = None
+
+    # The thread --------------------------------------------------------------------------
+
+    def run(self) -> None:
+        try:
+            while not self.retired:
+                job = self.worker.dispatcher.next(self._claim)
+                if job is None:
+                    return
+                try:
+                    self.execute(job)
+                finally:
+                    self.worker.dispatcher.done_with_one()
+        finally:
+            connections.close_all()
+
+    def _claim(self, limit: int) -> list[ClaimedJob]:
+        worker = self.worker
+        while not worker.dispatcher.stopping:
+            try:
+                jobs = worker.claim_on(connections[worker.alias], limit)
+            except Exception as error:
+                if not is_outage(error):
+                    raise
+                connections[worker.alias].close()
+                worker.stop_event.wait(worker.outage.failed(error))
+                continue
+            worker.outage.succeeded()
+            return jobs
+        return []
+
+    # One job -----------------------------------------------------------------------------
+
+    def execute(self, job: ClaimedJob) -> None:
+        """Run one held job to an outcome written under its fence."""
+        worker = self.worker
+        started = time.monotonic()
+        try:
+            definition = registry.get(job.name)
+        except UnknownJob as error:
+            self._write_failure(job, None, None, error, started, give_up=True)
+            return
+        ctx = JobContext(
+            job_id=job.id,
+            name=job.name,
+            attempt=job.attempt,
+            max_attempts=job.max_attempts,
+            tenant=job.tenant,
+            queue=job.queue,
+            key=job.key,
+            progress_sink=worker.record_progress,
+            occurrence=job.extra.get("occurrence"),
+        )
+        if job.extra.get("lost"):  # its lease lapsed while it waited in the buffer
+            worker.finished(job, "refused", started)
+            return
+        if job.extra.get("cancel"):  # an operator cancelled it before it started
+            ctx.cancel("cancel")
+            self._write_failure(job, definition, ctx, Cancelled("cancel"), started)
+            return
+        with self.current_lock:
+            self.current = job
+            self._pg_conn = None
+        worker.holdings.start(job, ctx, definition.timeout.total_seconds(), self)
+        logger.info(
+            "job start id=%s name=%s attempt=%s/%s queue=%s",
+            job.id, job.name, job.attempt, job.max_attempts, job.queue,
+        )
+        try:
+            with use_traceparent(job.traceparent):
+                if definition.atomic:
+                    self._run_atomic(job, definition, ctx, started)
+                else:
+                    self._run_unfenced(job, definition, ctx, started)
+        except BaseException as error:  # noqa: BLE001 - every outcome must be written
+            self._handle_error(job, definition, ctx, error, started)
+        finally:
+            with self.current_lock:
+                self.current = None
+                self._pg_conn = None
+
+    def _run_atomic(self, job, definition: JobDefinition, ctx: JobContext, started) -> None:
+        alias = self.worker.alias
+        connection = connections[alias]
+        with transaction.atomic(using=alias):
+            with self.current_lock:
+                self._pg_conn = connection.connection
+            result = definition.invoke(ctx, job.payload)
+            result_json = _result_json(job, result)
+            if ctx.cancel_reason in ("lease_lost", "abandoned"):
+                raise StaleFence(f"job {job.id} lost its claim before completing")
+            with connection.cursor() as cursor:
+                if not store.complete(cursor, job, now=clock.now(), result_json=result_json):
+                    raise StaleFence(
+                        f"completion of job {job.id} with fence {job.fence} refused: another "
+                        "claim owns it; the body's writes are rolled back"
+                    )
+        self.worker.finished(job, "done", started)
+
+    def _run_unfenced(self, job, definition: JobDefinition, ctx: JobContext, started) -> None:
+        result = definition.invoke(ctx, job.payload)
+        self.worker.acknowledge(job, _result_json(job, result), started)
+
+    # Failures ----------------------------------------------------------------------------
+
+    def _handle_error(self, job, definition, ctx: JobContext, error: BaseException, started):
+        worker = self.worker
+        reason = ctx.cancel_reason
+        if isinstance(error, StaleFence) or reason in ("lease_lost", "abandoned"):
+            logger.warning(
+                "job refused id=%s name=%s fence=%s reason=%s",
+                job.id, job.name, job.fence, reason or "stale-fence",
+            )
+            worker.finished(job, "refused", started)
+            return
+        if is_outage(error):
+            connections[worker.alias].close()
+            worker.outage.failed(error)
+            worker.release_later(job, started, "database unavailable")
+            return
+        if reason == "drain":
+            worker.release_later(job, started, "interrupted by drain")
+            return
+        if not isinstance(error, Exception) and not isinstance(error, Cancelled):
+            # KeyboardInterrupt/SystemExit inside a body: hand the job back, then re-raise.
+            worker.release_later(job, started, type(error).__name__)
+            raise error
+        self._write_failure(job, definition, ctx, error, started)
+
+    def _write_failure(self, job, definition, ctx, error, started, give_up: bool = False) -> None:
+        worker = self.worker
+        reason = ctx.cancel_reason if ctx else None
+        now = clock.now()
+        outcome, state, run_at = "failed", "failed", None
+        if reason == "cancel" and isinstance(error, Cancelled):
+            outcome, state = "cancelled", "cancelled"
+        else:
+            if reason == "timeout":
+                outcome = "timeout"
+            spent = job.attempt >= job.max_attempts
+            if give_up or spent or (definition and definition.retry.gives_up_on(error)):
+                state = "dead"
+            else:
+                run_at = now + definition.retry.delay(job.attempt, seed=str(job.id))
+        sensitive = definition.sensitive if definition else ()
+        error_class = f"{type(error).__module__}.{type(error).__qualname__}"
+        if reason == "timeout":
+            error_class = "litejobs.Timeout"
+        message = scrub(str(error), job.payload, sensitive)[:MESSAGE_LIMIT]
+        trace = "".join(traceback.format_exception(error))
+        trace = scrub(trace, job.payload, sensitive)[-TRACEBACK_LIMIT:]
+        discard = state == "dead" and definition is not None and not definition.dead_letter
+        if discard:
+            logger.error(
+                "job dropped id=%s name=%s attempt=%s error=%s (dead_letter=False)",
+                job.id, job.name, job.attempt, error_class,
+            )
+        written = worker.write_with_retry(
+            lambda cursor: store.discard(cursor, job)
+            if discard
+            else store.fail(
+                cursor, job, owner=worker.id, now=now, state=state, run_at=run_at,
+                outcome=outcome, error_class=error_class, error_message=message,
+                error_traceback=trace,
+            )
+        )
+        worker.finished(job, state if written else "refused", started, error=error_class)
+
+    # Timeout support -----------------------------------------------------------------------
+
+    def cancel_query_of(self, job: ClaimedJob) -> None:
+        """Cancel the SQL statement this thread runs, if it still runs ``job``."""
+        with self.current_lock:
+            if self.current is job and self._pg_conn is not None:
+                try:
+                    self._pg_conn.cancel_safe(timeout=2.0)
+                except Exception:  # noqa: BLE001 - best effort; the fence still protects
+                    logger.debug("could not cancel the query of job %s", job.id, exc_info=True)
+
+
+def _result_json(job: ClaimedJob, result: Any) -> str | None:
+    if result is None:
+        return None
+    try:
+        return dumps(result)
+    except (TypeError, ValueError) as error:
+        raise TypeError(
+            f"Job {job.name!r} returned a {type(result).__name__}, which is not JSON. Return "
+            "plain JSON values (or nothing)."
+        ) from error

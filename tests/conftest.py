@@ -1,0 +1,130 @@
+"""Shared fixtures: an injected clock, in-process workers, and real worker processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from django.db import connection
+
+from litejobs.clock import FrozenClock, use_clock
+from litejobs.worker import Worker
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Stop the embedded PostgreSQL if this test session started it."""
+    if os.environ.get("DATABASE_URL"):
+        return
+    from project import database
+
+    if database.started_here:
+        database.stop_embedded()
+
+
+@pytest.fixture
+def clock():
+    """A FrozenClock in force for every litejobs call, at a fixed instant."""
+    frozen = FrozenClock(datetime(2026, 3, 1, 12, 0, tzinfo=UTC))
+    with use_clock(frozen):
+        yield frozen
+
+
+@pytest.fixture
+def run_worker():
+    """Run an in-process worker until nothing is due (``--once``); answers its outcome counts."""
+
+    def run(**options) -> dict[str, int]:
+        options.setdefault("once", True)
+        options.setdefault("concurrency", 2)
+        options.setdefault("install_signals", False)
+        worker = Worker(**options)
+        worker.run()
+        return worker.counts
+
+    return run
+
+
+def database_url(settings_dict: dict) -> str:
+    """A DATABASE_URL for the database Django is connected to (the test database)."""
+    user = quote(settings_dict.get("USER") or "")
+    password = quote(settings_dict.get("PASSWORD") or "")
+    host = settings_dict.get("HOST") or ""
+    port = settings_dict.get("PORT") or ""
+    netloc = f"{user}:{password}@{host}{':' + str(port) if port else ''}"
+    url = f"postgres://{netloc}/{settings_dict['NAME']}"
+    socket_host = settings_dict.get("OPTIONS", {}).get("host")
+    return f"{url}?host={socket_host}" if socket_host else url
+
+
+class Processes:
+    """Real ``manage.py`` processes started by a test; all killed at teardown."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp_path = tmp_path
+        self.started: list[subprocess.Popen] = []
+
+    def env(self, **litejobs_settings) -> dict[str, str]:
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.settings",
+            "DATABASE_URL": database_url(connection.settings_dict),
+            "PYTHONUNBUFFERED": "1",
+        }
+        env.update({f"LITEJOBS_{k}": str(v) for k, v in litejobs_settings.items()})
+        return env
+
+    def start(self, *args: str, env: dict | None = None, name: str = "proc") -> subprocess.Popen:
+        log = (self.tmp_path / f"{name}-{len(self.started)}.log").open("w")
+        process = subprocess.Popen(
+            [sys.executable, str(ROOT / "manage.py"), *args],
+            cwd=ROOT,
+            env=env or self.env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        process.log_path = log.name
+        self.started.append(process)
+        return process
+
+    def worker(self, *args: str, **litejobs_settings) -> subprocess.Popen:
+        return self.start(
+            "runworker", *args, env=self.env(**litejobs_settings), name="worker"
+        )
+
+    @staticmethod
+    def log(process) -> str:
+        return Path(process.log_path).read_text()
+
+    def stop_all(self) -> None:
+        for process in self.started:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(10)
+
+
+@pytest.fixture
+def processes(tmp_path):
+    started = Processes(tmp_path)
+    yield started
+    started.stop_all()
+
+
+def wait_for(predicate, timeout: float = 30.0, interval: float = 0.05, what: str = "condition"):
+    """Poll ``predicate`` until it is truthy (real processes only); fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")

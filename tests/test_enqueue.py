@@ -1,0 +1,149 @@
+"""Enqueueing: transactions, keys, batches, and refusals of bad input."""
+
+from datetime import datetime, timedelta
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from litejobs import job
+from litejobs.exceptions import InvalidInput
+from litejobs.models import Job, JobState
+from tests.testapp.jobs import charge_card, noop, record
+
+pytestmark = pytest.mark.django_db
+
+
+def test_enqueue_inside_a_rolled_back_transaction_leaves_nothing(clock):
+    with pytest.raises(RuntimeError), transaction.atomic():
+        record.enqueue(label="lost")
+        assert Job.objects.count() == 1
+        raise RuntimeError("roll back")
+    assert Job.objects.count() == 0
+
+
+def test_enqueue_commits_with_the_callers_transaction(clock):
+    with transaction.atomic():
+        enqueued = record.enqueue(label="kept", value=3)
+    row = Job.objects.get()
+    assert (row.id, enqueued.deduped) == (enqueued.id, False)
+    assert row.name == "testapp.record"
+    assert row.payload == {"label": "kept", "value": 3}
+    assert row.state == JobState.READY
+    assert row.run_at == clock.now() and row.created_at == clock.now()
+    assert row.key == "record:kept:3"
+
+
+def test_a_key_dedupes_while_its_job_is_live_and_is_free_once_terminal(clock):
+    first = record.enqueue(label="a")
+    second = record.enqueue(label="a")
+    assert second.id == first.id and second.deduped
+    assert Job.objects.count() == 1
+    Job.objects.filter(pk=first.id).update(state=JobState.DONE)
+    third = record.enqueue(label="a")
+    assert third.id != first.id and not third.deduped
+    assert Job.objects.filter(state=JobState.READY).count() == 1
+
+
+def test_enqueue_many_of_1000_is_one_statement_and_answers_in_order(clock):
+    with CaptureQueriesContext(connection) as queries:
+        answers = noop.enqueue_many([{"n": i} for i in range(1000)])
+    assert len(queries.captured_queries) == 1
+    assert [a.deduped for a in answers] == [False] * 1000
+    rows = dict(Job.objects.values_list("id", "payload"))
+    assert [rows[a.id]["n"] for a in answers] == list(range(1000))
+
+
+def test_enqueue_many_dedupes_within_the_batch_and_against_live_jobs(clock):
+    existing = noop.enqueue(n=1)
+    answers = noop.enqueue_many([{"n": 0}, {"n": 1}, {"n": 0}, {"n": 2}])
+    assert [a.deduped for a in answers] == [False, True, True, False]
+    assert answers[1].id == existing.id
+    assert answers[2].id == answers[0].id
+    assert Job.objects.count() == 3
+
+
+def test_enqueue_many_writes_one_statement_per_thousand(clock):
+    with CaptureQueriesContext(connection) as queries:
+        noop.enqueue_many([{"n": i} for i in range(2500)])
+    assert len(queries.captured_queries) == 3
+    assert Job.objects.count() == 2500
+
+
+def test_delay_and_run_at_schedule_the_job(clock):
+    delayed = record.enqueue(label="later", delay="10m")
+    at = record.enqueue(label="at", run_at=clock.now() + timedelta(hours=2), priority=7)
+    rows = {row.id: row for row in Job.objects.all()}
+    assert rows[delayed.id].state == JobState.SCHEDULED
+    assert rows[delayed.id].run_at == clock.now() + timedelta(minutes=10)
+    assert rows[at.id].run_at == clock.now() + timedelta(hours=2)
+    assert rows[at.id].priority == 7
+
+
+def test_a_job_without_a_key_is_refused_at_declaration_naming_it():
+    with pytest.raises(ImproperlyConfigured) as caught:
+
+        @job(queue="x")
+        def keyless(ctx, n):
+            return n
+
+    assert caught.value.code == "key-missing"
+    assert "keyless" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code", "named"),
+    [
+        ({"label": ("a", "tuple")}, "payload-not-json", "label"),
+        ({"label": datetime(2026, 1, 1)}, "payload-not-json", "label"),  # noqa: DTZ001
+        ({"label": float("nan")}, "payload-not-json", "label"),
+        ({"label": {1: "int key"}}, "payload-not-json", "label"),
+        ({"label": "x" * 70000}, "payload-too-large", "MAX_PAYLOAD_BYTES"),
+        ({"lable": "typo"}, "argument-invalid", "lable"),
+    ],
+)
+def test_bad_payloads_are_refused_and_nothing_is_written(clock, arguments, code, named):
+    with pytest.raises(InvalidInput) as caught:
+        record.enqueue(**arguments)
+    assert caught.value.code == code
+    assert named in str(caught.value)
+    assert Job.objects.count() == 0
+
+
+def test_a_batch_over_10000_is_refused_before_anything_is_written(clock):
+    with pytest.raises(InvalidInput) as caught:
+        noop.enqueue_many([{"n": i} for i in range(10_001)])
+    assert caught.value.code == "batch-too-large"
+    assert Job.objects.count() == 0
+
+
+def test_one_bad_input_in_a_batch_writes_nothing(clock):
+    with pytest.raises(InvalidInput):
+        noop.enqueue_many([{"n": 1}, {"n": 2}, {"n": object()}])
+    assert Job.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("options", "code"),
+    [
+        ({"run_at": datetime(2026, 5, 1, 9, 0)}, "run-at-naive"),  # noqa: DTZ001
+        ({"delay": "-5m"}, "delay-negative"),
+        ({"delay": -3}, "delay-negative"),
+        ({"delay": timedelta(seconds=-1)}, "delay-negative"),
+        ({"delay": "soon"}, "delay-invalid"),
+        ({"delay": "1m", "run_at": datetime(2026, 5, 1, tzinfo=None)}, "option-conflict"),  # noqa: DTZ001
+        ({"priority": 101}, "priority-invalid"),
+    ],
+)
+def test_bad_enqueue_options_are_refused(clock, options, code):
+    with pytest.raises(InvalidInput) as caught:
+        record.enqueue(label="x", **options)
+    assert caught.value.code == code
+    assert Job.objects.count() == 0
+
+
+def test_errors_never_echo_a_sensitive_value(clock):
+    with pytest.raises(InvalidInput) as caught:
+        charge_card.enqueue(card_number=("4111", "1111"))
+    assert "4111" not in str(caught.value)
