@@ -69,4 +69,6 @@ class JobContext:
                 "progress(done, total) takes whole numbers.", code="progress-invalid"
             )
         if self._progress_sink is not None:
-            self._progress_sink(self.job_id, {"done": done, "total": total, "note": str(note)[:200]})
+            self._progress_sink(
+                self.job_id, {"done": done, "total": total, "note": str(note)[:200]}
+            )

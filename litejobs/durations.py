@@ -1,4 +1,4 @@
-"""Durations written the way people write them: ``"10ms"``, ``"30s"``, ``"10m"``, ``"2h"``, ``"3d"``."""
+"""Durations as people write them: ``"10ms"``, ``"30s"``, ``"10m"``, ``"2h"``, ``"3d"``."""
 
 import re
 from datetime import timedelta

@@ -57,11 +57,11 @@ class TransitionRefused(LitejobsError):
     code = "transition-refused"
 
 
-class Permanent(Exception):  # noqa: N818 - the name reads as "raise Permanent(...)"
+class Permanent(Exception):
     """Raise from a job body to stop retrying at once: the job goes to ``dead``."""
 
 
-class Cancelled(Exception):  # noqa: N818
+class Cancelled(Exception):
     """Raised by ``ctx.check_cancelled()`` once the run's cancellation has fired."""
 
     def __init__(self, reason: str = "cancelled") -> None:

@@ -39,7 +39,9 @@ class Concurrency:
 
     def __post_init__(self) -> None:
         if not callable(self.key):
-            raise DeclarationError("Concurrency.key must be a callable.", code="concurrency-invalid")
+            raise DeclarationError(
+                "Concurrency.key must be a callable.", code="concurrency-invalid"
+            )
         _check_limit(self.limit)
 
 
@@ -237,7 +239,9 @@ class JobDefinition:
             parameters = list(self._signature.parameters.values())[1:]
             names = {p.name for p in parameters}
             unexpected = sorted(set(arguments) - names)
-            missing = [p.name for p in parameters if p.default is p.empty and p.name not in arguments]
+            missing = [
+                p.name for p in parameters if p.default is p.empty and p.name not in arguments
+            ]
             raise InvalidInput(
                 f"Job {self.name!r} got unexpected arguments {unexpected} and lacks required "
                 f"arguments {missing}; it takes ({', '.join(str(p) for p in parameters)}).",

@@ -61,7 +61,7 @@ def claim(cursor, *, owner, queues, limit, now, lease_expires_at) -> list[Claime
 
 
 def claim_limited(cursor, *, owner, queues, limit, now, lease_expires_at) -> list[ClaimedJob]:
-    """Claim due concurrency-limited jobs. Call inside a transaction: the lock holds until it ends."""
+    """Claim due concurrency-limited jobs; call in a transaction (the lock holds until its end)."""
     cursor.execute(query("lock_limited_claims"), {"lock_id": LIMITED_CLAIM_LOCK})
     cursor.execute(
         query("claim_limited"), _claim_params(owner, queues, limit, now, lease_expires_at)

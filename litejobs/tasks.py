@@ -9,7 +9,7 @@ their own, so each enqueue is a new job; use ``@job`` when a key, retries or a t
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -52,7 +52,7 @@ class TaskJobDefinition:
 
     name: str
     queue: str = "default"
-    retry: Retry = Retry(attempts=1)
+    retry: Retry = field(default_factory=lambda: Retry(attempts=1))
     atomic: bool = True
     sensitive: tuple[str, ...] = ()
     dead_letter: bool = True
@@ -79,10 +79,18 @@ class TaskJobDefinition:
         args, kwargs = payload.get("args", []), payload.get("kwargs", {})
         if task.takes_context:
             result = TaskResult(
-                task=task, id=str(ctx.job_id), status=TaskResultStatus.RUNNING,
-                enqueued_at=None, started_at=clock.now(), finished_at=None,
-                last_attempted_at=clock.now(), args=args, kwargs=kwargs,
-                backend=task.backend, errors=[], worker_ids=["litejobs"] * ctx.attempt,
+                task=task,
+                id=str(ctx.job_id),
+                status=TaskResultStatus.RUNNING,
+                enqueued_at=None,
+                started_at=clock.now(),
+                finished_at=None,
+                last_attempted_at=clock.now(),
+                args=args,
+                kwargs=kwargs,
+                backend=task.backend,
+                errors=[],
+                worker_ids=["litejobs"] * ctx.attempt,
             )
             return task.call(TaskContext(task_result=result), *args, **kwargs)
         return task.call(*args, **kwargs)
@@ -105,7 +113,8 @@ class LitejobsBackend(BaseTaskBackend):
         self.validate_task(task)
         definition = TaskJobDefinition(name=TASK_PREFIX + task.module_path, queue=task.queue_name)
         payload = encode_payload(
-            definition.name, {"args": list(args), "kwargs": dict(kwargs)},
+            definition.name,
+            {"args": list(args), "kwargs": dict(kwargs)},
             settings.MAX_PAYLOAD_BYTES,
         )
         now = clock.now()
@@ -113,9 +122,18 @@ class LitejobsBackend(BaseTaskBackend):
         row = PreparedRow(key=uuid.uuid4().hex, tenant="", payload=payload, concurrency_key=None)
         enqueued = insert_one(definition, row, (now, run_at), task.priority)
         return TaskResult(
-            task=task, id=str(enqueued.id), status=TaskResultStatus.READY, enqueued_at=now,
-            started_at=None, finished_at=None, last_attempted_at=None, args=list(args),
-            kwargs=dict(kwargs), backend=self.alias, errors=[], worker_ids=[],
+            task=task,
+            id=str(enqueued.id),
+            status=TaskResultStatus.READY,
+            enqueued_at=now,
+            started_at=None,
+            finished_at=None,
+            last_attempted_at=None,
+            args=list(args),
+            kwargs=dict(kwargs),
+            backend=self.alias,
+            errors=[],
+            worker_ids=[],
         )
 
     def get_result(self, result_id):
@@ -137,10 +155,17 @@ class LitejobsBackend(BaseTaskBackend):
         if job.state in (JobState.RUNNING, JobState.DONE) and job.lease_owner:
             worker_ids.append(job.lease_owner)
         result = TaskResult(
-            task=task, id=str(job.id), status=_STATUS[job.state], enqueued_at=job.created_at,
-            started_at=job.started_at, finished_at=job.finished_at,
-            last_attempted_at=job.started_at, args=job.payload.get("args", []),
-            kwargs=job.payload.get("kwargs", {}), backend=self.alias, errors=errors,
+            task=task,
+            id=str(job.id),
+            status=_STATUS[job.state],
+            enqueued_at=job.created_at,
+            started_at=job.started_at,
+            finished_at=job.finished_at,
+            last_attempted_at=job.started_at,
+            args=job.payload.get("args", []),
+            kwargs=job.payload.get("kwargs", {}),
+            backend=self.alias,
+            errors=errors,
             worker_ids=worker_ids,
         )
         if job.state == JobState.DONE:

@@ -21,7 +21,7 @@ started_here = False
 
 
 def embedded_data_dir() -> Path:
-    """The embedded server's data folder: ``$LITEJOBS_HOME/pgdata``, default ``.litejobs/pgdata``."""
+    """The embedded server's data folder: ``$LITEJOBS_HOME/pgdata`` (``.litejobs/pgdata``)."""
     home = Path(os.environ.get("LITEJOBS_HOME", BASE_DIR / ".litejobs"))
     home.mkdir(parents=True, exist_ok=True)
     return home / "pgdata"

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import django
 import environ
 
 from project.database import database_url
@@ -65,6 +66,12 @@ LITEJOBS = {
     # Every key is optional; see litejobs/conf.py and the README for the defaults.
 }
 
+# The demo prints its emails (receipts) to the console.
+if django.VERSION >= (6, 1):
+    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
@@ -79,5 +86,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "loggers": {"litejobs": {"handlers": ["console"], "level": env("LITEJOBS_LOG_LEVEL", default="INFO")}},
+    "loggers": {
+        "litejobs": {"handlers": ["console"], "level": env("LITEJOBS_LOG_LEVEL", default="INFO")}
+    },
 }

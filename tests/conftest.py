@@ -78,28 +78,28 @@ class Processes:
             "DJANGO_SETTINGS_MODULE": "tests.settings",
             "DATABASE_URL": database_url(connection.settings_dict),
             "PYTHONUNBUFFERED": "1",
+            "LITEJOBS_LOG_LEVEL": "INFO",
         }
         env.update({f"LITEJOBS_{k}": str(v) for k, v in litejobs_settings.items()})
         return env
 
     def start(self, *args: str, env: dict | None = None, name: str = "proc") -> subprocess.Popen:
-        log = (self.tmp_path / f"{name}-{len(self.started)}.log").open("w")
-        process = subprocess.Popen(
-            [sys.executable, str(ROOT / "manage.py"), *args],
-            cwd=ROOT,
-            env=env or self.env(),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        process.log_path = log.name
+        log_path = self.tmp_path / f"{name}-{len(self.started)}.log"
+        with log_path.open("w") as log:
+            process = subprocess.Popen(
+                [sys.executable, str(ROOT / "manage.py"), *args],
+                cwd=ROOT,
+                env=env or self.env(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        process.log_path = log_path
         self.started.append(process)
         return process
 
     def worker(self, *args: str, **litejobs_settings) -> subprocess.Popen:
-        return self.start(
-            "runworker", *args, env=self.env(**litejobs_settings), name="worker"
-        )
+        return self.start("runworker", *args, env=self.env(**litejobs_settings), name="worker")
 
     @staticmethod
     def log(process) -> str:

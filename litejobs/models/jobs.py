@@ -11,6 +11,11 @@ _NOTIFY = f"""
     PERFORM pg_notify('{NOTIFY_CHANNEL}', NEW.queue || ' ' || extract(epoch FROM NEW.run_at)::text);
     RETURN NULL;
 """
+# A concurrency-limited run ended: its slot is free for a job waiting on the same key.
+_NOTIFY_NOW = f"""
+    PERFORM pg_notify('{NOTIFY_CHANNEL}', NEW.queue || ' ' || extract(epoch FROM now())::text);
+    RETURN NULL;
+"""
 
 
 class Job(models.Model):
@@ -31,7 +36,8 @@ class Job(models.Model):
     lease_owner = models.CharField(max_length=64, blank=True, db_default="")
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     cancel_requested = models.BooleanField(db_default=False)
-    concurrency_key = models.CharField(max_length=200, null=True, blank=True)
+    # NULL (not "") means "no limit": the claim's partial index filters on IS NULL.
+    concurrency_key = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
     concurrency_limit = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField()
     started_at = models.DateTimeField(null=True, blank=True)
@@ -57,7 +63,9 @@ class Job(models.Model):
             models.Index(
                 fields=["concurrency_key"],
                 name="litejobs_job_limited",
-                condition=Q(state__in=(*CLAIMABLE, JobState.RUNNING), concurrency_key__isnull=False),
+                condition=Q(
+                    state__in=(*CLAIMABLE, JobState.RUNNING), concurrency_key__isnull=False
+                ),
             ),
             models.Index(
                 fields=["lease_expires_at"],
@@ -65,7 +73,9 @@ class Job(models.Model):
                 condition=Q(state=JobState.RUNNING),
             ),
             models.Index(
-                fields=["finished_at"], name="litejobs_job_finished", condition=Q(state__in=TERMINAL)
+                fields=["finished_at"],
+                name="litejobs_job_finished",
+                condition=Q(state__in=TERMINAL),
             ),
         ]
         constraints = [
@@ -102,7 +112,8 @@ class Job(models.Model):
                 when=pgtrigger.Before,
                 operation=pgtrigger.Update,
                 condition=pgtrigger.Condition(
-                    f"OLD.state IN ({sql_list(TERMINAL)}) AND NEW.state NOT IN ('ready', 'scheduled')"
+                    f"OLD.state IN ({sql_list(TERMINAL)}) "
+                    "AND NEW.state NOT IN ('ready', 'scheduled')"
                 ),
                 func="RAISE EXCEPTION 'litejobs: job % is % and changes only through retry', "
                 "OLD.id, OLD.state USING ERRCODE = 'check_violation'; RETURN NULL;",
@@ -119,10 +130,20 @@ class Job(models.Model):
                 when=pgtrigger.After,
                 operation=pgtrigger.Update,
                 condition=pgtrigger.Condition(
-                    f"NEW.state IN ({sql_list(CLAIMABLE)}) AND "
-                    "(OLD.state IS DISTINCT FROM NEW.state OR OLD.run_at IS DISTINCT FROM NEW.run_at)"
+                    f"NEW.state IN ({sql_list(CLAIMABLE)}) AND (OLD.state IS DISTINCT FROM "
+                    "NEW.state OR OLD.run_at IS DISTINCT FROM NEW.run_at)"
                 ),
                 func=_NOTIFY,
+            ),
+            pgtrigger.Trigger(
+                name="litejobs_notify_slot_freed",
+                when=pgtrigger.After,
+                operation=pgtrigger.Update,
+                condition=pgtrigger.Condition(
+                    "OLD.state = 'running' AND NEW.state <> 'running' "
+                    "AND NEW.concurrency_key IS NOT NULL"
+                ),
+                func=_NOTIFY_NOW,
             ),
         ]
 

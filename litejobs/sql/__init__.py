@@ -25,7 +25,8 @@ def queries() -> dict[str, str]:
         "terminal": sql_list(TERMINAL),
     }
     return {
-        name: body.strip().replace("{claimable}", states["claimable"])
+        name: body.strip()
+        .replace("{claimable}", states["claimable"])
         .replace("{live}", states["live"])
         .replace("{terminal}", states["terminal"])
         for name, body in zip(parts[::2], parts[1::2], strict=True)

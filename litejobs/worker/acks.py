@@ -70,7 +70,9 @@ class Acknowledger(threading.Thread):
                         if remaining <= 0:
                             break
                         self._cond.wait(remaining)
-                    batch = [self._pending.popleft() for _ in range(min(self.batch, len(self._pending)))]
+                    batch = [
+                        self._pending.popleft() for _ in range(min(self.batch, len(self._pending)))
+                    ]
                 self._flush(batch)
         finally:
             connections.close_all()
@@ -89,8 +91,9 @@ class Acknowledger(threading.Thread):
                     time.sleep(worker.outage.failed(error))
                     continue
                 logger.warning(
-                    "acknowledgement of %d jobs not written (%s); they run again after their "
-                    "lease", len(batch), type(error).__name__,
+                    "acknowledgement of %d jobs not written (%s); they run again after their lease",
+                    len(batch),
+                    type(error).__name__,
                 )
                 for job, _, _, started in batch:
                     worker.finished(job, "unacknowledged", started)
@@ -102,6 +105,8 @@ class Acknowledger(threading.Thread):
             else:
                 logger.warning(
                     "job refused id=%s name=%s fence=%s reason=stale-fence (batched ack)",
-                    job.id, job.name, job.fence,
+                    job.id,
+                    job.name,
+                    job.fence,
                 )
                 worker.finished(job, "refused", started)

@@ -101,4 +101,3 @@ class Dispatcher:
             left = list(self._buffer)
             self._buffer.clear()
             return left
-

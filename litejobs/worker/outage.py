@@ -20,7 +20,7 @@ _OUTAGE_SQLSTATE_PREFIXES = ("08", "57P", "53")
 
 
 def is_outage(error: BaseException) -> bool:
-    """Whether ``error`` means the database is unreachable (not that the job did something wrong)."""
+    """Whether ``error`` means the database is unreachable (not that the job did wrong)."""
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
@@ -45,6 +45,7 @@ class Outage:
         self.name = name
         self._lock = threading.Lock()
         self._failures = 0
+        self._streak = threading.local()  # consecutive failures of the calling thread
         self._since: float | None = None
         self._last_log = 0.0
         self.recovered_at: float | None = None
@@ -78,11 +79,14 @@ class Outage:
                     self._failures,
                     _one_line(error),
                 )
-            cap = settings.duration("OUTAGE_BACKOFF_MAX").total_seconds()
-            return min(cap, 0.25 * 2 ** min(self._failures - 1, 20))
+        streak = getattr(self._streak, "count", 0) + 1
+        self._streak.count = streak
+        cap = settings.duration("OUTAGE_BACKOFF_MAX").total_seconds()
+        return min(cap, 0.25 * 2 ** min(streak - 1, 20))
 
     def succeeded(self) -> None:
         """Record a successful database call; logs the recovery once."""
+        self._streak.count = 0
         if self._since is None:
             return
         with self._lock:

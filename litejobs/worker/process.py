@@ -127,7 +127,11 @@ class Worker:
             self.counts[outcome] = self.counts.get(outcome, 0) + 1
         logger.info(
             "job end id=%s name=%s outcome=%s attempt=%s duration_ms=%.1f%s",
-            job.id, job.name, outcome, job.attempt, (time.monotonic() - started) * 1000,
+            job.id,
+            job.name,
+            outcome,
+            job.attempt,
+            (time.monotonic() - started) * 1000,
             f" error={error}" if error else "",
         )
 
@@ -161,7 +165,11 @@ class Worker:
             signal.signal(signal.SIGINT, self._on_signal)
         logger.info(
             "worker start id=%s host=%s pid=%s queues=%s concurrency=%s",
-            self.id, self.host, self.pid, ",".join(self.queues) or "*", self.concurrency,
+            self.id,
+            self.host,
+            self.pid,
+            ",".join(self.queues) or "*",
+            self.concurrency,
         )
         for number in range(self.concurrency):
             self._start_runner(number)
@@ -212,7 +220,8 @@ class Worker:
                     self._save_progress()
                     progress_due = now + 1.0
                 self.outage.succeeded()
-                wait = min(TICK, next_poll - now, next_heartbeat - now)
+                # --once looks often so it exits as soon as nothing is left.
+                wait = min(TICK / 10 if self.once else TICK, next_poll - now, next_heartbeat - now)
                 for queue, run_at in self.control.wait(max(wait, 0.0)):
                     self._noticed(queue, run_at)
             except Exception as error:
@@ -268,7 +277,9 @@ class Worker:
         # After an outage, give every worker one lease to renew before reaping anyone's jobs.
         reap = recovered is None or time.monotonic() - recovered > self.lease.total_seconds()
         with self.control.cursor() as cursor:
-            answer = store.heartbeat(cursor, worker=self._worker_row(stopping), held=held, reap=reap)
+            answer = store.heartbeat(
+                cursor, worker=self._worker_row(stopping), held=held, reap=reap
+            )
         if answer.reaped:
             logger.warning("reaped jobs of lost workers count=%s", answer.reaped)
             self.dispatcher.poke()
@@ -338,12 +349,16 @@ class Worker:
         logger.error(
             "job abandoned id=%s name=%s: its body ignored the timeout's cancellation; its late "
             "completion will be refused",
-            job.id, job.name,
+            job.id,
+            job.name,
         )
         runner.retired = True
         definition = registry.get(job.name)
-        runner._write_failure(  # noqa: SLF001 - the one failure path, from the main thread
-            job, definition, _TimeoutContext(), TimeoutError("abandoned after its timeout"),
+        runner._write_failure(
+            job,
+            definition,
+            _TimeoutContext(),
+            TimeoutError("abandoned after its timeout"),
             held.started or time.monotonic(),
         )
         if not self.stop_event.is_set():

@@ -104,7 +104,11 @@ class Runner(threading.Thread):
         worker.holdings.start(job, ctx, definition.timeout.total_seconds(), self)
         logger.info(
             "job start id=%s name=%s attempt=%s/%s queue=%s",
-            job.id, job.name, job.attempt, job.max_attempts, job.queue,
+            job.id,
+            job.name,
+            job.attempt,
+            job.max_attempts,
+            job.queue,
         )
         try:
             with use_traceparent(job.traceparent):
@@ -112,7 +116,7 @@ class Runner(threading.Thread):
                     self._run_atomic(job, definition, ctx, started)
                 else:
                     self._run_unfenced(job, definition, ctx, started)
-        except BaseException as error:  # noqa: BLE001 - every outcome must be written
+        except BaseException as error:
             self._handle_error(job, definition, ctx, error, started)
         finally:
             with self.current_lock:
@@ -149,7 +153,10 @@ class Runner(threading.Thread):
         if isinstance(error, StaleFence) or reason in ("lease_lost", "abandoned"):
             logger.warning(
                 "job refused id=%s name=%s fence=%s reason=%s",
-                job.id, job.name, job.fence, reason or "stale-fence",
+                job.id,
+                job.name,
+                job.fence,
+                reason or "stale-fence",
             )
             worker.finished(job, "refused", started)
             return
@@ -193,15 +200,27 @@ class Runner(threading.Thread):
         if discard:
             logger.error(
                 "job dropped id=%s name=%s attempt=%s error=%s (dead_letter=False)",
-                job.id, job.name, job.attempt, error_class,
+                job.id,
+                job.name,
+                job.attempt,
+                error_class,
             )
         written = worker.write_with_retry(
-            lambda cursor: store.discard(cursor, job)
-            if discard
-            else store.fail(
-                cursor, job, owner=worker.id, now=now, state=state, run_at=run_at,
-                outcome=outcome, error_class=error_class, error_message=message,
-                error_traceback=trace,
+            lambda cursor: (
+                store.discard(cursor, job)
+                if discard
+                else store.fail(
+                    cursor,
+                    job,
+                    owner=worker.id,
+                    now=now,
+                    state=state,
+                    run_at=run_at,
+                    outcome=outcome,
+                    error_class=error_class,
+                    error_message=message,
+                    error_traceback=trace,
+                )
             )
         )
         worker.finished(job, state if written else "refused", started, error=error_class)
@@ -214,7 +233,7 @@ class Runner(threading.Thread):
             if self.current is job and self._pg_conn is not None:
                 try:
                     self._pg_conn.cancel_safe(timeout=2.0)
-                except Exception:  # noqa: BLE001 - best effort; the fence still protects
+                except Exception:
                     logger.debug("could not cancel the query of job %s", job.id, exc_info=True)
 
 

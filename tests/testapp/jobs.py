@@ -110,3 +110,10 @@ def reports_progress(ctx, label: str) -> None:
 @job(key=lambda n: f"noop:{n}")
 def noop(ctx, n: int) -> None:
     """Does nothing (throughput tests)."""
+
+
+@job(key=lambda label, value: f"slow-record:{label}:{value}", timeout="30s")
+def slow_record(ctx, label: str, value: int, seconds: float = 0.1) -> None:
+    """Sleeps, then writes one Mark in the job's transaction."""
+    time.sleep(seconds)
+    Mark.objects.create(label=label, value=value)

@@ -29,7 +29,9 @@ class Command(BaseCommand):
             "--queues", default="", help="Comma-separated queues to serve (default: all)."
         )
         parser.add_argument(
-            "--concurrency", type=positive_int, default=4,
+            "--concurrency",
+            type=positive_int,
+            default=4,
             help="Threads (or processes with --pool processes), each with its own connection.",
         )
         parser.add_argument("--pool", choices=["threads", "processes"], default="threads")
@@ -40,7 +42,9 @@ class Command(BaseCommand):
             "--max-jobs", type=positive_int, default=None, help="Exit after this many jobs."
         )
         parser.add_argument(
-            "--drain-timeout", type=non_negative_float, default=None,
+            "--drain-timeout",
+            type=non_negative_float,
+            default=None,
             help="Seconds SIGTERM waits for running jobs (default LITEJOBS['DRAIN_TIMEOUT']).",
         )
 
@@ -53,7 +57,9 @@ class Command(BaseCommand):
             for flag in ("once", "max_jobs", "drain_timeout"):
                 value = options[flag]
                 if value not in (None, False):
-                    child_args += [f"--{flag.replace('_', '-')}"] + ([] if value is True else [str(value)])
+                    child_args += [f"--{flag.replace('_', '-')}"] + (
+                        [] if value is True else [str(value)]
+                    )
             code = Supervisor(options["concurrency"], child_args).run()
         else:
             code = Worker(

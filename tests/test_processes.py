@@ -1,0 +1,111 @@
+"""Real ``runworker`` processes: SIGKILL, SIGTERM drains, and fleet-wide limits."""
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from litejobs.models import Job, JobAttempt, JobState
+from tests.conftest import wait_for
+from tests.testapp.jobs import gated, gated_unfenced, limited
+from tests.testapp.models import Mark
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+FAST = {"LEASE": "3s", "HEARTBEAT": "1s", "POLL_INTERVAL": "2s"}
+
+
+def state_of(job_id):
+    return Job.objects.get(pk=job_id).state
+
+
+def test_a_worker_killed_mid_job_loses_nothing_and_the_job_completes_exactly_once(
+    processes, tmp_path
+):
+    gate = tmp_path / "gate"
+    enqueued = gated.enqueue(label="killed", gate=str(gate))
+    first = processes.worker("--concurrency", "1", **FAST)
+    wait_for(lambda: Path(f"{gate}.started.1").exists(), what="attempt 1 to start")
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait(10)
+
+    processes.worker("--concurrency", "1", **FAST)
+    wait_for(lambda: Path(f"{gate}.started.2").exists(), what="attempt 2 on the second worker")
+    gate.touch()
+    wait_for(lambda: state_of(enqueued.id) == JobState.DONE, what="the job to complete")
+
+    job = Job.objects.get(pk=enqueued.id)
+    assert job.attempts == 2
+    # The killed attempt's write rolled back with its transaction: one effect in all.
+    assert list(Mark.objects.filter(label="killed").values_list("value", flat=True)) == [2]
+    [lost] = JobAttempt.objects.filter(job=job)
+    assert (lost.number, lost.outcome) == (1, "lease_expired")
+
+
+def test_an_unfenced_job_killed_before_its_batched_ack_runs_again_and_is_done_once(
+    processes, tmp_path
+):
+    gate = tmp_path / "gate"
+    enqueued = gated_unfenced.enqueue(label="unacked", gate=str(gate))
+    # This worker's acknowledgements never flush: the batch waits for 1,000 jobs or an hour.
+    first = processes.worker("--concurrency", "1", ACK_FLUSH="1h", ACK_BATCH=1000, **FAST)
+    wait_for(lambda: Path(f"{gate}.done.1").exists(), what="the body to finish")
+    assert state_of(enqueued.id) == JobState.RUNNING
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait(10)
+
+    processes.worker("--concurrency", "1", **FAST)
+    wait_for(lambda: state_of(enqueued.id) == JobState.DONE, what="the job to complete")
+    # At-least-once: the body ran twice, the job is recorded done once.
+    assert sorted(Mark.objects.filter(label="unacked").values_list("value", flat=True)) == [1, 2]
+    assert Job.objects.filter(key="gated-unfenced:unacked").count() == 1
+
+
+def test_sigterm_drains_an_interrupted_job_back_to_ready_uncounted(processes, tmp_path):
+    gate = tmp_path / "gate"
+    enqueued = gated.enqueue(label="drained", gate=str(gate))
+    worker = processes.worker("--concurrency", "1", DRAIN_TIMEOUT="0.5s", **FAST)
+    wait_for(lambda: Path(f"{gate}.started.1").exists(), what="the job to start")
+    worker.send_signal(signal.SIGTERM)
+    assert worker.wait(20) == 0, processes.log(worker)
+
+    job = Job.objects.get(pk=enqueued.id)
+    assert (job.state, job.attempts) == (JobState.READY, 0)
+    assert not JobAttempt.objects.exists()
+    assert not Mark.objects.exists()
+    assert "job released" in processes.log(worker)
+
+    gate.touch()
+    processes.worker("--concurrency", "1", **FAST)
+    wait_for(lambda: state_of(enqueued.id) == JobState.DONE, what="the job to complete")
+    assert Job.objects.get(pk=enqueued.id).attempts == 1
+
+
+def test_sigterm_lets_a_running_job_finish_within_the_drain_timeout(processes, tmp_path):
+    gate = tmp_path / "gate"
+    enqueued = gated.enqueue(label="finishes", gate=str(gate))
+    worker = processes.worker("--concurrency", "1", DRAIN_TIMEOUT="30s", **FAST)
+    wait_for(lambda: Path(f"{gate}.started.1").exists(), what="the job to start")
+    worker.send_signal(signal.SIGTERM)
+    gate.touch()
+    assert worker.wait(20) == 0
+    assert state_of(enqueued.id) == JobState.DONE
+
+
+def test_a_concurrency_limit_holds_across_two_worker_processes(processes):
+    limited.enqueue_many([{"label": f"j{i}", "seconds": 0.3} for i in range(6)])
+    for _ in range(2):  # neither may take more than half: both must compete for the slot
+        processes.worker("--concurrency", "3", "--max-jobs", "3", **FAST)
+    wait_for(
+        lambda: Job.objects.filter(state=JobState.DONE).count() == 6,
+        timeout=60,
+        what="all limited jobs",
+    )
+    # Marks get ids when written, in the order runs started and ended: with a limit of 1,
+    # every start is followed by its own end before the next start.
+    labels = list(Mark.objects.order_by("id").values_list("label", flat=True))
+    assert len(labels) == 12
+    for start, end in zip(labels[::2], labels[1::2], strict=True):
+        assert start.endswith(":start") and end == start.replace(":start", ":end")
+    assert len(set(Mark.objects.values_list("value", flat=True))) == 2  # both processes ran jobs

@@ -1,0 +1,205 @@
+"""The worker in-process: outcomes, retries, dead letters, timeouts and fences."""
+
+from datetime import timedelta
+
+import psycopg
+import pytest
+from django.db import connection
+
+from litejobs import store
+from litejobs.models import Job, JobAttempt, JobState, QueueState
+from litejobs.worker.control import connect
+from tests.testapp.jobs import (
+    charge_card,
+    cooperative_slow,
+    flaky,
+    gives_up,
+    looks_up,
+    record,
+    stubborn,
+)
+from tests.testapp.models import Mark
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_job_runs_once_and_its_result_is_stored(clock, run_worker):
+    enqueued = record.enqueue(label="hello", value=7)
+    counts = run_worker()
+    job = Job.objects.get(pk=enqueued.id)
+    assert counts == {"done": 1}
+    assert job.state == JobState.DONE
+    assert job.result == 7
+    assert job.attempts == 1
+    assert job.finished_at == clock.now()
+    assert list(Mark.objects.values_list("label", "value")) == [("hello", 7)]
+
+
+def test_retry_times_follow_the_policy_under_the_injected_clock(clock, run_worker):
+    enqueued = flaky.enqueue(label="f", failures=3)
+    expected_delays = [10, 20, 40]  # exponential from 10s, no jitter
+    for attempt, delay in enumerate(expected_delays, start=1):
+        run_worker()
+        job = Job.objects.get(pk=enqueued.id)
+        assert job.state == JobState.FAILED
+        assert job.attempts == attempt
+        assert job.run_at == clock.now() + timedelta(seconds=delay)
+        assert run_worker() == {}  # not due yet: nothing runs
+        clock.advance(timedelta(seconds=delay))
+    run_worker()
+    job = Job.objects.get(pk=enqueued.id)
+    assert job.state == JobState.DONE
+    assert job.attempts == 4
+    assert Mark.objects.filter(label="f").count() == 1  # failed attempts rolled back
+
+
+def test_dead_letter_after_the_last_attempt_keeps_the_history(clock, run_worker):
+    enqueued = flaky.enqueue(label="d", failures=10)
+    for _ in range(4):
+        run_worker()
+        clock.advance("2h")
+    job = Job.objects.get(pk=enqueued.id)
+    assert job.state == JobState.DEAD
+    assert job.error_class == "builtins.RuntimeError"
+    assert job.error_message == "flaky failure 4"
+    assert "Traceback" in job.error_traceback
+    history = list(JobAttempt.objects.filter(job=job).values_list("number", "outcome"))
+    assert history == [(1, "failed"), (2, "failed"), (3, "failed"), (4, "failed")]
+    assert run_worker() == {}
+
+
+def test_permanent_and_give_up_on_stop_at_once(clock, run_worker):
+    first = gives_up.enqueue(label="p")
+    second = looks_up.enqueue(label="k")
+    run_worker()
+    for job_id, error in (
+        (first.id, "litejobs.exceptions.Permanent"),
+        (second.id, "builtins.KeyError"),
+    ):
+        job = Job.objects.get(pk=job_id)
+        assert (job.state, job.attempts, job.error_class) == (JobState.DEAD, 1, error)
+
+
+def test_sensitive_values_never_reach_the_error_details(clock, run_worker):
+    enqueued = charge_card.enqueue(card_number="4111111111111111")
+    run_worker()
+    job = Job.objects.get(pk=enqueued.id)
+    attempt = JobAttempt.objects.get(job=job)
+    for text in (job.error_message, job.error_traceback, attempt.error_message):
+        assert "4111111111111111" not in text
+    assert "[redacted]" in job.error_message
+
+
+def test_a_timeout_cancels_a_cooperative_body(clock, run_worker, settings):
+    enqueued = cooperative_slow.enqueue(label="t")
+    counts = run_worker()
+    job = Job.objects.get(pk=enqueued.id)
+    assert counts == {"failed": 1}
+    assert job.state == JobState.FAILED
+    assert job.error_class == "litejobs.Timeout"
+    assert JobAttempt.objects.get(job=job).outcome == "timeout"
+    assert not Mark.objects.exists()  # its transaction rolled back
+
+
+def test_a_body_ignoring_its_timeout_is_abandoned_and_its_late_completion_refused(
+    clock, run_worker, settings
+):
+    settings.LITEJOBS = {"TIMEOUT_GRACE": "0.3s"}
+    enqueued = stubborn.enqueue(label="s", seconds=2.5)
+    run_worker()
+    job = Job.objects.get(pk=enqueued.id)
+    assert job.state == JobState.DEAD
+    assert job.error_class == "litejobs.Timeout"
+    # The stubborn thread finishes later; its write is rolled back by the refused completion.
+    import time
+
+    time.sleep(2.0)
+    assert not Mark.objects.filter(label="s").exists()
+    assert Job.objects.get(pk=enqueued.id).state == JobState.DEAD
+
+
+def _claim(limit=10):
+    from litejobs import clock as injected
+
+    now = injected.now()
+    with connection.cursor() as cursor:
+        return store.claim(
+            cursor,
+            owner="test",
+            queues=[],
+            limit=limit,
+            now=now,
+            lease_expires_at=now + timedelta(minutes=1),
+        )
+
+
+def _steal(job_id):
+    """Another claim takes the job: its fence moves on (from another connection)."""
+    with connect("default") as other:
+        other.execute(
+            "UPDATE litejobs_job SET fence = nextval('litejobs_fence') WHERE id = %s", [job_id]
+        )
+
+
+def test_a_completion_with_a_stale_fence_is_refused(clock):
+    record.enqueue(label="x")
+    [job] = _claim()
+    _steal(job.id)
+    with connection.cursor() as cursor:
+        assert not store.complete(cursor, job, now=clock.now(), result_json=None)
+    assert Job.objects.get(pk=job.id).state == JobState.RUNNING
+
+
+def test_a_batched_acknowledgement_refuses_only_the_stale_fence(clock):
+    for label in "abc":
+        record.enqueue(label=label)
+    jobs = _claim()
+    _steal(jobs[1].id)
+    with connection.cursor() as cursor:
+        done = store.complete_batch(cursor, [(job, clock.now(), None) for job in jobs])
+    assert done == {jobs[0].id, jobs[2].id}
+    states = dict(Job.objects.values_list("id", "state"))
+    assert states == {jobs[0].id: "done", jobs[1].id: "running", jobs[2].id: "done"}
+
+
+def test_the_fence_never_decreases_in_the_database(clock):
+    record.enqueue(label="x")
+    [job] = _claim()
+    with pytest.raises(Exception, match="cannot decrease"), connect("default") as other:
+        other.execute("UPDATE litejobs_job SET fence = fence - 1 WHERE id = %s", [job.id])
+
+
+def test_a_terminal_job_changes_only_through_retry(clock, run_worker):
+    enqueued = record.enqueue(label="x")
+    run_worker()
+    with connect("default") as other:
+        with pytest.raises(psycopg.errors.CheckViolation, match="changes only through retry"):
+            other.execute("UPDATE litejobs_job SET state = 'running' WHERE id = %s", [enqueued.id])
+        other.execute(
+            "UPDATE litejobs_job SET state = 'ready', attempts = 0 WHERE id = %s", [enqueued.id]
+        )
+
+
+def test_a_paused_queue_is_not_claimed_until_resumed(clock, run_worker):
+    record.enqueue(label="x")
+    QueueState.objects.create(name="default", paused=True, changed_at=clock.now())
+    assert run_worker() == {}
+    QueueState.objects.filter(name="default").update(paused=False)
+    assert run_worker() == {"done": 1}
+
+
+def test_a_stored_row_naming_an_unknown_job_is_dead_with_a_clear_error(clock, run_worker):
+    Job.objects.create(
+        name="gone.renamed", key="k", payload={}, run_at=clock.now(), created_at=clock.now()
+    )
+    run_worker()
+    job = Job.objects.get()
+    assert job.state == JobState.DEAD
+    assert job.error_class == "litejobs.exceptions.UnknownJob"
+    assert "gone.renamed" in job.error_message and "[unknown-job]" in job.error_message
+
+
+def test_workers_only_serve_their_queues(clock, run_worker):
+    record.enqueue(label="x")
+    assert run_worker(queues=["other"]) == {}
+    assert run_worker(queues=["default"]) == {"done": 1}
