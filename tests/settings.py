@@ -17,3 +17,7 @@ LITEJOBS = {
     if f"LITEJOBS_{key}" in os.environ
 }
 LOGGING["loggers"]["litejobs"]["level"] = os.environ.get("LITEJOBS_LOG_LEVEL", "WARNING")  # noqa: F405
+
+# Several test runs may share one server: LITEJOBS_TEST_DB gives each its own test database.
+if os.environ.get("LITEJOBS_TEST_DB"):
+    DATABASES["default"]["TEST"] = {"NAME": os.environ["LITEJOBS_TEST_DB"]}  # noqa: F405

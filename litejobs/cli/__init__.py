@@ -1,0 +1,35 @@
+"""Verbs of ``manage.py litejobs``: each module here defines ``register(subparsers)``.
+
+A verb's handler is ``handler(command, options) -> int`` (the exit code); it prints through
+``command.stdout`` and honours ``--json``. Exit codes: 0 done, 1 refused (a litejobs error,
+printed as ``[code] message``), 2 bad usage, 3 ``doctor`` found problems.
+"""
+
+import importlib
+import json
+import pkgutil
+from typing import Any
+
+EXIT_OK = 0
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+EXIT_PROBLEMS = 3
+
+
+def register_all(subparsers) -> None:
+    """Let every verb module in this package add its subcommands."""
+    for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+        importlib.import_module(f"{__name__}.{module}").register(subparsers)
+
+
+def add_json_flag(parser) -> None:
+    """The ``--json`` flag every verb takes."""
+    parser.add_argument("--json", action="store_true", help="Print machine-readable JSON.")
+
+
+def emit(command, options, data: Any, text: str) -> None:
+    """Print ``data`` as JSON with ``--json``, else the human ``text``."""
+    if options.get("json"):
+        command.stdout.write(json.dumps(data, indent=2, default=str, sort_keys=True))
+    else:
+        command.stdout.write(text)

@@ -1,0 +1,25 @@
+"""``manage.py litejobs <verb>``: the operator's command line (see ``litejobs.cli``)."""
+
+import sys
+
+from django.core.management.base import BaseCommand
+
+from litejobs.cli import EXIT_REFUSED, register_all
+from litejobs.exceptions import LitejobsError
+
+
+class Command(BaseCommand):
+    help = "Operate litejobs: inspect, retry, cancel, pause, purge, diagnose, benchmark."
+
+    def add_arguments(self, parser):
+        subparsers = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+        register_all(subparsers)
+
+    def handle(self, *args, **options):
+        try:
+            code = options["handler"](self, options)
+        except LitejobsError as error:
+            self.stderr.write(str(error))
+            code = EXIT_REFUSED
+        if code:
+            sys.exit(code)
