@@ -22,6 +22,14 @@ def encode_payload(job_name: str, payload: Mapping[str, Any], max_bytes: int) ->
     A value round-trips when ``json.loads(json.dumps(value)) == value``: tuples, sets, dates,
     Decimals, model instances and dicts with non-string keys do not. Pass identifiers instead.
     """
+    try:
+        text = dumps(dict(payload))
+        round_trips = json.loads(text) == payload
+    except (TypeError, ValueError):
+        round_trips = False
+    if round_trips:
+        return _within_limit(job_name, text, max_bytes)
+    # Something does not round-trip: find the argument to name it.
     for name, value in payload.items():
         try:
             same = json.loads(dumps(value)) == value
@@ -34,8 +42,14 @@ def encode_payload(job_name: str, payload: Mapping[str, Any], max_bytes: int) ->
                 "None, lists and dicts with string keys) such as an id, not objects.",
                 code="payload-not-json",
             )
-    text = dumps(dict(payload))
-    size = len(text.encode())
+    raise InvalidInput(
+        f"The payload of job {job_name!r} does not round-trip through JSON.",
+        code="payload-not-json",
+    )
+
+
+def _within_limit(job_name: str, text: str, max_bytes: int) -> str:
+    size = len(text) if text.isascii() else len(text.encode())
     if size > max_bytes:
         raise InvalidInput(
             f"The payload of job {job_name!r} is {size} bytes, over the {max_bytes}-byte limit "

@@ -5,8 +5,11 @@ restarting it disturbs nothing else.
 """
 
 import contextlib
+import shutil
+import tempfile
 import time
 import warnings
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -53,10 +56,13 @@ class PrivateServer:
 
 
 @pytest.fixture
-def server(tmp_path_factory):
-    private = PrivateServer(tmp_path_factory.mktemp("outage") / "pgdata")
+def server():
+    # A short path of its own (a unix socket path must stay short), removed afterwards.
+    home = Path(tempfile.mkdtemp(prefix="ljoutage"))
+    private = PrivateServer(home / "pgdata")
     yield private
     private.stop()
+    shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture

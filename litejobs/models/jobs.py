@@ -11,6 +11,15 @@ _NOTIFY = f"""
     PERFORM pg_notify('{NOTIFY_CHANNEL}', NEW.queue || ' ' || extract(epoch FROM NEW.run_at)::text);
     RETURN NULL;
 """
+# After an INSERT statement: one notification per queue with the earliest due instant.
+_NOTIFY_INSERTED = f"""
+    PERFORM pg_notify('{NOTIFY_CHANNEL}', queue || ' ' || extract(epoch FROM due)::text)
+    FROM (
+        SELECT queue, min(run_at) AS due FROM inserted
+        WHERE state IN ({sql_list(CLAIMABLE)}) GROUP BY queue
+    ) AS due_by_queue;
+    RETURN NULL;
+"""
 # A concurrency-limited run ended: its slot is free for a job waiting on the same key.
 _NOTIFY_NOW = f"""
     PERFORM pg_notify('{NOTIFY_CHANNEL}', NEW.queue || ' ' || extract(epoch FROM now())::text);
@@ -118,12 +127,14 @@ class Job(models.Model):
                 func="RAISE EXCEPTION 'litejobs: job % is % and changes only through retry', "
                 "OLD.id, OLD.state USING ERRCODE = 'check_violation'; RETURN NULL;",
             ),
+            # One NOTIFY per queue per INSERT statement (enqueue_many inserts 1,000 rows).
             pgtrigger.Trigger(
                 name="litejobs_notify_inserted",
+                level=pgtrigger.Statement,
                 when=pgtrigger.After,
                 operation=pgtrigger.Insert,
-                condition=pgtrigger.Condition(f"NEW.state IN ({sql_list(CLAIMABLE)})"),
-                func=_NOTIFY,
+                referencing=pgtrigger.Referencing(new="inserted"),
+                func=_NOTIFY_INSERTED,
             ),
             pgtrigger.Trigger(
                 name="litejobs_notify_requeued",

@@ -73,11 +73,15 @@ def limited(ctx, label: str, seconds: float = 0.2) -> None:
 
 
 @job(
+    atomic=False,  # marks commit as they are written, so their ids show the overlap
     key=lambda account, label: f"per-account:{account}:{label}",
     concurrency=Concurrency(key=lambda account: f"account:{account}", limit=2),
 )
 def per_account(ctx, account: str, label: str) -> None:
-    Mark.objects.create(label=f"{account}:{label}")
+    """At most two run at once per account; start and end marks show the overlap."""
+    Mark.objects.create(label=f"{account}:start")
+    time.sleep(0.15)
+    Mark.objects.create(label=f"{account}:end")
 
 
 @job(key=lambda label, gate: f"gated:{label}", timeout="2m", retry=Retry(attempts=3, base="1s"))

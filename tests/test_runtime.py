@@ -1,0 +1,94 @@
+"""A worker running in a background thread: heartbeats, cancellation, progress, lost leases."""
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from litejobs.models import Job, JobState
+from litejobs.models import Worker as WorkerRow
+from litejobs.worker import Worker
+from litejobs.worker.control import connect
+from tests.conftest import wait_for
+from tests.testapp.jobs import gated, per_account, reports_progress
+from tests.testapp.models import Mark
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def live_worker(settings):
+    """A worker serving in a thread with a fast heartbeat; stopped at teardown."""
+    settings.LITEJOBS = {"LEASE": "2s", "HEARTBEAT": "0.2s", "POLL_INTERVAL": "1s"}
+    started = []
+
+    def start(**options):
+        options.setdefault("concurrency", 2)
+        worker = Worker(install_signals=False, **options)
+        thread = threading.Thread(target=worker.run, daemon=True)
+        thread.start()
+        started.append((worker, thread))
+        return worker
+
+    yield start
+    for worker, thread in started:
+        worker.request_stop()
+        thread.join(20)
+
+
+def test_the_worker_row_shows_while_it_runs_and_goes_when_it_stops(live_worker):
+    worker = live_worker()
+    row = wait_for(lambda: WorkerRow.objects.filter(pk=worker.id).first(), what="the Worker row")
+    assert (row.pid, row.concurrency, row.queues) == (worker.pid, 2, [])
+    worker.request_stop()
+    wait_for(lambda: not WorkerRow.objects.filter(pk=worker.id).exists(), what="row removed")
+
+
+def test_an_operator_cancel_reaches_the_running_body(live_worker, tmp_path):
+    gate = tmp_path / "gate"
+    enqueued = gated.enqueue(label="c", gate=str(gate))
+    live_worker()
+    wait_for(lambda: Path(f"{gate}.started.1").exists(), what="the job to start")
+    Job.objects.filter(pk=enqueued.id).update(cancel_requested=True)
+    wait_for(lambda: Job.objects.get(pk=enqueued.id).state == JobState.CANCELLED)
+    assert not Mark.objects.exists()  # the body stopped; its transaction rolled back
+
+
+def test_a_lost_lease_cancels_the_body_and_refuses_its_completion(live_worker, tmp_path):
+    gate = tmp_path / "gate"
+    enqueued = gated.enqueue(label="lost", gate=str(gate))
+    worker = live_worker()
+    wait_for(lambda: Path(f"{gate}.started.1").exists(), what="the job to start")
+    with connect("default") as other:  # another claim takes the job over
+        other.execute(
+            "UPDATE litejobs_job SET fence = nextval('litejobs_fence') WHERE id = %s",
+            [enqueued.id],
+        )
+    wait_for(lambda: worker.counts.get("refused") == 1, what="the stale run to be refused")
+    job = Job.objects.get(pk=enqueued.id)
+    assert job.state == JobState.RUNNING  # the stale holder wrote nothing
+    assert not Mark.objects.exists()  # and its body's write rolled back
+
+
+def test_progress_is_written_while_the_job_runs(live_worker):
+    enqueued = reports_progress.enqueue(label="p")
+    live_worker()
+    progress = wait_for(
+        lambda: Job.objects.get(pk=enqueued.id).progress, what="progress to be written"
+    )
+    assert progress == {"done": 5, "total": 10, "note": "halfway"}
+    wait_for(lambda: Job.objects.get(pk=enqueued.id).state == JobState.DONE)
+
+
+def test_a_keyed_concurrency_limit_holds_per_key(live_worker):
+    per_account.enqueue_many(
+        [{"account": account, "label": str(i)} for account in "ab" for i in range(5)]
+    )
+    live_worker(concurrency=6)
+    wait_for(lambda: Job.objects.filter(state=JobState.DONE).count() == 10, timeout=30)
+    running, peak = {"a": 0, "b": 0}, {"a": 0, "b": 0}
+    for label in Mark.objects.order_by("id").values_list("label", flat=True):
+        account, event = label.split(":")
+        running[account] += 1 if event == "start" else -1
+        peak[account] = max(peak[account], running[account])
+    assert peak == {"a": 2, "b": 2}
