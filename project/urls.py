@@ -1,8 +1,11 @@
-"""URLs of the demo project: the admin is the operator surface."""
+"""URLs of the demo project: the admin is the operator surface; ``/`` is the demo shop."""
 
 from django.contrib import admin
 from django.urls import path
 
+from project.orders.views import home
+
 urlpatterns = [
+    path("", home, name="home"),
     path("admin/", admin.site.urls),
 ]

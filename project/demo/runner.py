@@ -1,0 +1,300 @@
+"""``make demo``: migrate, seed, then run the web server and a worker until Ctrl-C.
+
+A plain class the ``demo`` command only wraps, so a test can drive its parts. The children
+are real ``manage.py`` processes, exactly what a deployment runs side by side. Each child
+gets its own process group: the terminal's Ctrl-C reaches only this process, which forwards
+it once — a worker that received the terminal's signal *and* a forwarded one would take it
+as the "second signal" and exit without draining.
+
+Before the children start, a signal interrupts setup (migrate, seeding) like Ctrl-C always
+does. From then on the handler only counts; the supervising loop does all the forwarding, so
+a signal that lands while a child is being spawned is still delivered to it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import TextIO
+
+from django.conf import settings
+from django.core.management import call_command, get_commands
+from django.db import connections
+
+from litejobs.conf import settings as litejobs_settings
+from project import database
+
+from .seed import LOGINS, seed_demo_data
+
+MANAGE_PY = database.BASE_DIR / "manage.py"
+#: How often the supervising loop looks at its children and at pending signals.
+TICK = 0.1
+#: Extra seconds children get beyond the worker's drain timeout before they are killed.
+STOP_GRACE = 15.0
+#: Optional long-running commands the demo also runs when litejobs provides them.
+OPTIONAL_RUNTIMES = ("runscheduler",)
+
+
+class DemoError(Exception):
+    """The demo cannot start; the message says what to change."""
+
+
+@dataclass
+class Child:
+    """One ``manage.py`` process the demo started."""
+
+    name: str
+    process: subprocess.Popen
+    signalled: bool = False
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+
+class DemoRunner:
+    """Prepares the database, runs the demo's processes, and stops all of them together."""
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        worker: bool = True,
+        out: TextIO | None = None,
+        verbosity: int = 1,
+        ready_timeout: float = 60.0,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.worker = worker
+        self.out = out or sys.stdout
+        self.verbosity = verbosity
+        self.ready_timeout = ready_timeout
+        self.children: list[Child] = []
+        self._running = False  # children may exist: signals are forwarded, not raised
+        self._signals = 0
+        self._signum = signal.SIGTERM
+        self._failed: str | None = None
+
+    # The whole run ---------------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Serve the demo until a signal; answers the exit code (0 after a clean Ctrl-C)."""
+        previous = {
+            signum: signal.signal(signum, self._on_signal)
+            for signum in (signal.SIGINT, signal.SIGTERM)
+        }
+        try:
+            self.check_port()
+            self.prepare()
+            self.start()
+            if self.wait_until_serving():
+                self.announce()
+            return self.supervise()
+        except KeyboardInterrupt:  # a signal during migrate or seeding
+            self.say("Interrupted before the demo started.")
+            return 130
+        finally:
+            self._running = True  # from here a signal is counted, never raised
+            self._kill_leftovers()
+            self.stop_database()
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+    def _on_signal(self, signum: int, frame) -> None:
+        self._signals += 1
+        if self._signals == 1:
+            self._signum = signum
+        if not self._running:
+            raise KeyboardInterrupt
+
+    # Steps -----------------------------------------------------------------------------------
+
+    def check_port(self) -> None:
+        """Refuse a busy port now, before minutes of setup end in the web server's bind error."""
+        try:
+            family, kind, proto, _, address = socket.getaddrinfo(
+                self.host, self.port, type=socket.SOCK_STREAM
+            )[0]
+        except socket.gaierror as exc:
+            raise DemoError(f"Cannot use --host {self.host!r}: {exc.strerror}.") from exc
+        with socket.socket(family, kind, proto) as probe:
+            # As the server will: a port that only has connections in TIME_WAIT is free.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                raise DemoError(
+                    f"Port {self.port} on {self.host} is busy ({exc.strerror}). Stop what "
+                    f"listens there, or pick another port: manage.py demo --port {self.port + 1}"
+                ) from exc
+
+    def prepare(self) -> None:
+        """Migrate and load the demo data; both are no-ops when already done."""
+        self.say(f"Database: {self.describe_database()}")
+        call_command("migrate", interactive=False, verbosity=max(0, self.verbosity - 1))
+        report = seed_demo_data()
+        if report.users_created:
+            self.say(f"Created demo users: {', '.join(report.users_created)}")
+        if report.orders_placed:
+            ids = ", ".join(f"#{pk}" for pk in report.orders_placed)
+            self.say(f"Placed demo orders {ids}: their receipt jobs are queued.")
+        else:
+            self.say("Demo data already loaded.")
+        connections.close_all()  # the children do the work from here on
+
+    def start(self) -> None:
+        """Start the web server, the worker, and the other runtimes litejobs provides."""
+        self._running = True
+        addrport = f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+        self._spawn("web", "runserver", "--noreload", "--insecure", addrport)
+        if self.worker:
+            self._spawn("worker", "runworker")
+            available = get_commands()
+            for command in OPTIONAL_RUNTIMES:
+                if command in available:
+                    self._spawn(command.removeprefix("run"), command)
+
+    def wait_until_serving(self) -> bool:
+        """Poll the admin login page until it answers; ``False`` if stopped or failed first."""
+        deadline = time.monotonic() + self.ready_timeout
+        url = self.url("/admin/login/")
+        while time.monotonic() < deadline:
+            if self._signals or self._failed or self._check_children():
+                return False
+            try:
+                with urllib.request.urlopen(url, timeout=1) as response:  # noqa: S310 - http://host
+                    if response.status == 200:
+                        return True
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(TICK)
+        self._begin_failure(f"the web server did not answer {url} within {self.ready_timeout:g}s")
+        return False
+
+    def announce(self) -> None:
+        logins = ", ".join(str(login) for login in LOGINS)
+        pids = ", ".join(f"{child.name} pid {child.process.pid}" for child in self.children)
+        self.say("")
+        self.say("litejobs demo is running:")
+        self.say(f"  Shop:  {self.url('/')}  (place an order, watch its receipt job run)")
+        self.say(f"  Admin: {self.url('/admin/')}  ({logins})")
+        self.say(f"  Processes: {pids}")
+        self.say("Receipt emails print in this terminal. Press Ctrl-C to stop everything.")
+        self.say("")
+
+    def supervise(self) -> int:
+        """Wait for a signal or a dead child; stop every child; answer the exit code."""
+        stop_deadline: float | None = None
+        while True:
+            self._check_children()
+            stopping = bool(self._signals or self._failed)
+            if stopping and stop_deadline is None:
+                stop_deadline = time.monotonic() + self.stop_timeout()
+                reason = self._failed or signal.Signals(self._signum).name
+                self.say(f"Stopping ({reason}); waiting for the processes to finish ...")
+            if self._signals >= 2:
+                self._kill("second signal")
+            elif stopping:
+                self._forward()
+                if stop_deadline is not None and time.monotonic() > stop_deadline:
+                    self._kill(f"still running after {self.stop_timeout():g}s")
+            if not any(child.alive for child in self.children):
+                break
+            time.sleep(TICK)
+        for child in self.children:
+            self.say(f"{child.name} stopped (exit code {child.process.returncode}).")
+        return 1 if self._failed else 0
+
+    def stop_database(self) -> None:
+        """Stop the embedded PostgreSQL if this run started it; a server found running stays."""
+        if os.environ.get("DATABASE_URL") or not database.started_here:
+            return
+        connections.close_all()
+        database.stop_embedded()
+        database.started_here = False
+        self.say("Stopped the embedded PostgreSQL.")
+
+    # Helpers ---------------------------------------------------------------------------------
+
+    def say(self, line: str) -> None:
+        self.out.write(line + "\n")
+        self.out.flush()
+
+    def url(self, path: str) -> str:
+        """A URL on the demo's server that a browser on this machine can open."""
+        host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(self.host, self.host)  # noqa: S104
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}{path}"
+
+    def stop_timeout(self) -> float:
+        """How long children get to stop: the worker's drain, plus time to exit."""
+        return litejobs_settings.duration("DRAIN_TIMEOUT").total_seconds() + STOP_GRACE
+
+    def describe_database(self) -> str:
+        if os.environ.get("DATABASE_URL"):
+            db = settings.DATABASES["default"]
+            host = db.get("HOST") or db.get("OPTIONS", {}).get("host") or "localhost"
+            return f"DATABASE_URL (database {db['NAME']!r} on {host})"
+        ownership = "started for this demo" if database.started_here else "already running"
+        return f"embedded PostgreSQL in {database.embedded_data_dir()} ({ownership})"
+
+    def _spawn(self, name: str, *args: str) -> None:
+        env = {**os.environ, "DJANGO_SETTINGS_MODULE": settings.SETTINGS_MODULE}
+        env["PYTHONUNBUFFERED"] = "1"
+        process = subprocess.Popen(  # noqa: S603 - our own interpreter and manage.py
+            [sys.executable, str(MANAGE_PY), *args],
+            cwd=database.BASE_DIR,
+            env=env,
+            process_group=0,
+        )
+        self.children.append(Child(name, process))
+
+    def _check_children(self) -> bool:
+        """Notice a child that exited on its own; answers whether one did."""
+        if self._signals or self._failed:
+            return False
+        for child in self.children:
+            if not child.alive:
+                self._begin_failure(f"{child.name} exited with code {child.process.returncode}")
+                return True
+        return False
+
+    def _begin_failure(self, reason: str) -> None:
+        self._failed = reason
+        self._signum = signal.SIGTERM
+
+    def _forward(self) -> None:
+        """Pass the stop signal on, once per child (twice would mean "exit now" to a worker)."""
+        for child in self.children:
+            if child.alive and not child.signalled:
+                child.process.send_signal(self._signum)
+                child.signalled = True
+
+    def _kill(self, reason: str) -> None:
+        for child in self.children:
+            if child.alive:
+                self.say(f"Killing {child.name} ({reason}).")
+                self._kill_group(child)
+
+    def _kill_leftovers(self) -> None:
+        """Nothing outlives the demo, even when it stops through an unexpected error."""
+        for child in self.children:
+            if child.alive:
+                self._kill_group(child)
+
+    @staticmethod
+    def _kill_group(child: Child) -> None:
+        """SIGKILL the child and anything it started (its process group is its own)."""
+        with contextlib.suppress(ProcessLookupError):  # it exited since we looked
+            os.killpg(child.process.pid, signal.SIGKILL)
+        child.process.wait()

@@ -1,0 +1,114 @@
+"""The demo's data: two logins and a few orders, loaded idempotently on every ``make demo``.
+
+Orders come from ``fixtures/demo_orders.json`` but are placed through
+``project.orders.services.place_order`` rather than ``loaddata``: a fixture row would skip the
+enqueue, and the point of the demo is that each order's receipt job commits with it.
+Users are created in code because their passwords must be hashed by the configured hasher.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group, Permission
+from django.db import transaction
+
+from project.database import BASE_DIR
+from project.orders.models import Order
+from project.orders.services import place_order
+
+ORDERS_FIXTURE = BASE_DIR / "fixtures" / "demo_orders.json"
+#: Staff who operate litejobs from the admin; they may look at everything and change nothing.
+OPERATORS_GROUP = "Operators"
+#: The apps whose models operators may view.
+OPERATED_APPS = ("litejobs", "orders")
+
+
+@dataclass(frozen=True)
+class DemoLogin:
+    username: str
+    password: str
+    superuser: bool
+
+    def __str__(self) -> str:
+        return f"{self.username}/{self.password}"
+
+
+#: The logins ``make demo`` prints; a superuser, and an operator with view permissions only.
+LOGINS = (
+    DemoLogin("admin", "admin", superuser=True),
+    DemoLogin("ops", "ops", superuser=False),
+)
+
+
+@dataclass
+class SeedReport:
+    """What one seeding run changed, so the demo can say it."""
+
+    users_created: list[str] = field(default_factory=list)
+    orders_placed: list[int] = field(default_factory=list)
+
+
+def load_order_fixture(path: Path = ORDERS_FIXTURE) -> list[dict]:
+    """The demo orders, with totals as ``Decimal`` (JSON holds them as strings, exactly)."""
+    rows = json.loads(path.read_text())
+    return [{**row, "total": Decimal(row["total"])} for row in rows]
+
+
+def seed_demo_data(orders_fixture: Path = ORDERS_FIXTURE) -> SeedReport:
+    """Create the demo logins and orders unless they exist; safe to run any number of times.
+
+    One transaction: an interrupted first run leaves nothing half-seeded for the next one to
+    mistake for done.
+    """
+    report = SeedReport()
+    with transaction.atomic():
+        operators = _operators_group()
+        for login in LOGINS:
+            if _ensure_user(login, operators):
+                report.users_created.append(login.username)
+        orders = load_order_fixture(orders_fixture)
+        emails = [row["customer_email"] for row in orders]
+        if not Order.objects.filter(customer_email__in=emails).exists():
+            report.orders_placed = [place_order(**row).pk for row in orders]
+    return report
+
+
+def _operators_group() -> Group:
+    """The operators' group, granted every view permission of the operated apps.
+
+    Re-granted on each run so models added to litejobs since the last run are covered.
+    """
+    group, _ = Group.objects.get_or_create(name=OPERATORS_GROUP)
+    group.permissions.set(
+        Permission.objects.filter(
+            content_type__app_label__in=OPERATED_APPS, codename__startswith="view_"
+        )
+    )
+    return group
+
+
+def _ensure_user(login: DemoLogin, operators: Group) -> bool:
+    """Make ``login`` work as printed; answers whether the user was created.
+
+    An existing user keeps its row (and its history in the admin log) but gets the printed
+    password and flags back, so the logins the demo announces are always the right ones.
+    """
+    user_model = get_user_model()
+    user = user_model.objects.filter(username=login.username).first()
+    created = user is None
+    if created:
+        user = user_model(username=login.username, email=f"{login.username}@example.com")
+    user.is_active = True
+    user.is_staff = True
+    user.is_superuser = login.superuser
+    if created or not user.check_password(login.password):
+        user.set_password(login.password)
+    user.save()
+    if not login.superuser:
+        user.groups.add(operators)
+    return created
