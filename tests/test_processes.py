@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from litejobs.models import Job, JobAttempt, JobState
+from litejobs.models import Worker as WorkerRow
 from tests.conftest import wait_for
-from tests.testapp.jobs import gated, gated_unfenced, limited
+from tests.testapp.jobs import gated, gated_unfenced, limited, record
 from tests.testapp.models import Mark
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -109,3 +110,14 @@ def test_a_concurrency_limit_holds_across_two_worker_processes(processes):
     for start, end in zip(labels[::2], labels[1::2], strict=True):
         assert start.endswith(":start") and end == start.replace(":start", ":end")
     assert len(set(Mark.objects.values_list("value", flat=True))) == 2  # both processes ran jobs
+
+
+def test_a_process_pool_runs_jobs_in_separate_processes_and_drains_on_sigterm(processes):
+    record.enqueue_many([{"label": f"p{i}", "value": i} for i in range(20)])
+    pool = processes.worker("--pool", "processes", "--concurrency", "2", **FAST)
+    wait_for(lambda: Job.objects.filter(state=JobState.DONE).count() == 20, what="the pool")
+    wait_for(lambda: WorkerRow.objects.count() == 2, what="two worker rows")
+    assert len({row.pid for row in WorkerRow.objects.all()} - {pool.pid}) == 2
+    pool.send_signal(signal.SIGTERM)
+    assert pool.wait(30) == 0
+    assert WorkerRow.objects.count() == 0  # both children drained and removed their rows
