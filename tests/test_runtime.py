@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from litejobs.models import Job, JobState
+from litejobs.models import Job, JobAttempt, JobState
 from litejobs.models import Worker as WorkerRow
 from litejobs.worker import Worker
 from litejobs.worker.control import connect
@@ -92,3 +92,32 @@ def test_a_keyed_concurrency_limit_holds_per_key(live_worker):
         running[account] += 1 if event == "start" else -1
         peak[account] = max(peak[account], running[account])
     assert peak == {"a": 2, "b": 2}
+
+
+def test_the_heartbeat_reaps_jobs_of_a_lost_worker(live_worker, clock):
+    from datetime import timedelta
+
+    lapsed = clock.now() - timedelta(minutes=5)
+    common = {
+        "name": "testapp.record",
+        "state": JobState.RUNNING,
+        "attempts": 1,
+        "max_attempts": 3,
+        "run_at": lapsed,
+        "created_at": lapsed,
+        "lease_owner": "ghost",
+        "lease_expires_at": lapsed,
+        "fence": 1,
+    }
+    retried = Job.objects.create(key="r", payload={"label": "r"}, **common)
+    cancelled = Job.objects.create(key="c", payload={"label": "c"}, cancel_requested=True, **common)
+    spent = Job.objects.create(key="s", payload={"label": "s"}, **{**common, "attempts": 3})
+    live_worker(queues=["elsewhere"])  # reaps, but runs nothing
+    wait_for(lambda: not Job.objects.filter(state=JobState.RUNNING).exists(), what="reaping")
+    states = dict(Job.objects.values_list("key", "state"))
+    assert states == {"r": JobState.FAILED, "c": JobState.CANCELLED, "s": JobState.DEAD}
+    assert set(JobAttempt.objects.values_list("job_id", "outcome")) == {
+        (retried.id, "lease_expired"),
+        (cancelled.id, "lease_expired"),
+        (spent.id, "lease_expired"),
+    }

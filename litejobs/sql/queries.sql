@@ -162,7 +162,8 @@ WHERE job.id = updates.id AND job.fence = updates.fence AND job.state = 'running
 -- name: heartbeat
 -- One statement per heartbeat: the Worker row, the leases of every job this worker holds
 -- (answering which are still ours and whether an operator asked to cancel them), the jobs
--- of workers that stopped renewing (back to `failed` for a retry, or `dead` when spent), and
+-- of workers that stopped renewing (back to `failed` for a retry, `dead` when spent, or
+-- `cancelled` when an operator had asked to cancel them), and
 -- Worker rows long gone.
 WITH worker AS (
     INSERT INTO litejobs_worker (
@@ -191,8 +192,10 @@ WITH worker AS (
     FOR UPDATE SKIP LOCKED
 ), reaped AS (
     UPDATE litejobs_job AS job
-    SET state = CASE WHEN job.attempts >= job.max_attempts THEN 'dead' ELSE 'failed' END,
-        finished_at = CASE WHEN job.attempts >= job.max_attempts THEN %(now)s::timestamptz END,
+    SET state = CASE WHEN job.cancel_requested THEN 'cancelled'
+                     WHEN job.attempts >= job.max_attempts THEN 'dead' ELSE 'failed' END,
+        finished_at = CASE WHEN job.cancel_requested OR job.attempts >= job.max_attempts
+                           THEN %(now)s::timestamptz END,
         run_at = %(now)s, lease_expires_at = NULL,
         error_class = 'litejobs.LeaseExpired',
         error_message = 'Worker ' || job.lease_owner
@@ -219,3 +222,51 @@ SELECT id, false, true FROM reaped
 -- name: worker_stopped
 -- A worker that exits cleanly removes its row.
 DELETE FROM litejobs_worker WHERE id = %(owner)s
+
+-- name: cancel
+-- An operator's cancel of one live job, in one statement: cancelled at once, or, while a
+-- worker holds it under a current lease, cancel_requested for that worker's heartbeat. A
+-- running job whose lease lapsed (its worker is gone) is cancelled at once and its lost
+-- attempt recorded, so the reaper cannot hand it back to a worker.
+WITH target AS (
+    SELECT id, state AS was, attempts, lease_owner, started_at,
+           (state = 'running' AND lease_expires_at >= %(now)s) AS held
+    FROM litejobs_job
+    WHERE id = %(id)s AND state IN ({live})
+    FOR UPDATE
+), changed AS (
+    UPDATE litejobs_job AS job
+    SET state = CASE WHEN target.held THEN 'running' ELSE 'cancelled' END,
+        cancel_requested = target.held,
+        finished_at = CASE WHEN target.held THEN job.finished_at ELSE %(now)s::timestamptz END,
+        lease_expires_at = CASE WHEN target.held THEN job.lease_expires_at END
+    FROM target
+    WHERE job.id = target.id
+    RETURNING job.id, job.state, target.was, job.lease_owner
+), lost AS (
+    INSERT INTO litejobs_jobattempt (
+        job_id, number, worker, started_at, finished_at, outcome,
+        error_class, error_message, error_traceback
+    )
+    SELECT id, attempts, lease_owner, started_at, %(now)s, 'lease_expired',
+           'litejobs.LeaseExpired',
+           'Worker ' || lease_owner || ' stopped renewing its lease; an operator cancelled the job.',
+           ''
+    FROM target
+    WHERE was = 'running' AND NOT held
+)
+SELECT id, state, was, lease_owner FROM changed
+
+-- name: purge
+-- One bounded batch of finished rows in one state, older than its retention, with their
+-- attempt history. Rows an operator is retrying right now are skipped, never deleted.
+WITH doomed AS (
+    SELECT id FROM litejobs_job
+    WHERE state = %(state)s AND finished_at < %(before)s
+    ORDER BY finished_at
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), attempts AS (
+    DELETE FROM litejobs_jobattempt WHERE job_id IN (SELECT id FROM doomed)
+)
+DELETE FROM litejobs_job WHERE id IN (SELECT id FROM doomed)

@@ -1,0 +1,60 @@
+"""What the litejobs admin pages share: read-only by default, operator actions by permission."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+
+from ..exceptions import LitejobsError
+
+#: Jobs one admin action may touch: a select-across of a million rows is refused, not run.
+ACTION_LIMIT = 500
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows only the engine writes: nothing to add, change or delete by hand.
+
+    Operators act through explicit actions (``has_operate_permission``), never by editing a
+    row, so every change goes through ``litejobs.operations`` and its conditional statements.
+    """
+
+    #: The model permission that lets a user run this page's actions.
+    operate_permission = "change"
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        """Never: rows are written by enqueues and runtimes, not typed in."""
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        """Never: an edit would bypass the conditional transitions (detail pages are views)."""
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        """Never: finished rows leave through ``purge`` by retention, live ones by cancel."""
+        return False
+
+    def has_operate_permission(self, request) -> bool:
+        """May this user retry, cancel, pause...? The model's ``change`` permission says."""
+        opts = self.opts
+        codename = f"{self.operate_permission}_{opts.model_name}"
+        return request.user.has_perm(f"{opts.app_label}.{codename}")
+
+
+def acted_by(request) -> str:
+    """Who acts, as recorded and logged by ``litejobs.operations``: the admin user name."""
+    return request.user.get_username() or f"user:{request.user.pk}"
+
+
+def report(model_admin, request, verb, job_ids) -> None:
+    """Apply a job verb to each id and tell the user, job by job, what happened or why not."""
+    by = acted_by(request)
+    for job_id in job_ids:
+        try:
+            outcome = verb(job_id, by=by)
+        except LitejobsError as error:
+            model_admin.message_user(request, str(error), messages.ERROR)
+        else:
+            level = messages.SUCCESS if outcome.action != "cancel-requested" else messages.WARNING
+            model_admin.message_user(request, outcome.message, level)
+
+
+__all__ = ["ACTION_LIMIT", "ReadOnlyAdmin", "acted_by", "report"]

@@ -1,0 +1,277 @@
+"""Jobs in the admin: a listing that stays fast at a million rows, a redacted detail page,
+and the retry / cancel / run now actions of ``litejobs.operations``."""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+
+from django.contrib import admin, messages
+from django.core.paginator import Paginator
+from django.db.models import Q
+from django.utils.html import format_html
+
+from .. import clock, operations, registry
+from ..models import Job, JobAttempt, QueueState
+from .base import ACTION_LIMIT, ReadOnlyAdmin, report
+
+
+class CappedCountPaginator(Paginator):
+    """Counts at most ``CAP`` rows, so a page of a million-row listing costs no full count.
+
+    ``capped`` tells the template to show "10000+" instead of an exact total.
+    """
+
+    CAP = 10_000
+
+    @cached_property
+    def count(self) -> int:
+        """The row count, or ``CAP`` when there are more (one LIMITed count)."""
+        counted = self.object_list[: self.CAP + 1].count()
+        self.capped = counted > self.CAP
+        return min(counted, self.CAP)
+
+    capped = False
+
+
+class QueueFilter(admin.SimpleListFilter):
+    """Filter by queue; the choices come from declarations and queue switches, not a scan."""
+
+    title = "queue"
+    parameter_name = "queue"
+
+    def lookups(self, request, model_admin):
+        """Declared queues and queues with a switch (plus the one selected)."""
+        names = {d.queue for d in registry.all_jobs()}
+        names |= set(QueueState.objects.values_list("name", flat=True))
+        if self.value():
+            names.add(self.value())
+        return [(name, name) for name in sorted(names)]
+
+    def queryset(self, request, queryset):
+        """Jobs of the selected queue."""
+        return queryset.filter(queue=self.value()) if self.value() else queryset
+
+
+class NameFilter(admin.SimpleListFilter):
+    """Filter by job name; the choices are the declared jobs (no DISTINCT over the table)."""
+
+    title = "job"
+    parameter_name = "name"
+
+    def lookups(self, request, model_admin):
+        """Declared job names (plus the one selected, e.g. a renamed job's old name)."""
+        names = {d.name for d in registry.all_jobs()}
+        if self.value():
+            names.add(self.value())
+        return [(name, name) for name in sorted(names)]
+
+    def queryset(self, request, queryset):
+        """Jobs of the selected name."""
+        return queryset.filter(name=self.value()) if self.value() else queryset
+
+
+def _pre(value) -> str:
+    if value in (None, "", {}, []):
+        return "-"
+    text = value if isinstance(value, str) else json.dumps(value, indent=2, sort_keys=True)
+    return format_html('<pre style="white-space: pre-wrap; margin: 0">{}</pre>', text)
+
+
+class JobAttemptInline(admin.TabularInline):
+    """The attempts that did not succeed, oldest first: why, when and on which worker."""
+
+    model = JobAttempt
+    verbose_name = "failed attempt"
+    verbose_name_plural = "failed attempts"
+    extra = 0
+    can_delete = False
+    fields = (
+        "number",
+        "outcome",
+        "worker",
+        "started_at",
+        "finished_at",
+        "error_class",
+        "error_message",
+        "traceback",
+    )
+    readonly_fields = fields
+    ordering = ("number",)
+
+    @admin.display(description="traceback")
+    def traceback(self, obj: JobAttempt):
+        """The attempt's (scrubbed) traceback, folded: tracebacks are long."""
+        if not obj.error_traceback:
+            return "-"
+        return format_html(
+            '<details><summary>show</summary><pre style="white-space: pre-wrap">{}</pre></details>',
+            obj.error_traceback,
+        )
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        """Never: attempts are written by the worker only."""
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        """Never: the history is a record."""
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        """Never: attempts go with their job when it is purged."""
+        return False
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        """Whoever may view the job may view its attempts: the history belongs to the job."""
+        return request.user.has_perm("litejobs.view_job")
+
+
+#: Columns the listing never shows: not read for a changelist page.
+HEAVY_FIELDS = ("payload", "result", "error_message", "error_traceback", "progress")
+
+
+@admin.register(Job)
+class JobAdmin(ReadOnlyAdmin):
+    """Every job, newest first; operators act with retry, cancel and run now."""
+
+    list_display = (
+        "id",
+        "name",
+        "queue",
+        "state_label",
+        "attempts_label",
+        "run_at",
+        "created_at",
+        "finished_at",
+    )
+    list_display_links = ("id", "name")
+    list_filter = ("state", QueueFilter, NameFilter)
+    search_fields = ("key", "name", "id")
+    search_help_text = "An exact job id, idempotency key or job name."
+    list_per_page = 50
+    list_max_show_all = 50
+    show_full_result_count = False
+    paginator = CappedCountPaginator
+    ordering = ("-id",)
+    actions = ("retry_jobs", "cancel_jobs", "promote_jobs")
+    inlines = (JobAttemptInline,)
+    fieldsets = (
+        (
+            None,
+            {
+                "fields": (
+                    "id",
+                    "name",
+                    "queue",
+                    "state_label",
+                    "tenant",
+                    "key",
+                    "priority",
+                    "attempts_label",
+                    "run_at",
+                    "created_at",
+                    "started_at",
+                    "finished_at",
+                )
+            },
+        ),
+        ("Payload and result", {"fields": ("safe_payload", "result_shown", "progress_shown")}),
+        ("Error", {"fields": ("error_class", "error_message", "traceback_shown")}),
+        (
+            "Lease",
+            {
+                "fields": (
+                    "lease_owner",
+                    "lease_expires_at",
+                    "fence",
+                    "cancel_requested",
+                    "concurrency_key",
+                    "concurrency_limit",
+                    "traceparent",
+                )
+            },
+        ),
+    )
+    readonly_fields = tuple(f for _, options in fieldsets for f in options["fields"])
+
+    def get_queryset(self, request):
+        """The listing leaves payloads and tracebacks unread: it shows neither."""
+        queryset = super().get_queryset(request)
+        match = getattr(request, "resolver_match", None)
+        if match is not None and match.url_name == "litejobs_job_changelist":
+            queryset = queryset.defer(*HEAVY_FIELDS)
+        return queryset
+
+    def get_search_results(self, request, queryset, search_term):
+        """Exact matches only: ``icontains`` over a million keys would scan the table."""
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        match = Q(key=term) | Q(name=term)
+        if term.isdigit() and int(term) < 2**63:
+            match |= Q(pk=int(term))
+        return queryset.filter(match), False
+
+    # Columns -------------------------------------------------------------------------------
+
+    @admin.display(description="state", ordering="state")
+    def state_label(self, obj: Job) -> str:
+        """The state, marking scheduled and failed jobs whose time has come as due."""
+        return operations.state_label(obj.state, obj.run_at, clock.now())
+
+    @admin.display(description="attempts")
+    def attempts_label(self, obj: Job) -> str:
+        """Attempts started out of the maximum, e.g. ``2/5``."""
+        return f"{obj.attempts}/{obj.max_attempts}"
+
+    @admin.display(description="payload")
+    def safe_payload(self, obj: Job):
+        """The payload with the declaration's sensitive fields redacted (all, if unknown)."""
+        return _pre(operations.safe_payload(obj.name, obj.payload))
+
+    @admin.display(description="result")
+    def result_shown(self, obj: Job):
+        """The body's JSON result, indented."""
+        return _pre(obj.result)
+
+    @admin.display(description="progress")
+    def progress_shown(self, obj: Job):
+        """The latest ``ctx.progress(...)`` the body reported."""
+        return _pre(obj.progress)
+
+    @admin.display(description="traceback")
+    def traceback_shown(self, obj: Job):
+        """The last error's traceback (sensitive values already scrubbed by the worker)."""
+        return _pre(obj.error_traceback)
+
+    # Actions -------------------------------------------------------------------------------
+
+    def _act(self, request, queryset, verb) -> None:
+        ids = list(queryset.order_by("-pk").values_list("pk", flat=True)[: ACTION_LIMIT + 1])
+        if len(ids) > ACTION_LIMIT:
+            self.message_user(
+                request,
+                f"[selection-too-large] An action applies to at most {ACTION_LIMIT} jobs at "
+                "once; nothing was changed. Narrow the list with the filters, or use "
+                "`manage.py litejobs` in a loop.",
+                messages.ERROR,
+            )
+            return
+        report(self, request, verb, ids)
+
+    @admin.action(
+        description="Retry selected jobs (ready now, attempts reset)", permissions=["operate"]
+    )
+    def retry_jobs(self, request, queryset):
+        """``operations.retry`` on each selected job."""
+        self._act(request, queryset, operations.retry)
+
+    @admin.action(description="Cancel selected jobs", permissions=["operate"])
+    def cancel_jobs(self, request, queryset):
+        """``operations.cancel`` on each selected job (running ones: requested)."""
+        self._act(request, queryset, operations.cancel)
+
+    @admin.action(description="Run selected jobs now", permissions=["operate"])
+    def promote_jobs(self, request, queryset):
+        """``operations.promote`` on each selected job."""
+        self._act(request, queryset, operations.promote)

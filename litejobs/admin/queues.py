@@ -1,0 +1,119 @@
+"""Queues in the admin: one overview of every queue's counts, with pause and resume.
+
+The overview replaces the QueueState changelist: queues exist in job rows and declarations,
+not only as switches, so it is built from ``operations.queue_overview`` (one GROUP BY over the
+jobs, one read of the switches) rather than from QueueState rows alone.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+
+from .. import operations
+from ..exceptions import LitejobsError
+from ..models import QueueState
+from .base import ReadOnlyAdmin, acted_by
+
+
+class QueueActionForm(forms.Form):
+    """Pause or resume the ticked queues; a pause needs a reason."""
+
+    action = forms.ChoiceField(choices=[("pause", "Pause"), ("resume", "Resume")])
+    queue = forms.MultipleChoiceField(choices=[], error_messages={"required": "Tick a queue."})
+    reason = forms.CharField(
+        required=False,
+        max_length=1000,
+        help_text="Why the queue is paused (required to pause): the next operator reads it.",
+    )
+
+    def __init__(self, *args, queues=(), **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["queue"].choices = [(name, name) for name in queues]
+
+
+@admin.register(QueueState)
+class QueueStateAdmin(ReadOnlyAdmin):
+    """Every queue with ready / scheduled / running / failed / dead counts and its switch."""
+
+    list_display = ("name", "paused", "reason", "changed_by", "changed_at")
+    fields = ("name", "paused", "reason", "changed_by", "changed_at")
+    readonly_fields = fields
+    overview_template = "admin/litejobs/queuestate/overview.html"
+
+    def changelist_view(self, request, extra_context=None):
+        """The queue overview (GET) and its pause / resume form (POST)."""
+        if not self.has_view_or_change_permission(request):
+            raise PermissionDenied
+        summaries = operations.queue_overview()
+        names = [s.name for s in summaries]
+        if request.method == "POST":
+            if not self.has_operate_permission(request):
+                raise PermissionDenied
+            # A queue with no jobs and no switch yet may be paused ahead of its first job.
+            form = QueueActionForm(
+                request.POST, queues=sorted({*names, *request.POST.getlist("queue")})
+            )
+            self._apply(request, form)
+            return HttpResponseRedirect(request.get_full_path())
+        jobs_url = reverse(f"{self.admin_site.name}:litejobs_job_changelist")
+        rows = [
+            {
+                "summary": summary,
+                "counts": [
+                    (
+                        summary.counts[state.value],
+                        f"{jobs_url}?{urlencode({'queue': summary.name, 'state': state.value})}",
+                    )
+                    for state in operations.OVERVIEW_STATES
+                ],
+                "oldest_due": (
+                    operations.format_age(summary.oldest_due_age)
+                    if summary.oldest_due_age is not None
+                    else ""
+                ),
+            }
+            for summary in summaries
+        ]
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Queues",
+            "subtitle": None,
+            "opts": self.opts,
+            "app_label": self.opts.app_label,
+            "states": [state.label for state in operations.OVERVIEW_STATES],
+            "rows": rows,
+            "form": QueueActionForm(queues=names),
+            "can_operate": self.has_operate_permission(request),
+            **(extra_context or {}),
+        }
+        request.current_app = self.admin_site.name
+        return TemplateResponse(request, self.overview_template, context)
+
+    def _apply(self, request, form: QueueActionForm) -> None:
+        if not form.is_valid():
+            problems = "; ".join(
+                f"{name}: {' '.join(errors)}" for name, errors in form.errors.items()
+            )
+            self.message_user(request, f"Nothing changed: {problems}", messages.ERROR)
+            return
+        by = acted_by(request)
+        action = form.cleaned_data["action"]
+        for queue in form.cleaned_data["queue"]:
+            try:
+                if action == "pause":
+                    operations.pause(queue, reason=form.cleaned_data["reason"], by=by)
+                    text = f"Queue {queue!r} is paused: workers claim none of its jobs."
+                else:
+                    operations.resume(queue, by=by)
+                    text = f"Queue {queue!r} is running: workers claim its due jobs."
+            except LitejobsError as error:
+                self.message_user(request, str(error), messages.ERROR)
+            else:
+                self.message_user(request, text, messages.SUCCESS)

@@ -1,0 +1,57 @@
+"""Live workers in the admin: who is serving which queues, and what each one holds now."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from .. import clock
+from ..models import Worker
+from .base import ReadOnlyAdmin
+
+
+@admin.register(Worker)
+class WorkerAdmin(ReadOnlyAdmin):
+    """``runworker`` processes whose lease is current; a lost worker drops off by itself."""
+
+    list_display = (
+        "id",
+        "host",
+        "pid",
+        "queues_label",
+        "concurrency",
+        "started_at",
+        "last_heartbeat",
+        "in_flight_count",
+        "stopping",
+    )
+    list_per_page = 100
+    show_full_result_count = False
+    ordering = ("-started_at",)
+    actions = None
+    fields = (
+        "id",
+        "host",
+        "pid",
+        "queues_label",
+        "concurrency",
+        "started_at",
+        "last_heartbeat",
+        "lease_expires_at",
+        "stopping",
+        "in_flight",
+    )
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        """Only workers whose lease has not lapsed: the others are gone (or cut off)."""
+        return super().get_queryset(request).filter(lease_expires_at__gt=clock.now())
+
+    @admin.display(description="queues")
+    def queues_label(self, obj: Worker) -> str:
+        """The queues it serves; ``all`` when started without ``--queues``."""
+        return ", ".join(obj.queues) if obj.queues else "all"
+
+    @admin.display(description="in flight")
+    def in_flight_count(self, obj: Worker) -> int:
+        """Jobs it held at its last heartbeat."""
+        return len(obj.in_flight or [])

@@ -1,0 +1,226 @@
+"""``manage.py litejobs list|show|retry|cancel|promote``: find jobs, read them, move them.
+
+The verbs call ``litejobs.operations``, the functions the admin's actions call too. A refusal
+(``TransitionRefused``, ``JobNotFound``) prints ``[code] message`` and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+from datetime import datetime
+from typing import Any
+
+from .. import clock, operations
+from ..conf import settings
+from ..models import Job, JobAttempt, JobState
+from . import EXIT_OK, add_json_flag, emit
+
+LIST_DEFAULT = 50
+LIST_MAX = 1000
+
+
+def _limit(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if not 1 <= number <= LIST_MAX:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number from 1 to {LIST_MAX}, got {value}"
+        )
+    return number
+
+
+def _job_id(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if not 1 <= number < 2**63:
+        raise argparse.ArgumentTypeError(f"a job id is a positive whole number, got {value!r}")
+    return number
+
+
+def add_by_flag(parser) -> None:
+    """``--by``: who acts, logged by every verb (default: the OS user running the command)."""
+    parser.add_argument(
+        "--by", default=None, help="Who acts, for the log and the record (default: OS user)."
+    )
+
+
+def acting_user(options) -> str:
+    """The ``--by`` value, else the OS user name, else ``cli`` when the OS knows no name."""
+    if options.get("by"):
+        return options["by"]
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "cli"
+
+
+def iso(value: datetime | None) -> str | None:
+    """An instant as ISO 8601 text for JSON (``None`` stays ``None``)."""
+    return value.isoformat() if value is not None else None
+
+
+def table(rows: list[list[Any]], header: list[str]) -> str:
+    """Left-aligned columns, each as wide as its longest cell."""
+    cells = [[str(cell) for cell in row] for row in [header, *rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in cells
+    )
+
+
+def register(subparsers) -> None:
+    """Add the job verbs."""
+    parser = subparsers.add_parser("list", help="List jobs, newest first.")
+    parser.add_argument(
+        "--state", action="append", choices=JobState.values, help="Only this state (repeatable)."
+    )
+    parser.add_argument("--queue", help="Only this queue.")
+    parser.add_argument("--name", help="Only this job name.")
+    parser.add_argument(
+        "--limit", type=_limit, default=LIST_DEFAULT, help=f"At most this many (1-{LIST_MAX})."
+    )
+    add_json_flag(parser)
+    parser.set_defaults(handler=handle_list)
+
+    parser = subparsers.add_parser("show", help="Show a job, its error and its attempt history.")
+    parser.add_argument("id", type=_job_id)
+    add_json_flag(parser)
+    parser.set_defaults(handler=handle_show)
+
+    for verb, handler, text in (
+        ("retry", handle_retry, "Send a done, dead, cancelled or failed job back to ready."),
+        ("cancel", handle_cancel, "Cancel a live job (a running one: request its cancellation)."),
+        ("promote", handle_promote, "Run a scheduled job, or a failed job's retry, now."),
+    ):
+        parser = subparsers.add_parser(verb, help=text)
+        parser.add_argument("id", type=_job_id)
+        add_by_flag(parser)
+        add_json_flag(parser)
+        parser.set_defaults(handler=handler)
+
+
+# list --------------------------------------------------------------------------------------
+
+LIST_FIELDS = ("id", "name", "queue", "state", "attempts", "max_attempts", "run_at")
+
+
+def handle_list(command, options) -> int:
+    """Print up to ``--limit`` jobs matching the filters, newest first."""
+    jobs = Job.objects.using(settings.DATABASE).order_by("-id")
+    if options.get("state"):
+        jobs = jobs.filter(state__in=options["state"])
+    if options.get("queue"):
+        jobs = jobs.filter(queue=options["queue"])
+    if options.get("name"):
+        jobs = jobs.filter(name=options["name"])
+    rows = list(jobs.values(*LIST_FIELDS)[: options["limit"]])
+    now = clock.now()
+    data = [{**row, "run_at": iso(row["run_at"])} for row in rows]
+    text = table(
+        [
+            [
+                row["id"],
+                row["name"],
+                row["queue"],
+                operations.state_label(row["state"], row["run_at"], now),
+                f"{row['attempts']}/{row['max_attempts']}",
+                iso(row["run_at"]),
+            ]
+            for row in rows
+        ],
+        ["id", "name", "queue", "state", "attempts", "run_at"],
+    )
+    if not rows:
+        text = "No jobs match."
+    emit(command, options, data, text)
+    return EXIT_OK
+
+
+# show --------------------------------------------------------------------------------------
+
+
+def job_details(job: Job) -> dict[str, Any]:
+    """Every column of the row as JSON values, the payload redacted, plus the attempts."""
+    data: dict[str, Any] = {}
+    for field in Job._meta.concrete_fields:
+        value = getattr(job, field.attname)
+        data[field.name] = iso(value) if isinstance(value, datetime) else value
+    data["payload"] = operations.safe_payload(job.name, job.payload)
+    data["state_label"] = operations.state_label(job.state, job.run_at, clock.now())
+    data["failed_attempts"] = [
+        {
+            "number": attempt.number,
+            "outcome": attempt.outcome,
+            "worker": attempt.worker,
+            "started_at": iso(attempt.started_at),
+            "finished_at": iso(attempt.finished_at),
+            "error_class": attempt.error_class,
+            "error_message": attempt.error_message,
+            "error_traceback": attempt.error_traceback,
+        }
+        for attempt in JobAttempt.objects.using(settings.DATABASE)
+        .filter(job_id=job.pk)
+        .order_by("number")
+    ]
+    return data
+
+
+def _show_text(data: dict[str, Any]) -> str:
+    lines = [f"Job {data['id']}  {data['name']}  ({data['state_label']})"]
+    skip = {"id", "name", "state_label", "payload", "result", "progress", "failed_attempts"}
+    skip |= {"error_class", "error_message", "error_traceback"}
+    for key, value in data.items():
+        if key not in skip:
+            lines.append(f"  {key:<18} {'' if value is None else value}")
+    for key in ("payload", "result", "progress"):
+        lines.append(f"  {key:<18} {json.dumps(data[key], sort_keys=True)}")
+    if data["error_class"]:
+        lines.append(f"error: {data['error_class']}: {data['error_message']}")
+        if data["error_traceback"]:
+            lines.append(data["error_traceback"].rstrip())
+    attempts = data["failed_attempts"]
+    lines.append(f"failed attempts: {len(attempts) or 'none'}")
+    for a in attempts:
+        lines.append(
+            f"  #{a['number']} {a['outcome']} at {a['finished_at']} on {a['worker'] or '?'}: "
+            f"{a['error_class']}: {a['error_message']}"
+        )
+    return "\n".join(lines)
+
+
+def handle_show(command, options) -> int:
+    """Print one job: every column, the redacted payload, its error and its attempts."""
+    data = job_details(operations.get_job(options["id"]))
+    emit(command, options, data, _show_text(data))
+    return EXIT_OK
+
+
+# retry / cancel / promote ------------------------------------------------------------------
+
+
+def _act(command, options, verb) -> int:
+    outcome = verb(options["id"], by=acting_user(options))
+    emit(command, options, outcome.as_dict(), outcome.message)
+    return EXIT_OK
+
+
+def handle_retry(command, options) -> int:
+    """``retry ID``: see ``operations.retry``."""
+    return _act(command, options, operations.retry)
+
+
+def handle_cancel(command, options) -> int:
+    """``cancel ID``: see ``operations.cancel`` (a running job: cancellation requested)."""
+    return _act(command, options, operations.cancel)
+
+
+def handle_promote(command, options) -> int:
+    """``promote ID``: see ``operations.promote``."""
+    return _act(command, options, operations.promote)
