@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 REQUIREMENTS := requirements/base.txt requirements/test.txt requirements/django$(DJANGO).txt pyproject.toml
 
-.PHONY: demo test lint migrations-check pytest bench clean
+.PHONY: demo test lint pytest bench db-stop clean
 
 $(STAMP): $(REQUIREMENTS)
 	@if [ ! -x "$(PY)" ]; then \
@@ -30,16 +30,19 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check litejobs project tests
 	$(VENV)/bin/ruff format --check litejobs project tests
 
-migrations-check: $(STAMP)
-	$(PY) manage.py makemigrations --check --dry-run
-
+# The suite includes the `makemigrations --check` test; it starts the embedded PostgreSQL
+# when DATABASE_URL is unset and stops it at the end if it started it.
 pytest: $(STAMP)
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
-test: lint migrations-check pytest
+test: lint pytest
 
 bench: $(STAMP)
 	$(PY) manage.py litejobs bench $(BENCH_ARGS)
+
+# The embedded PostgreSQL keeps running between manage.py commands; this stops it.
+db-stop: $(STAMP)
+	$(PY) -c "from project.database import stop_embedded; stop_embedded()"
 
 clean:
 	rm -rf .venv .venv-django* .pytest_cache .ruff_cache
