@@ -1,0 +1,262 @@
+"""The bench's child processes: litejobs workers and plain-SQL floors, started with 'spawn'.
+
+A child builds its runtime (a ``Worker`` on the scratch database, or a floor), says ``ready``,
+waits for ``go`` (the bench's clock starts there), runs, answers ``count`` requests (its
+statements, or what it received) and, on ``stop``, stops and answers its report. Its output
+goes to a log file the bench quotes when the child fails.
+
+A worker child loads the project's own settings module, then points the litejobs database
+alias at the scratch database and takes the bench process's ``LITEJOBS`` settings before
+``django.setup()``: it never connects to the project's database.
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..exceptions import LitejobsError
+
+#: How long a child may take to start (Django setup on a busy machine).
+START_TIMEOUT = 120.0
+#: How long a stopping worker may take to drain and answer.
+STOP_TIMEOUT = 60.0
+
+
+class BenchError(LitejobsError):
+    """The bench could not complete a workload; the message says which and why."""
+
+    code = "bench-failed"
+
+
+@dataclass(frozen=True)
+class DjangoTarget:
+    """What a worker child needs to set Django up on the scratch database."""
+
+    settings_module: str
+    alias: str
+    database: str
+    litejobs: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ChildSpec:
+    """One child: its role (``worker``, ``drain``, ``listen``, ``idle``) and what it needs."""
+
+    role: str
+    log_path: str
+    threads: int = 1
+    params: dict[str, Any] = field(default_factory=dict)
+    django: DjangoTarget | None = None
+    heartbeat: float = 20.0
+    count_statements: bool = False
+
+
+class StatementCounter:
+    """Counts the SQL statements this process sends through psycopg (W5's client-side method).
+
+    Every ``psycopg.Cursor.execute`` is one statement (Django's cursors and the worker's raw
+    control connection both end there); a transaction committed or rolled back adds two, its
+    BEGIN and its COMMIT or ROLLBACK. Installed in a bench child only, before anything connects.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.value = 0
+
+    def add(self, statements: int) -> None:
+        with self._lock:
+            self.value += statements
+
+    @classmethod
+    def install(cls) -> StatementCounter:
+        """Wrap psycopg's execute, commit and rollback in this process; answers the counter."""
+        import psycopg
+        from psycopg.pq import TransactionStatus
+
+        counter = cls()
+        execute = psycopg.Cursor.execute
+
+        @functools.wraps(execute)
+        def counted_execute(cursor, *args, **kwargs):
+            counter.add(1)
+            return execute(cursor, *args, **kwargs)
+
+        def ending(original):
+            @functools.wraps(original)
+            def counted(connection):
+                if connection.info.transaction_status != TransactionStatus.IDLE:
+                    counter.add(2)
+                return original(connection)
+
+            return counted
+
+        psycopg.Cursor.execute = counted_execute
+        psycopg.Connection.commit = ending(psycopg.Connection.commit)
+        psycopg.Connection.rollback = ending(psycopg.Connection.rollback)
+        return counter
+
+
+class WorkerRuntime:
+    """A litejobs ``Worker`` (what ``runworker`` runs) with ``threads`` runner threads."""
+
+    def __init__(self, threads: int) -> None:
+        from ..worker import Worker
+
+        self.worker = Worker(concurrency=threads, install_signals=False)
+
+    def run(self) -> None:
+        self.worker.run()
+
+    def stop(self) -> None:
+        self.worker.request_stop()
+
+    def count(self) -> int:
+        return 0
+
+    def report(self) -> dict[str, int]:
+        return dict(self.worker.counts)
+
+
+def _setup_django(target: DjangoTarget) -> None:
+    os.environ["DJANGO_SETTINGS_MODULE"] = target.settings_module
+    import django
+    from django.conf import settings
+
+    settings.DATABASES[target.alias]["NAME"] = target.database
+    settings.LITEJOBS = target.litejobs
+    django.setup()
+    from . import jobs  # noqa: F401 - declares the bench's jobs in this process
+
+
+def _build(spec: ChildSpec):
+    if spec.role == "worker":
+        _setup_django(spec.django)
+        return WorkerRuntime(spec.threads)
+    from . import floor
+
+    if spec.role == "drain":
+        return floor.Drain(spec.params, spec.threads)
+    if spec.role == "listen":
+        return floor.Listen(spec.params)
+    return floor.Idle(spec.params, spec.heartbeat)
+
+
+def main(spec: ChildSpec, pipe) -> None:
+    """The child's entry point (runs in the spawned process)."""
+    log = os.open(spec.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    counter = StatementCounter.install() if spec.count_statements else None
+    runtime = _build(spec)
+    pipe.send("ready")
+    if pipe.recv() != "go":
+        return
+    serving = threading.Thread(target=_serve, args=(pipe, runtime, counter), daemon=True)
+    serving.start()
+    runtime.run()
+    serving.join()
+    pipe.send(runtime.report())
+
+
+def _serve(pipe, runtime, counter: StatementCounter | None) -> None:
+    """Answer the bench's requests until ``stop`` (or the bench went away)."""
+    while True:
+        try:
+            message = pipe.recv()
+        except EOFError:
+            message = "stop"
+        if message == "count":
+            pipe.send(counter.value if counter is not None else runtime.count())
+        elif message == "stop":
+            runtime.stop()
+            return
+
+
+class Child:
+    """The bench's handle on one child process."""
+
+    def __init__(self, spec: ChildSpec) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.spec = spec
+        self._pipe, theirs = context.Pipe()
+        self.process = context.Process(
+            target=main, args=(spec, theirs), name=f"litejobs-bench-{spec.role}", daemon=True
+        )
+        self.process.start()
+        theirs.close()
+
+    def ready(self) -> None:
+        """Wait until the child built its runtime."""
+        self._answer("ready", START_TIMEOUT)
+
+    def go(self) -> None:
+        """Start the runtime."""
+        self._pipe.send("go")
+
+    def count(self) -> int:
+        """The child's statement count (when counting), else what its runtime received."""
+        self._pipe.send("count")
+        return self._answer("count", 30.0)
+
+    def stop(self) -> Any:
+        """Stop the runtime and answer its report."""
+        self._pipe.send("stop")
+        report = self._answer("stop", STOP_TIMEOUT)
+        self.process.join(10.0)
+        return report
+
+    def check(self) -> None:
+        """Raise if the child died."""
+        if not self.process.is_alive():
+            raise self._failed("exited")
+
+    def close(self) -> None:
+        """End the child if it still runs (after a failure elsewhere)."""
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(10.0)
+        self._pipe.close()
+
+    def _answer(self, request: str, timeout: float) -> Any:
+        deadline = time.monotonic() + timeout
+        while not self._pipe.poll(0.1):
+            self.check()
+            if time.monotonic() > deadline:
+                raise self._failed(f"did not answer {request!r} within {timeout:.0f} s")
+        try:
+            return self._pipe.recv()
+        except EOFError:
+            raise self._failed("exited") from None
+
+    def _failed(self, what: str) -> BenchError:
+        self.process.join(1.0)
+        code = self.process.exitcode
+        log = Path(self.spec.log_path)
+        tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
+        return BenchError(
+            f"The bench's {self.spec.role} process {what} (exit code {code}). The end of its "
+            f"log ({log}):\n{tail}"
+        )
+
+
+@contextmanager
+def started(specs: list[ChildSpec]) -> Iterator[list[Child]]:
+    """Start children and wait until all are ready; ends any still running on the way out."""
+    with ExitStack() as stack:
+        children = []
+        for spec in specs:
+            child = Child(spec)
+            stack.callback(child.close)
+            children.append(child)
+        for child in children:
+            child.ready()
+        yield children

@@ -1,0 +1,206 @@
+"""The plain-SQL floors: each workload done with psycopg alone, at the same durability.
+
+A floor is the least a PostgreSQL job queue could do for the workload (BENCH.md): a one-table
+queue with a primary key and a partial index on ready rows, every write committed the same
+way litejobs commits (the server's ``fsync`` and ``synchronous_commit`` apply to both). The
+drain, listen and idle floors run in bench child processes (``Drain``, ``Listen``, ``Idle``);
+the enqueue floors run in the bench process itself.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any
+
+import psycopg
+
+from .jobs import QUEUE
+
+#: What each workload's floor does, printed under the table.
+DESCRIPTIONS = {
+    "W1": "one INSERT per job, each committed on its own",
+    "W2": "one COPY per 1,000 rows, all in one transaction",
+    "W3": "per job one transaction: SELECT ... FOR UPDATE SKIP LOCKED, the no-op, UPDATE to "
+    "done, COMMIT; as many connections and processes as the workers have",
+    "W4": "INSERT and pg_notify in one committed statement, received by a process on LISTEN",
+    "W5": "a connection waiting on LISTEN that polls once per LITEJOBS['HEARTBEAT']",
+    "W9": "none; the baseline is the same workloads on an empty table, in the same round",
+}
+
+TABLE = "litejobs_bench_floor"
+CHANNEL = "litejobs_bench_floor"
+#: Rows per COPY in the ``enqueue_many`` floor, as litejobs writes 1,000 per statement.
+CHUNK = 1000
+
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS {TABLE} (
+    id bigserial PRIMARY KEY,
+    queue text NOT NULL,
+    key text NOT NULL,
+    payload jsonb NOT NULL,
+    state text NOT NULL DEFAULT 'ready',
+    run_at timestamptz NOT NULL DEFAULT now(),
+    finished_at timestamptz
+);
+CREATE INDEX IF NOT EXISTS {TABLE}_ready ON {TABLE} (id) WHERE state = 'ready';
+"""
+INSERT_ONE = f"INSERT INTO {TABLE} (queue, key, payload) VALUES (%s, %s, %s::jsonb)"
+FILL = f"""
+INSERT INTO {TABLE} (queue, key, payload)
+SELECT %s, 'floor:' || n, jsonb_build_object('n', n) FROM generate_series(1, %s) AS n
+RETURNING id
+"""
+# W4's floor: a durable row and its wake-up in one statement (one round trip, one commit).
+INSERT_AND_NOTIFY = f"""
+WITH job AS (INSERT INTO {TABLE} (queue, key, payload) VALUES (%s, %s, %s::jsonb) RETURNING id)
+SELECT pg_notify('{CHANNEL}', %s) FROM job
+"""
+CLAIM = f"SELECT id FROM {TABLE} WHERE state = 'ready' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED"
+FINISH = f"UPDATE {TABLE} SET state = 'done', finished_at = clock_timestamp() WHERE id = %s"
+# W5's floor: what an idle worker must do at least, look for work once a heartbeat.
+POLL = f"SELECT count(*) FROM {TABLE} WHERE state = 'ready'"
+
+
+def connect(params: dict[str, Any]) -> psycopg.Connection:
+    """An autocommit psycopg connection: every statement outside ``transaction()`` commits."""
+    return psycopg.connect(**params, autocommit=True)
+
+
+def create(conn: psycopg.Connection) -> None:
+    """Create the floor's table (once per scratch database)."""
+    conn.execute(SCHEMA)
+
+
+def reset(conn: psycopg.Connection) -> None:
+    """Empty the floor's table."""
+    conn.execute(f"TRUNCATE {TABLE} RESTART IDENTITY")
+
+
+def insert_one(conn: psycopg.Connection, n: int) -> None:
+    """W1's floor: one INSERT, committed on its own."""
+    conn.execute(INSERT_ONE, (QUEUE, f"floor:{n}", json.dumps({"n": n})))
+
+
+def copy_many(conn: psycopg.Connection, count: int) -> None:
+    """W2's floor: ``count`` rows in one transaction, one COPY per 1,000."""
+    with conn.transaction(), conn.cursor() as cursor:
+        for start in range(0, count, CHUNK):
+            with cursor.copy(f"COPY {TABLE} (queue, key, payload) FROM STDIN") as copy:
+                for n in range(start, min(start + CHUNK, count)):
+                    copy.write_row((QUEUE, f"floor:{n}", json.dumps({"n": n})))
+
+
+def fill(conn: psycopg.Connection, count: int) -> int:
+    """Insert ``count`` ready rows for a drain (untimed); answers the first id."""
+    return min(row[0] for row in conn.execute(FILL, (QUEUE, count)).fetchall())
+
+
+def insert_and_notify(conn: psycopg.Connection, n: int, sent: float) -> None:
+    """W4's floor: commit a row and a NOTIFY carrying ``sent`` in one statement."""
+    conn.execute(INSERT_AND_NOTIFY, (QUEUE, f"pickup:{n}", json.dumps({"n": n}), repr(sent)))
+
+
+def _noop() -> None:
+    """The floor's job body."""
+
+
+class Drain:
+    """W3's floor: ``threads`` connections, each running one transaction per job.
+
+    Claim a row with ``FOR UPDATE SKIP LOCKED``, run the no-op, mark it done, commit; until no
+    row is left.
+    """
+
+    def __init__(self, params: dict[str, Any], threads: int) -> None:
+        self.connections = [connect(params) for _ in range(threads)]
+        self._stopping = threading.Event()
+
+    def run(self) -> None:
+        threads = [threading.Thread(target=self._drain, args=(c,)) for c in self.connections]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    def _drain(self, conn: psycopg.Connection) -> None:
+        try:
+            while not self._stopping.is_set():
+                with conn.transaction():
+                    row = conn.execute(CLAIM).fetchone()
+                    if row is None:
+                        return
+                    _noop()
+                    conn.execute(FINISH, row)
+        finally:
+            conn.close()
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    def count(self) -> int:
+        return 0
+
+    def report(self) -> None:
+        return None
+
+
+class Listen:
+    """W4's floor: a connection waiting on LISTEN; records each NOTIFY's delay in ms."""
+
+    def __init__(self, params: dict[str, Any]) -> None:
+        self.conn = connect(params)
+        self.conn.execute(f"LISTEN {CHANNEL}")
+        self.latencies: list[float] = []
+        self._stopping = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self._stopping.is_set():
+                for notify in self.conn.notifies(timeout=0.1):
+                    # A measurement: the sender stamped the payload with time.time().
+                    self.latencies.append((time.time() - float(notify.payload)) * 1000)
+        finally:
+            self.conn.close()
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    def count(self) -> int:
+        return len(self.latencies)
+
+    def report(self) -> list[float]:
+        return self.latencies
+
+
+class Idle:
+    """W5's floor: a connection waiting on LISTEN that looks for work once per heartbeat."""
+
+    def __init__(self, params: dict[str, Any], heartbeat: float) -> None:
+        self.conn = connect(params)
+        self.conn.execute(f"LISTEN {CHANNEL}")
+        self.heartbeat = heartbeat
+        self._stopping = threading.Event()
+
+    def run(self) -> None:
+        try:
+            next_poll = time.monotonic()
+            while not self._stopping.is_set():
+                if time.monotonic() >= next_poll:
+                    self.conn.execute(POLL)
+                    next_poll = time.monotonic() + self.heartbeat
+                wait = min(0.2, max(0.0, next_poll - time.monotonic()))
+                for _ in self.conn.notifies(timeout=wait):
+                    pass
+        finally:
+            self.conn.close()
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    def count(self) -> int:
+        return 0
+
+    def report(self) -> None:
+        return None

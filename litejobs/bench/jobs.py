@@ -1,0 +1,29 @@
+"""The bench's own job declarations: no-op bodies, so the figures measure litejobs alone.
+
+Imported by the bench and by its worker processes only (never autodiscovered), so they never
+appear in a project's real worker.
+"""
+
+import time
+
+from ..jobs import job
+
+#: Every bench job runs in this queue of the scratch database.
+QUEUE = "litejobs-bench"
+
+
+@job(name="litejobs.bench.noop", queue=QUEUE, key=lambda n: f"noop:{n}")
+def noop(ctx, n: int) -> None:
+    """Does nothing, in its own transaction with its fenced completion (atomic, the default)."""
+
+
+@job(name="litejobs.bench.noop_unfenced", queue=QUEUE, key=lambda n: f"unfenced:{n}", atomic=False)
+def noop_unfenced(ctx, n: int) -> None:
+    """Does nothing; its completion joins the worker's batched acknowledgement."""
+
+
+@job(name="litejobs.bench.pickup", queue=QUEUE, key=lambda n: f"pickup:{n}")
+def pickup(ctx, n: int, sent: float) -> float:
+    """Answers when the body started; ``sent`` is when the enqueue began (W4's two ends)."""
+    # A measurement, not product code: the enqueuing process stamped ``sent`` with time.time().
+    return time.time()

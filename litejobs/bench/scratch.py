@@ -1,0 +1,82 @@
+"""The bench's scratch database: beside the project's, on the same server, migrated, dropped.
+
+The bench never touches the project's litejobs rows. ``ScratchDatabase`` creates
+``<name>_litejobs_bench`` on the same server (so the same durability settings apply), points
+the litejobs database alias of this process at it, migrates it, and on the way out points the
+alias back and drops it (unless kept with ``--keep-db``, as Django's ``--keepdb`` does).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings as django_settings
+from django.core.management import call_command
+from django.db import DatabaseError, connections
+
+from .children import BenchError
+
+SUFFIX = "_litejobs_bench"
+#: Django's own connection options, which psycopg does not take.
+_DJANGO_ONLY = ("cursor_factory", "context", "prepare_threshold")
+
+
+class ScratchDatabase:
+    """A context manager: while inside, the alias ``alias`` uses the scratch database."""
+
+    def __init__(self, alias: str, *, keep: bool = False) -> None:
+        self.alias = alias
+        self.keep = keep
+        connection = connections[alias]
+        self.original = connection.settings_dict["NAME"]
+        if not self.original:
+            raise BenchError(
+                f"DATABASES[{alias!r}] has no NAME; the bench names its scratch database after it."
+            )
+        self.name = f"{self.original}{SUFFIX}"[-connection.ops.max_name_length() :]
+
+    def __enter__(self) -> ScratchDatabase:
+        connection = connections[self.alias]
+        quoted = connection.ops.quote_name(self.name)
+        try:
+            with connection._nodb_cursor() as cursor:
+                if not self.keep:
+                    cursor.execute(f"DROP DATABASE IF EXISTS {quoted} WITH (FORCE)")
+                cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [self.name])
+                if cursor.fetchone() is None:
+                    cursor.execute(f"CREATE DATABASE {quoted}")
+        except DatabaseError as error:
+            raise BenchError(
+                f"Could not create the scratch database {self.name!r} ({error}). The bench "
+                "needs a role that may CREATE DATABASE on the project's server."
+            ) from error
+        self._use(self.name)
+        try:
+            call_command("migrate", database=self.alias, interactive=False, verbosity=0)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._use(self.original)
+        if self.keep:
+            return
+        connection = connections[self.alias]
+        with connection._nodb_cursor() as cursor:
+            cursor.execute(
+                f"DROP DATABASE IF EXISTS {connection.ops.quote_name(self.name)} WITH (FORCE)"
+            )
+
+    def _use(self, name: str) -> None:
+        connection = connections[self.alias]
+        connection.close()
+        connection.settings_dict["NAME"] = name
+        django_settings.DATABASES[self.alias]["NAME"] = name
+
+    def psycopg_params(self) -> dict[str, Any]:
+        """Connection keywords for psycopg alone (the floors), on the scratch database."""
+        params = connections[self.alias].get_connection_params()
+        for option in _DJANGO_ONLY:
+            params.pop(option, None)
+        return params

@@ -1,0 +1,549 @@
+"""BENCH.md's workloads, each beside its plain-SQL floor, in the scratch database.
+
+Every round starts from empty litejobs tables (W9: from its history rows alone) and times only
+its measured part; rounds alternate litejobs and floor so drift on a shared machine hits both.
+Times are read with ``time.perf_counter`` within one process, and with ``time.time`` where two
+processes compare instants (drain ends, pickups): measurements, not product code, which reads
+``litejobs.clock``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from django.apps import apps
+from django.conf import settings as django_settings
+from django.db import transaction
+from psycopg import sql
+
+from ..conf import DEFAULTS
+from ..conf import settings as litejobs_settings
+from ..jobs import MAX_BATCH, JobDefinition
+from ..models import Job
+from ..models import Worker as WorkerRow
+from . import SIZES, WORKLOADS, BenchOptions, floor
+from .children import BenchError, ChildSpec, DjangoTarget, started
+from .jobs import QUEUE, noop, noop_unfenced, pickup
+from .report import (
+    EMPTY_TABLE,
+    FLOOR,
+    HIGHER,
+    LOWER,
+    Report,
+    Row,
+    Stats,
+    environment,
+    percentile,
+    summarise,
+)
+from .scratch import ScratchDatabase
+
+#: ``runworker``'s default ``--concurrency``.
+DEFAULT_THREADS = 4
+PICKUP_INTERVAL = 0.05
+#: SPEC §14: atomic=False drains at 1.2x pgqueuer's 3,592 jobs/s on the reference machine.
+PGQUEUER_TARGET = ">= 4,310 jobs/s"
+#: How long an idle worker runs before W5 starts counting (its start-up statements excluded).
+SETTLE = 1.0
+POLL = 0.1
+CLIENT = "counted client-side"
+SERVER = "pg_stat_statements"
+
+Figures = dict[str, float]
+
+PROGRESS = """
+SELECT count(*) FILTER (WHERE state = 'done'),
+       count(*) FILTER (WHERE state NOT IN ('done', 'ready', 'running')),
+       extract(epoch FROM max(finished_at))
+FROM {table} WHERE id >= %s
+"""
+LATENCIES = """
+SELECT ((result #>> '{}')::float8 - (payload ->> 'sent')::float8) * 1000
+FROM litejobs_job WHERE id >= %s
+"""
+HISTORY = """
+INSERT INTO litejobs_job (
+    name, queue, key, payload, state, run_at, attempts, max_attempts, fence,
+    created_at, started_at, finished_at, error_class, error_message
+)
+SELECT %(name)s, %(queue)s, 'history:' || n, jsonb_build_object('n', n),
+       CASE WHEN mod(n, 2) = 0 THEN 'dead' ELSE 'done' END,
+       at, 1, 1, n, at, at, at,
+       CASE WHEN mod(n, 2) = 0 THEN 'bench.History' ELSE '' END,
+       CASE WHEN mod(n, 2) = 0 THEN 'a dead job of the W9 history' ELSE '' END
+FROM generate_series(1, %(count)s) AS n,
+     LATERAL (SELECT now() - make_interval(secs => n)) AS history (at)
+"""
+# W5 with pg_stat_statements: the floor's statements all name its table or channel.
+STATEMENTS = """
+SELECT coalesce(sum(calls) FILTER (WHERE query NOT LIKE %(floor)s), 0),
+       coalesce(sum(calls) FILTER (WHERE query LIKE %(floor)s), 0)
+FROM pg_stat_statements
+WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND query NOT LIKE '%%pg_stat_statements%%'
+"""
+
+
+def _timed(action: Callable[[], Any]) -> float:
+    """Seconds ``action`` took (a measurement: ``perf_counter``, not the litejobs clock)."""
+    started_at = time.perf_counter()
+    action()
+    return time.perf_counter() - started_at
+
+
+def _latency_figures(latencies: list[float]) -> Figures:
+    return {
+        "p50": percentile(latencies, 0.5),
+        "p95": percentile(latencies, 0.95),
+        "max": max(latencies),
+    }
+
+
+class Bench:
+    """Runs the chosen workloads in a scratch database and collects their rows."""
+
+    def __init__(
+        self, options: BenchOptions, scratch: ScratchDatabase, logs: Path, say: Callable
+    ) -> None:
+        # override_settings hides the module name; the environment still has it.
+        settings_module = django_settings.SETTINGS_MODULE or os.environ.get(
+            "DJANGO_SETTINGS_MODULE"
+        )
+        if not settings_module:
+            raise BenchError(
+                "The bench's worker processes load the project's settings module: run it through "
+                "manage.py (DJANGO_SETTINGS_MODULE), not settings.configure()."
+            )
+        self.options = options
+        self.sizes = {**SIZES, **options.sizes}
+        self.scratch = scratch
+        self.logs = logs
+        self.say = say
+        self.params = scratch.psycopg_params()
+        self.sql = floor.connect(self.params)
+        floor.create(self.sql)
+        self.rows: list[Row] = []
+        self._children = itertools.count(1)
+        self._history_after: int | None = None
+        self._django = DjangoTarget(
+            settings_module=settings_module,
+            alias=scratch.alias,
+            database=scratch.name,
+            litejobs=dict(getattr(django_settings, "LITEJOBS", None) or {}),
+        )
+        self.w5_method, self.w5_description = (
+            self._statement_method() if "W5" in options.only else ("", "not measured")
+        )
+
+    def close(self) -> None:
+        self.sql.close()
+
+    def run(self) -> Report:
+        """Run every chosen workload, in BENCH.md's order; answers the report."""
+        with self.sql.cursor() as cursor:
+            env = environment(cursor, self.scratch.name)
+        report = Report(
+            environment=env,
+            settings={name: getattr(litejobs_settings, name) for name in DEFAULTS},
+            parameters={
+                "rounds": self.options.rounds,
+                "only": list(self.options.only),
+                "sizes": self.sizes,
+                "processes": list(self.options.processes),
+                "idle_seconds": self.options.idle_seconds,
+                "w5_method": self.w5_description,
+            },
+            floors={w: text for w, text in floor.DESCRIPTIONS.items() if w in self.options.only},
+        )
+        for workload in WORKLOADS:
+            if workload in self.options.only:
+                getattr(self, workload.lower())()
+        report.rows = self.rows
+        return report
+
+    # The rounds --------------------------------------------------------------------------
+
+    def _repeat(self, label: str, once: Callable[[], Figures]) -> dict[str, Stats]:
+        """Run ``once`` for every round; ``{figure: Stats}``."""
+        rounds = []
+        for number in range(1, self.options.rounds + 1):
+            self.say(f"{label}: round {number}/{self.options.rounds}")
+            rounds.append(once())
+        return summarise(rounds)
+
+    def _compare(self, label: str, once: Callable[[], tuple[Figures, Figures]]):
+        """Run ``once`` (answering litejobs' figures and the floor's) for every round."""
+        pairs = self._repeat(label, lambda: _tagged(once()))
+        return (
+            {figure: stats for (side, figure), stats in pairs.items() if side == "litejobs"},
+            {figure: stats for (side, figure), stats in pairs.items() if side == "floor"},
+        )
+
+    def _add(self, workload, variant, litejobs, baseline, figures, kind: str = FLOOR) -> None:
+        """One row per ``(figure, unit, better, target)`` of a workload variant."""
+        for figure, unit, better, target in figures:
+            self.rows.append(
+                Row(
+                    workload,
+                    variant,
+                    figure,
+                    unit,
+                    better,
+                    litejobs[figure],
+                    baseline[figure],
+                    target=target,
+                    baseline=kind,
+                )
+            )
+
+    # Workloads ---------------------------------------------------------------------------
+
+    def w1(self) -> None:
+        """W1: single enqueues, one transaction each, from one process."""
+        count = self.sizes["W1"]
+
+        def enqueue_each() -> None:
+            for n in range(count):
+                noop.enqueue(n=n)
+
+        def insert_each() -> None:
+            for n in range(count):
+                floor.insert_one(self.sql, n)
+
+        def once():
+            self._reset()
+            litejobs = {"rate": count / _timed(enqueue_each)}
+            floor.reset(self.sql)
+            return litejobs, {"rate": count / _timed(insert_each)}
+
+        litejobs, floor_stats = self._compare("W1", once)
+        variant = f"{count:,} enqueue() calls, a transaction each"
+        self._add("W1", variant, litejobs, floor_stats, [("rate", "jobs/s", HIGHER, ">= 0.75x")])
+
+    def w2(self) -> None:
+        """W2: ``enqueue_many`` of the whole batch in one transaction."""
+        count = self.sizes["W2"]
+        arguments = [{"n": n} for n in range(count)]
+
+        def figures(seconds: float) -> Figures:
+            return {"rate": count / seconds, "per 1,000": seconds * 1000 / (count / 1000)}
+
+        def once():
+            self._reset()
+            litejobs = figures(_timed(lambda: self._enqueue_many(noop, arguments)))
+            floor.reset(self.sql)
+            return litejobs, figures(_timed(lambda: floor.copy_many(self.sql, count)))
+
+        litejobs, floor_stats = self._compare("W2", once)
+        self._add(
+            "W2",
+            f"{count:,} jobs through enqueue_many() (floor: COPY per 1,000)",
+            litejobs,
+            floor_stats,
+            [("rate", "jobs/s", HIGHER, ""), ("per 1,000", "ms", LOWER, "<= 2.5x")],
+        )
+
+    def w3(self) -> None:
+        """W3: pre-enqueued jobs drained from the worker's start to the last completion."""
+        count = self.sizes["W3"]
+        variants = [
+            ("default concurrency (4 threads)", noop, 1, DEFAULT_THREADS, ">= 1.0x"),
+            ("--concurrency 1", noop, 1, 1, ">= 0.9x"),
+            ("atomic=False jobs, 4 threads", noop_unfenced, 1, DEFAULT_THREADS, PGQUEUER_TARGET),
+        ] + [
+            (f"{processes} worker processes x 1 thread", noop, processes, 1, "")
+            for processes in self.options.processes
+        ]
+        for variant, definition, processes, threads, target in variants:
+            litejobs, floor_stats = self._compare(
+                f"W3 {variant}",
+                lambda d=definition, p=processes, t=threads: (
+                    self._drain(d, p, t),
+                    self._floor_drain(p, t),
+                ),
+            )
+            self._add(
+                "W3",
+                f"{count:,} jobs, {variant}",
+                litejobs,
+                floor_stats,
+                [("drain rate", "jobs/s", HIGHER, target)],
+            )
+
+    def w4(self) -> None:
+        """W4: an idle worker; the delay from an enqueue to its body starting."""
+        litejobs, floor_stats = self._compare(
+            "W4", lambda: (self._pickups(), self._floor_pickups())
+        )
+        self._add(
+            "W4",
+            f"{self.sizes['W4']} pickups {PICKUP_INTERVAL * 1000:.0f} ms apart, enqueue to body",
+            litejobs,
+            floor_stats,
+            [
+                ("p50", "ms", LOWER, "<= 1.5 ms"),
+                ("p95", "ms", LOWER, "<= 3 ms"),
+                ("max", "ms", LOWER, ""),
+            ],
+        )
+
+    def w5(self) -> None:
+        """W5: the statements an idle worker issues, per minute."""
+        litejobs, floor_stats = self._compare("W5", self._idle)
+        self._add(
+            "W5",
+            f"an idle worker for {self.options.idle_seconds:g} s ({self.w5_method})",
+            litejobs,
+            floor_stats,
+            [("statements", "per minute", LOWER, "<= 6/min")],
+        )
+
+    def w9(self) -> None:
+        """W9: W3 (default concurrency) and W4 with finished rows, beside an empty table.
+
+        Each round measures both on the empty table, loads the history in one statement, and
+        measures both again, so the two sit minutes apart at most.
+        """
+        count = self.sizes["W9"]
+
+        def figures() -> Figures:
+            return {**self._drain(noop, 1, DEFAULT_THREADS), **self._pickups()}
+
+        def once():
+            empty = figures()
+            self._reset()
+            self._history_after = self._load_history(count)
+            try:
+                return figures(), empty
+            finally:
+                self._history_after = None
+
+        full, empty = self._compare("W9", once)
+        history = f"with {count:,} done and dead jobs"
+        self._add(
+            "W9",
+            f"W3 default concurrency {history}",
+            full,
+            empty,
+            [("drain rate", "jobs/s", HIGHER, ">= 0.9x")],
+            kind=EMPTY_TABLE,
+        )
+        self._add(
+            "W9",
+            f"W4 pickup {history}",
+            full,
+            empty,
+            [("p50", "ms", LOWER, "~ 1x"), ("p95", "ms", LOWER, "~ 1x")],
+            kind=EMPTY_TABLE,
+        )
+
+    # litejobs' side ----------------------------------------------------------------------
+
+    def _reset(self) -> None:
+        """Empty the litejobs tables (W9: down to its history rows)."""
+        tables = [
+            model._meta.db_table
+            for model in apps.get_app_config("litejobs").get_models()
+            if model._meta.managed and not model._meta.proxy
+        ]
+        if self._history_after is None:
+            self.sql.execute(
+                sql.SQL("TRUNCATE {} RESTART IDENTITY CASCADE").format(
+                    sql.SQL(", ").join(map(sql.Identifier, tables))
+                )
+            )
+            return
+        job_table = Job._meta.db_table
+        self.sql.execute(
+            sql.SQL("DELETE FROM {} WHERE id > %s").format(sql.Identifier(job_table)),
+            (self._history_after,),
+        )
+        others = [table for table in tables if table != job_table]
+        self.sql.execute(
+            sql.SQL("TRUNCATE {}").format(sql.SQL(", ").join(map(sql.Identifier, others)))
+        )
+
+    def _enqueue_many(self, definition: JobDefinition, arguments: list[dict]) -> int:
+        """Enqueue in pages of ``enqueue_many``'s maximum, one transaction; the first id."""
+        with transaction.atomic(using=self.scratch.alias):
+            return min(
+                answer.id
+                for start in range(0, len(arguments), MAX_BATCH)
+                for answer in definition.enqueue_many(arguments[start : start + MAX_BATCH])
+            )
+
+    def _drain(self, definition: JobDefinition, processes: int, threads: int) -> Figures:
+        """Enqueue W3's jobs (untimed), then time workers draining them."""
+        self._reset()
+        count = self.sizes["W3"]
+        first = self._enqueue_many(definition, [{"n": n} for n in range(count)])
+        specs = [self._spec("worker", threads) for _ in range(processes)]
+        return {"drain rate": self._timed_drain(specs, Job._meta.db_table, first, count)}
+
+    def _pickups(self) -> Figures:
+        """W4 on litejobs: enqueue one job at a time to an idle worker."""
+        self._reset()
+        samples = self.sizes["W4"]
+        with started([self._spec("worker", DEFAULT_THREADS)]) as children:
+            children[0].go()
+            self._wait_for_workers(1, children)
+            first = None
+            for n in range(samples):
+                # A measurement: the worker compares its time.time() with this one.
+                enqueued = pickup.enqueue(n=n, sent=time.time())
+                first = first or enqueued.id
+                time.sleep(PICKUP_INTERVAL)
+            self._wait_finished(Job._meta.db_table, first, samples, children)
+            children[0].stop()
+        return _latency_figures([row[0] for row in self.sql.execute(LATENCIES, (first,))])
+
+    def _load_history(self, count: int) -> int:
+        """Insert ``count`` done and dead jobs in one statement; answers the last id."""
+        self.sql.execute(HISTORY, {"name": noop.name, "queue": QUEUE, "count": count})
+        self.sql.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(Job._meta.db_table)))
+        return self.sql.execute(
+            sql.SQL("SELECT max(id) FROM {}").format(sql.Identifier(Job._meta.db_table))
+        ).fetchone()[0]
+
+    # The floor's side --------------------------------------------------------------------
+
+    def _floor_drain(self, processes: int, threads: int) -> Figures:
+        floor.reset(self.sql)
+        count = self.sizes["W3"]
+        first = floor.fill(self.sql, count)
+        specs = [self._spec("drain", threads) for _ in range(processes)]
+        return {"drain rate": self._timed_drain(specs, floor.TABLE, first, count)}
+
+    def _floor_pickups(self) -> Figures:
+        floor.reset(self.sql)
+        samples = self.sizes["W4"]
+        with started([self._spec("listen")]) as children:
+            listener = children[0]
+            listener.go()
+            for n in range(samples):
+                # A measurement: the listener compares its time.time() with this one.
+                floor.insert_and_notify(self.sql, n, time.time())
+                time.sleep(PICKUP_INTERVAL)
+            self._wait("the floor's notifications", lambda: listener.count() >= samples or None)
+            latencies = listener.stop()
+        return _latency_figures(latencies)
+
+    # Both sides --------------------------------------------------------------------------
+
+    def _timed_drain(self, specs: list[ChildSpec], table: str, first: int, count: int) -> float:
+        """Start the drainers, then jobs/s from ``go`` to the last ``finished_at``."""
+        with started(specs) as children:
+            # A measurement: finished_at is written by the children, on this machine's clock.
+            started_at = time.time()
+            for child in children:
+                child.go()
+            finished_at = self._wait_finished(table, first, count, children)
+            for child in children:
+                child.stop()
+        return count / (finished_at - started_at)
+
+    def _idle(self) -> tuple[Figures, Figures]:
+        """W5: an idle worker and the idle floor side by side; statements per minute each."""
+        self._reset()
+        floor.reset(self.sql)
+        client = self.w5_method == CLIENT
+        specs = [
+            self._spec("worker", DEFAULT_THREADS, count_statements=client),
+            self._spec("idle", count_statements=client),
+        ]
+        with started(specs) as children:
+            for child in children:
+                child.go()
+            self._wait_for_workers(1, children)
+            time.sleep(SETTLE)
+            before = self._statements(children)
+            time.sleep(self.options.idle_seconds)
+            after = self._statements(children)
+            for child in children:
+                child.stop()
+        per_minute = 60 / self.options.idle_seconds
+        worker, idle = ((a - b) * per_minute for a, b in zip(after, before, strict=True))
+        return {"statements": worker}, {"statements": idle}
+
+    def _statement_method(self) -> tuple[str, str]:
+        """How W5 counts: ``pg_stat_statements`` when the server loads it, else client-side."""
+        preload = self.sql.execute("SHOW shared_preload_libraries").fetchone()[0]
+        if "pg_stat_statements" in preload:
+            try:
+                self.sql.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            except psycopg.Error as error:
+                why = f"CREATE EXTENSION pg_stat_statements failed: {error}".strip()
+            else:
+                return SERVER, "pg_stat_statements (calls in the scratch database)"
+        else:
+            why = "pg_stat_statements is not in the server's shared_preload_libraries"
+        return CLIENT, (
+            "client-side: psycopg execute() calls plus BEGIN/COMMIT per transaction, counted "
+            f"inside each process ({why})"
+        )
+
+    def _statements(self, children) -> tuple[int, int]:
+        """Statements so far: (the worker's, the idle floor's)."""
+        if self.w5_method == CLIENT:
+            return tuple(child.count() for child in children)
+        return tuple(self.sql.execute(STATEMENTS, {"floor": f"%{floor.TABLE}%"}).fetchone())
+
+    def _wait_finished(self, table: str, first: int, count: int, children) -> float:
+        """Wait until ``count`` rows from id ``first`` are done; answers the last finished_at."""
+        progress = sql.SQL(PROGRESS).format(table=sql.Identifier(table))
+
+        def finished():
+            done, other, last = self.sql.execute(progress, (first,)).fetchone()
+            if other:
+                raise BenchError(
+                    f"{other} bench jobs in {table} ended other than done; the workers' logs "
+                    f"are in {self.logs}."
+                )
+            return float(last) if done >= count else None
+
+        return self._wait(f"{count:,} jobs in {table}", finished, children, 60 + count / 20)
+
+    def _wait_for_workers(self, count: int, children) -> None:
+        """Wait until ``count`` workers have written their Worker row (they LISTEN by then)."""
+        query = sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(WorkerRow._meta.db_table))
+        self._wait(
+            "the worker to start",
+            lambda: self.sql.execute(query).fetchone()[0] >= count or None,
+            children,
+        )
+
+    def _wait(self, what: str, probe: Callable, children=(), timeout: float = 60.0):
+        """Poll ``probe`` until it answers something other than None; checks the children."""
+        deadline = time.monotonic() + timeout
+        while (answer := probe()) is None:
+            for child in children:
+                child.check()
+            if time.monotonic() > deadline:
+                raise BenchError(f"Timed out after {timeout:.0f} s waiting for {what}.")
+            time.sleep(POLL)
+        return answer
+
+    def _spec(self, role: str, threads: int = 1, count_statements: bool = False) -> ChildSpec:
+        return ChildSpec(
+            role=role,
+            log_path=str(self.logs / f"{next(self._children):03d}-{role}.log"),
+            threads=threads,
+            params=self.params,
+            django=self._django if role == "worker" else None,
+            heartbeat=litejobs_settings.duration("HEARTBEAT").total_seconds(),
+            count_statements=count_statements,
+        )
+
+
+def _tagged(pair: tuple[Figures, Figures]) -> dict[tuple[str, str], float]:
+    litejobs, floor_figures = pair
+    return {
+        **{("litejobs", figure): value for figure, value in litejobs.items()},
+        **{("floor", figure): value for figure, value in floor_figures.items()},
+    }
