@@ -10,6 +10,9 @@ class LitejobsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import checks, registry  # noqa: F401 - checks register themselves
+        from django.core.signals import setting_changed
 
+        from . import checks, clock, registry  # noqa: F401 - checks register themselves
+
+        setting_changed.connect(clock.forget_configured_clock)
         registry.autodiscover()

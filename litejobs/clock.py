@@ -57,20 +57,26 @@ class FrozenClock:
 
 
 _override: Clock | None = None
-_configured: tuple[str, Clock] | None = None
+_configured: Clock | None = None
 
 
 def get_clock() -> Clock:
-    """The clock in force: a ``use_clock`` override, else ``LITEJOBS["CLOCK"]``."""
+    """The clock in force: a ``use_clock`` override, else ``LITEJOBS["CLOCK"]`` (cached)."""
     global _configured
     if _override is not None:
         return _override
-    from .conf import settings
+    if _configured is None:
+        from .conf import settings
 
-    path = settings.CLOCK
-    if _configured is None or _configured[0] != path:
-        _configured = (path, import_string(path)())
-    return _configured[1]
+        _configured = import_string(settings.CLOCK)()
+    return _configured
+
+
+def forget_configured_clock(**kwargs) -> None:
+    """Drop the cached ``LITEJOBS["CLOCK"]`` instance (on ``setting_changed``)."""
+    global _configured
+    if kwargs.get("setting", "LITEJOBS") == "LITEJOBS":
+        _configured = None
 
 
 def now() -> datetime:

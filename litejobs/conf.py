@@ -45,8 +45,21 @@ DEFAULTS: dict[str, Any] = {
     "RETENTION": {"done": "7d", "cancelled": "7d", "dead": "30d"},
     # Rows deleted per purge statement (purges run in bounded batches).
     "PURGE_BATCH": 5000,
+    # Workers prepare their few hot statements server-side (claim, completion). Turn off
+    # behind a connection pooler that cannot keep prepared statements.
+    "PREPARED_STATEMENTS": True,
     # Dotted path of the clock class (see litejobs.clock).
     "CLOCK": "litejobs.clock.SystemClock",
+    # runscheduler: the leader lease (another replica takes over this long after a leader dies),
+    "SCHEDULER_LEASE": "15s",
+    # how often each replica renews (or tries to take) the lease and the leader plans,
+    "SCHEDULER_TICK": "1s",
+    # how far ahead the leader plans occurrences (their jobs wait, scheduled, until due),
+    "SCHEDULER_HORIZON": "5s",
+    # and how late an instant may still be planned and run; older ones are missed (misfire).
+    "SCHEDULER_MISFIRE_GRACE": "60s",
+    # The name of this deployment; manual jobs declare where they may run (runs_where=).
+    "DEPLOYMENT": "local",
 }
 
 

@@ -14,7 +14,30 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import psycopg
+
 from .sql import query
+
+
+def hot_cursor(connection) -> psycopg.Cursor:
+    """A server-binding psycopg cursor on a Django connection, for the worker's hot path.
+
+    It shares the connection (and so the transaction of an atomic job) but skips Django's
+    cursor wrapper and client-side parameter formatting, and lets ``execute`` prepare the
+    statement server-side (see ``PREPARED_STATEMENTS``).
+    """
+    connection.ensure_connection()
+    return psycopg.Cursor(connection.connection)
+
+
+def _execute(cursor, name: str, params: dict[str, Any]) -> None:
+    if isinstance(cursor, psycopg.Cursor):
+        from .conf import settings
+
+        cursor.execute(query(name), params, prepare=bool(settings.PREPARED_STATEMENTS))
+    else:
+        cursor.execute(query(name), params)
+
 
 #: pg_advisory_xact_lock key serialising claims of concurrency-limited jobs.
 LIMITED_CLAIM_LOCK = zlib.crc32(b"litejobs.claim_limited")
@@ -56,29 +79,28 @@ def _claim_params(owner, queues, limit, now, lease_expires_at) -> dict[str, Any]
 
 def claim(cursor, *, owner, queues, limit, now, lease_expires_at) -> list[ClaimedJob]:
     """Claim up to ``limit`` due jobs without a concurrency limit (commits with the cursor)."""
-    cursor.execute(query("claim"), _claim_params(owner, queues, limit, now, lease_expires_at))
+    _execute(cursor, "claim", _claim_params(owner, queues, limit, now, lease_expires_at))
     return [ClaimedJob.from_row(row) for row in cursor.fetchall()]
 
 
 def claim_limited(cursor, *, owner, queues, limit, now, lease_expires_at) -> list[ClaimedJob]:
     """Claim due concurrency-limited jobs; call in a transaction (the lock holds until its end)."""
-    cursor.execute(query("lock_limited_claims"), {"lock_id": LIMITED_CLAIM_LOCK})
-    cursor.execute(
-        query("claim_limited"), _claim_params(owner, queues, limit, now, lease_expires_at)
-    )
+    _execute(cursor, "lock_limited_claims", {"lock_id": LIMITED_CLAIM_LOCK})
+    _execute(cursor, "claim_limited", _claim_params(owner, queues, limit, now, lease_expires_at))
     return [ClaimedJob.from_row(row) for row in cursor.fetchall()]
 
 
 def next_due(cursor, *, queues) -> datetime | None:
     """The earliest run_at of any claimable job in these queues."""
-    cursor.execute(query("next_due"), {"queues": list(queues) if queues else None})
+    _execute(cursor, "next_due", {"queues": list(queues) if queues else None})
     return cursor.fetchone()[0]
 
 
 def complete(cursor, job: ClaimedJob, *, now: datetime, result_json: str | None) -> bool:
     """Mark a held job done; False when the fence is stale (another claim owns it)."""
-    cursor.execute(
-        query("complete"),
+    _execute(
+        cursor,
+        "complete",
         {"id": job.id, "fence": job.fence, "now": now, "result": result_json},
     )
     return cursor.rowcount == 1
@@ -86,8 +108,9 @@ def complete(cursor, job: ClaimedJob, *, now: datetime, result_json: str | None)
 
 def complete_batch(cursor, acks: Sequence[tuple[ClaimedJob, datetime, str | None]]) -> set[int]:
     """Mark many held jobs done in one statement; answers the ids whose fence was current."""
-    cursor.execute(
-        query("complete_batch"),
+    _execute(
+        cursor,
+        "complete_batch",
         {
             "ids": [job.id for job, _, _ in acks],
             "fences": [job.fence for job, _, _ in acks],
@@ -113,8 +136,9 @@ def fail(
 ) -> bool:
     """End a failed attempt (to ``failed``, ``dead`` or ``cancelled``) and record it; fenced."""
     terminal = state != "failed"
-    cursor.execute(
-        query("fail"),
+    _execute(
+        cursor,
+        "fail",
         {
             "id": job.id,
             "fence": job.fence,
@@ -134,7 +158,7 @@ def fail(
 
 def discard(cursor, job: ClaimedJob) -> bool:
     """Delete a spent job whose declaration keeps no dead letters; fenced."""
-    cursor.execute(query("discard"), {"id": job.id, "fence": job.fence})
+    _execute(cursor, "discard", {"id": job.id, "fence": job.fence})
     return cursor.fetchone() is not None
 
 
@@ -142,16 +166,15 @@ def release(cursor, jobs: Sequence[ClaimedJob]) -> set[int]:
     """Hand held jobs back to ``ready`` with their attempt uncounted; answers the ids released."""
     if not jobs:
         return set()
-    cursor.execute(
-        query("release"), {"ids": [j.id for j in jobs], "fences": [j.fence for j in jobs]}
-    )
+    _execute(cursor, "release", {"ids": [j.id for j in jobs], "fences": [j.fence for j in jobs]})
     return {row[0] for row in cursor.fetchall()}
 
 
 def save_progress(cursor, updates: Sequence[tuple[ClaimedJob, str]]) -> None:
     """Write the latest progress of held jobs (JSON text each); fenced."""
-    cursor.execute(
-        query("progress"),
+    _execute(
+        cursor,
+        "progress",
         {
             "ids": [job.id for job, _ in updates],
             "fences": [job.fence for job, _ in updates],
@@ -171,8 +194,9 @@ class HeartbeatAnswer:
 
 def heartbeat(cursor, *, worker: dict[str, Any], held: Sequence[ClaimedJob], reap: bool):
     """Renew the Worker row and every held lease, and reap leases that lapsed elsewhere."""
-    cursor.execute(
-        query("heartbeat"),
+    _execute(
+        cursor,
+        "heartbeat",
         {
             **worker,
             "ids": [job.id for job in held],
@@ -194,4 +218,4 @@ def heartbeat(cursor, *, worker: dict[str, Any], held: Sequence[ClaimedJob], rea
 
 def worker_stopped(cursor, owner: str) -> None:
     """Remove the Worker row of a worker that exits cleanly."""
-    cursor.execute(query("worker_stopped"), {"owner": owner})
+    _execute(cursor, "worker_stopped", {"owner": owner})

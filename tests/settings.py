@@ -9,10 +9,17 @@ INSTALLED_APPS = [*INSTALLED_APPS, "tests.testapp"]  # noqa: F405
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # Worker processes started by tests receive their LITEJOBS settings through the environment.
+
+
+def _from_environment(key: str, default):
+    value = os.environ[f"LITEJOBS_{key}"]
+    if isinstance(default, bool):
+        return value.lower() in ("1", "true", "yes")
+    return type(default)(value) if isinstance(default, int) else value
+
+
 LITEJOBS = {
-    key: type(default)(os.environ[f"LITEJOBS_{key}"])
-    if isinstance(default, int)
-    else os.environ[f"LITEJOBS_{key}"]
+    key: _from_environment(key, default)
     for key, default in DEFAULTS.items()
     if f"LITEJOBS_{key}" in os.environ
 }

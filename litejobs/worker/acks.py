@@ -82,7 +82,7 @@ class Acknowledger(threading.Thread):
         acks = [(job, finished, result) for job, finished, result, _ in batch]
         while True:
             try:
-                with connections[worker.alias].cursor() as cursor:
+                with store.hot_cursor(connections[worker.alias]) as cursor:
                     completed = store.complete_batch(cursor, acks)
                 break
             except Exception as error:

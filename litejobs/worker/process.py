@@ -97,11 +97,11 @@ class Worker:
             "now": now,
             "lease_expires_at": now + self.lease,
         }
-        with connection.cursor() as cursor:
+        with store.hot_cursor(connection) as cursor:
             jobs = store.claim(cursor, **args)
         if self._limited and len(jobs) < limit:
             args["limit"] = limit - len(jobs)
-            with transaction.atomic(using=self.alias), connection.cursor() as cursor:
+            with transaction.atomic(using=self.alias), store.hot_cursor(connection) as cursor:
                 jobs += store.claim_limited(cursor, **args)
         if jobs:
             self.holdings.add(jobs)

@@ -133,7 +133,7 @@ class Runner(threading.Thread):
             result_json = _result_json(job, result)
             if ctx.cancel_reason in ("lease_lost", "abandoned"):
                 raise StaleFence(f"job {job.id} lost its claim before completing")
-            with connection.cursor() as cursor:
+            with store.hot_cursor(connection) as cursor:
                 if not store.complete(cursor, job, now=clock.now(), result_json=result_json):
                     raise StaleFence(
                         f"completion of job {job.id} with fence {job.fence} refused: another "
