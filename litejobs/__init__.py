@@ -7,6 +7,9 @@ from .context import JobContext
 from .exceptions import Cancelled, LitejobsError, Permanent
 from .jobs import Concurrency, Enqueued, JobDefinition, job
 from .retry import Retry
+from .scheduling.declarations import ScheduleDefinition, schedule
+from .scheduling.identity import OccurrenceRef
+from .scheduling.manual import ManualJob, manual
 
 __version__ = "0.1.0"
 
@@ -17,7 +20,12 @@ __all__ = [
     "JobContext",
     "JobDefinition",
     "LitejobsError",
+    "ManualJob",
+    "OccurrenceRef",
     "Permanent",
     "Retry",
+    "ScheduleDefinition",
     "job",
+    "manual",
+    "schedule",
 ]

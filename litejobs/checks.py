@@ -33,18 +33,29 @@ def check_database(app_configs=None, **kwargs):
     return []
 
 
+#: Check ids of declaration errors by their code; any other code is litejobs.E003.
+DECLARATION_CHECK_IDS = {
+    "key-missing": "litejobs.E002",
+    "schedule-invalid": "litejobs.E005",
+    "job-guard-missing": "litejobs.E006",
+}
+
+
 @checks.register("litejobs")
 def check_declarations(app_configs=None, **kwargs):
-    """litejobs.E002 (a job without a key) and E003 (another invalid declaration)."""
+    """litejobs.E002 (a job without a key), E003 (another invalid declaration), E005 (an
+    invalid schedule, ``schedule-invalid``) and E006 (a manual job without a guard,
+    ``job-guard-missing``), found while importing every app's ``jobs.py`` and ``schedules.py``.
+    """
     found = []
     for module, error in registry.declaration_errors():
         code = getattr(error, "code", "declaration-invalid")
         found.append(
             checks.Error(
-                f"{module}: {error.args[0]}",
-                hint="Fix the declaration; the worker will not start until it is valid.",
+                f"{module}: [{code}] {error.args[0]}",
+                hint="Fix the declaration; no worker or scheduler starts until it is valid.",
                 obj=module,
-                id="litejobs.E002" if code == "key-missing" else "litejobs.E003",
+                id=DECLARATION_CHECK_IDS.get(code, "litejobs.E003"),
             )
         )
     return found
@@ -58,8 +69,23 @@ def check_settings(app_configs=None, **kwargs):
         heartbeat = settings.duration("HEARTBEAT")
         for name in ("POLL_INTERVAL", "DEFAULT_TIMEOUT", "TIMEOUT_GRACE", "ACK_FLUSH"):
             settings.duration(name)
+        scheduler_lease = settings.duration("SCHEDULER_LEASE")
+        scheduler_tick = settings.duration("SCHEDULER_TICK")
+        settings.duration("SCHEDULER_HORIZON")
+        settings.duration("SCHEDULER_MISFIRE_GRACE")
     except LitejobsError as error:
         return [checks.Error(str(error), id="litejobs.E004")]
+    if scheduler_tick * 2 > scheduler_lease:
+        return [
+            checks.Error(
+                f"LITEJOBS['SCHEDULER_TICK'] ({settings.SCHEDULER_TICK}) must be at most half "
+                f"of LITEJOBS['SCHEDULER_LEASE'] ({settings.SCHEDULER_LEASE}), or the leader's "
+                "lease lapses between renewals.",
+                hint="Lower SCHEDULER_TICK or raise SCHEDULER_LEASE (the default is 1s within "
+                "15s).",
+                id="litejobs.E004",
+            )
+        ]
     if heartbeat * 2 > lease:
         return [
             checks.Error(
@@ -70,3 +96,32 @@ def check_settings(app_configs=None, **kwargs):
             )
         ]
     return []
+
+
+@checks.register("litejobs")
+def check_work_queues(app_configs=None, **kwargs):
+    """litejobs.E010 (an invalid ``work_queue`` or ``score_rule`` declaration in a
+    ``queues.py``, ``work-queue-invalid``) and E011 (a queue whose score rule no installed app
+    declares, ``score-rule-unknown``)."""
+    from . import queues
+
+    found = [
+        checks.Error(
+            f"{module}: [{getattr(error, 'code', 'work-queue-invalid')}] {error.args[0]}",
+            hint="Fix the declaration; the admin shows only the queues that were declared.",
+            obj=module,
+            id="litejobs.E010",
+        )
+        for module, error in queues.declaration_errors()
+    ]
+    found += [
+        checks.Error(
+            f"{queue.module}: [score-rule-unknown] work queue {queue.name!r} is scored by "
+            f"{queue.score!r}, which no installed app declares.",
+            hint=f"Declare @score_rule({queue.score!r}) in a queues.py, or fix score=.",
+            obj=queue.module,
+            id="litejobs.E011",
+        )
+        for queue in queues.unknown_rules()
+    ]
+    return found

@@ -39,9 +39,18 @@ def _common(definition: JobDefinition, timing: tuple[datetime, datetime], priori
 
 
 def insert_one(
-    definition: JobDefinition, row: PreparedRow, timing: tuple[datetime, datetime], priority: int
+    definition: JobDefinition,
+    row: PreparedRow,
+    timing: tuple[datetime, datetime],
+    priority: int,
+    *,
+    occurrence_id: int | None = None,
 ) -> Enqueued:
-    """Insert one job, or answer the live job that holds its key."""
+    """Insert one job, or answer the live job that holds its key.
+
+    ``occurrence_id`` links the job to the scheduled occurrence it runs (the scheduler and a
+    manual replay pass it); the occurrence then follows the job's state.
+    """
     from .jobs import Enqueued
 
     params = {
@@ -50,6 +59,7 @@ def insert_one(
         "tenant": row.tenant,
         "payload": row.payload,
         "concurrency_key": row.concurrency_key,
+        "occurrence_id": occurrence_id,
     }
     with connections[settings.DATABASE].cursor() as cursor:
         for _ in range(_RACE_RETRIES):

@@ -45,6 +45,24 @@ class JobNotFound(LitejobsError, LookupError):
     code = "job-not-found"
 
 
+class ScheduleNotFound(LitejobsError, LookupError):
+    """No schedule has that name (in the database: a scheduler syncs declarations to rows)."""
+
+    code = "schedule-not-found"
+
+
+class OccurrenceNotFound(LitejobsError, LookupError):
+    """No occurrence has that id."""
+
+    code = "occurrence-not-found"
+
+
+class GuardRefused(LitejobsError, PermissionError):
+    """A manual job's guard (or its ``runs_where``) refused this run."""
+
+    code = "manual-refused"
+
+
 class StaleFence(LitejobsError):
     """A write presented a fencing value that is no longer current: another claim owns the job."""
 
@@ -55,6 +73,36 @@ class TransitionRefused(LitejobsError):
     """An operator action does not apply to the job's current state."""
 
     code = "transition-refused"
+
+
+class WorkQueueNotFound(LitejobsError, LookupError):
+    """No installed app declares a work queue by that name (in its ``queues.py``)."""
+
+    code = "work-queue-unknown"
+
+
+class WorkItemNotFound(LitejobsError, LookupError):
+    """No work item has that id in that queue (never enqueued there, or purged)."""
+
+    code = "item-not-found"
+
+
+class WorkQueueForbidden(LitejobsError, PermissionError):
+    """The user lacks the permission the work queue declares; grant it to see and work it."""
+
+    code = "work-queue-forbidden"
+
+
+class ClaimRefused(LitejobsError):
+    """An action on a work item that its queue's claim mode or another person's claim forbids.
+
+    ``code`` says which: ``claim-held`` (someone else holds a live claim), ``claim-required``
+    (the queue needs your live claim first), ``claim-not-held`` (a release of a claim you do not
+    hold), ``claim-disabled`` (the queue has no claims), ``item-closed`` (already resolved or
+    cancelled).
+    """
+
+    code = "claim-refused"
 
 
 class Permanent(Exception):

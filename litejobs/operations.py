@@ -11,6 +11,7 @@ missing id raises ``JobNotFound``. Every verb logs who asked (``by``) to the
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,9 +23,10 @@ from . import clock, registry
 from .conf import settings
 from .exceptions import InvalidInput, JobNotFound, LitejobsError, TransitionRefused
 from .jobs import _QUEUE_NAME
-from .models import CLAIMABLE, LIVE, TERMINAL, Job, JobState, QueueState, Worker
+from .models import CLAIMABLE, LIVE, TERMINAL, Job, JobState, Occurrence, QueueState, Worker
 from .models.jobs import NOTIFY_CHANNEL
 from .payloads import REDACTED, redact
+from .scheduling import operations as schedule_operations
 from .sql import query
 
 logger = logging.getLogger("litejobs.operations")
@@ -132,10 +134,24 @@ def retry(job_id: int, *, by: str) -> Outcome:
 
     Its attempts start again from 0 and the error on the row is cleared; the ``JobAttempt``
     history stays. Refused (``key-live``) while another live job holds the same idempotency key:
-    running both would do the same work twice.
+    running both would do the same work twice. A job that runs a scheduled occurrence is
+    refused (``retry-refused``): replay the occurrence instead, which is audited.
     """
     by = _check_by(by)
     now = clock.now()
+    occurrence_id = _jobs().filter(pk=job_id).values_list("occurrence_id", flat=True).first()
+    if (
+        occurrence_id is not None
+        and Occurrence.objects.using(_alias()).filter(pk=occurrence_id).exists()
+    ):
+        logger.info("job retry refused id=%s reason=occurrence by=%s", job_id, by)
+        raise TransitionRefused(
+            f"Job {job_id} runs occurrence {occurrence_id} of a schedule; run it again with "
+            f'`manage.py litejobs replay {occurrence_id} --reason "..."` (or the occurrence\'s '
+            "replay action in the admin), which keeps the occurrence identity and records who "
+            "replayed it and why.",
+            code="retry-refused",
+        )
     try:
         with transaction.atomic(using=_alias()):
             changed = (
@@ -319,12 +335,18 @@ def resume(queue: str, *, by: str) -> QueueState:
 # Retention ---------------------------------------------------------------------------------
 
 
-def purge(*, now: datetime | None = None, by: str = "system") -> dict[str, int]:
+def purge(
+    *,
+    now: datetime | None = None,
+    by: str = "system",
+    should_stop: Callable[[], bool] | None = None,
+) -> dict[str, int]:
     """Delete finished rows older than their state's retention; answers the count per state.
 
     Deletes ``PURGE_BATCH`` rows per statement (each its own transaction outside an atomic
     block) until none are left, so a purge of millions of rows never holds long locks; the
-    rows' ``JobAttempt`` history goes with them.
+    rows' ``JobAttempt`` history goes with them. ``should_stop`` (the housekeeping job's
+    cancellation) is asked between batches.
     """
     now = now or clock.now()
     limit = int(settings.PURGE_BATCH)
@@ -336,7 +358,7 @@ def purge(*, now: datetime | None = None, by: str = "system") -> dict[str, int]:
     for state in TERMINAL:
         before = now - settings.retention(state)
         deleted = 0
-        while True:
+        while not (should_stop and should_stop()):
             with transaction.atomic(using=_alias()), connections[_alias()].cursor() as cursor:
                 cursor.execute(query("purge"), {"state": state, "before": before, "limit": limit})
                 batch = cursor.rowcount
@@ -448,6 +470,7 @@ class Problem:
     message: str
     count: int = 0
     job_ids: tuple[int, ...] = ()
+    schedules: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """The problem as plain JSON values."""
@@ -456,6 +479,7 @@ class Problem:
             "message": self.message,
             "count": self.count,
             "job_ids": list(self.job_ids),
+            "schedules": list(self.schedules),
         }
 
 
@@ -499,10 +523,12 @@ def format_age(delta: timedelta) -> str:
 
 
 def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagnosis:
-    """Look for what needs an operator: recent dead jobs, lapsed leases, backlogs, no worker.
+    """Look for what needs an operator: recent dead jobs, lapsed leases, backlogs, no worker,
+    overdue schedules (``overdue-schedule``) and active schedules no scheduler plans
+    (``no-scheduler``).
 
-    Paused queues are not problems (an operator paused them on purpose) but are noted with
-    their reason, as a pause that was forgotten keeps its jobs waiting.
+    Paused queues and disabled schedules are not problems (an operator switched them off on
+    purpose) but are noted with their reason, as a forgotten switch keeps work from running.
     """
     now = now or clock.now()
     problems: list[Problem] = []
@@ -583,4 +609,15 @@ def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagno
                     count,
                 )
             )
+    schedule_problems, schedule_notes = schedule_operations.problems(now)
+    for found in schedule_problems:
+        problems.append(
+            Problem(
+                found["code"],
+                found["message"],
+                found["count"],
+                schedules=tuple(found["schedules"]),
+            )
+        )
+    notes.extend(schedule_notes)
     return Diagnosis(now, problems, notes)

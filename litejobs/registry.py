@@ -55,12 +55,17 @@ def unregister(name: str) -> None:
     _jobs.pop(name, None)
 
 
-def autodiscover() -> None:
-    """Import every installed app's ``jobs.py``, keeping invalid declarations for the checks.
+#: The declaration modules of every installed app, imported in this order (schedules name jobs).
+DECLARATION_MODULES = ("jobs", "schedules")
 
-    A ``DeclarationError`` (a job without a key, say) does not stop Django from starting: it
-    is reported by ``manage.py check`` (litejobs.E002/E003), which every litejobs command
-    runs first, so no worker starts with it.
+
+def autodiscover() -> None:
+    """Import every installed app's ``jobs.py``, then its ``schedules.py``, keeping invalid
+    declarations for the checks.
+
+    A ``DeclarationError`` (a job without a key, an invalid schedule) does not stop Django from
+    starting: it is reported by ``manage.py check`` (litejobs.E002/E003/E005/E006), which every
+    litejobs command runs first, so no worker or scheduler starts with it.
     """
     from importlib import import_module
     from importlib.util import find_spec
@@ -68,14 +73,15 @@ def autodiscover() -> None:
     from django.apps import apps
 
     _declaration_errors.clear()
-    for app in apps.get_app_configs():
-        module = f"{app.name}.jobs"
-        if find_spec(module) is None:
-            continue
-        try:
-            import_module(module)
-        except DeclarationError as error:
-            _declaration_errors.append((module, error))
+    for kind in DECLARATION_MODULES:
+        for app in apps.get_app_configs():
+            module = f"{app.name}.{kind}"
+            if find_spec(module) is None:
+                continue
+            try:
+                import_module(module)
+            except DeclarationError as error:
+                _declaration_errors.append((module, error))
 
 
 def declaration_errors() -> list[tuple[str, Exception]]:

@@ -16,6 +16,7 @@ from typing import Any
 
 import psycopg
 
+from .scheduling.identity import OccurrenceRef
 from .sql import query
 
 
@@ -64,7 +65,10 @@ class ClaimedJob:
         payload = row[5]
         if isinstance(payload, str):  # Django's adapters leave jsonb as text
             payload = json.loads(payload)
-        return cls(*row[:5], payload, *row[6:10])
+        job = cls(*row[:5], payload, *row[6:10])
+        if len(row) > 10 and row[10] is not None:  # it runs a scheduled occurrence
+            job.extra["occurrence"] = OccurrenceRef.from_key(row[10], job.key)
+        return job
 
 
 def _claim_params(owner, queues, limit, now, lease_expires_at) -> dict[str, Any]:

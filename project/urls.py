@@ -1,11 +1,14 @@
-"""URLs of the demo project: the admin is the operator surface; ``/`` is the demo shop."""
+"""URLs of the demo project: the admin is the operator surface; ``/`` is the demo shop;
+``/metrics`` the Prometheus endpoint."""
 
 from django.contrib import admin
 from django.urls import path
 
+from litejobs.views import metrics
 from project.orders.views import home
 
 urlpatterns = [
     path("", home, name="home"),
     path("admin/", admin.site.urls),
+    path("metrics", metrics, name="metrics"),
 ]

@@ -128,3 +128,39 @@ def wait_for(predicate, timeout: float = 30.0, interval: float = 0.05, what: str
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+@pytest.fixture
+def declare():
+    """Declare schedules for one test (forgotten afterwards); owners and misfire default."""
+    from litejobs import schedule
+    from litejobs.scheduling import declarations
+
+    names: list[str] = []
+
+    def make(name: str, **options):
+        options = {
+            "misfire": "run_once",
+            "operating_owner": "ops@example.com",
+            "record_owner": "finance@example.com",
+            "retention": "30d",
+            **options,
+        }
+        definition = schedule(name, **options)
+        names.append(name)
+        return definition
+
+    yield make
+    for name in names:
+        declarations.unregister(name)
+
+
+@pytest.fixture
+def scheduler():
+    """An in-process ``Scheduler`` planning only the named schedules; drive it with ``step()``."""
+    from litejobs.scheduling.scheduler import Scheduler
+
+    def make(*names: str) -> Scheduler:
+        return Scheduler(only=list(names), install_signals=False)
+
+    return make

@@ -4,6 +4,6 @@ Every change an operator makes here goes through ``litejobs.operations``, the sa
 ``manage.py litejobs`` calls, so the admin and the CLI cannot disagree about a transition.
 """
 
-from . import jobs, queues, workers
+from . import jobs, queues, schedules, workers
 
-__all__ = ["jobs", "queues", "workers"]
+__all__ = ["jobs", "queues", "schedules", "workers"]

@@ -9,10 +9,11 @@ from functools import cached_property
 from django.contrib import admin, messages
 from django.core.paginator import Paginator
 from django.db.models import Q
+from django.urls import reverse
 from django.utils.html import format_html
 
 from .. import clock, operations, registry
-from ..models import Job, JobAttempt, QueueState
+from ..models import Job, JobAttempt, Occurrence, QueueState
 from .base import ACTION_LIMIT, ReadOnlyAdmin, report
 
 
@@ -188,6 +189,7 @@ class JobAdmin(ReadOnlyAdmin):
                     "concurrency_key",
                     "concurrency_limit",
                     "traceparent",
+                    "occurrence_link",
                 )
             },
         ),
@@ -238,6 +240,18 @@ class JobAdmin(ReadOnlyAdmin):
     def progress_shown(self, obj: Job):
         """The latest ``ctx.progress(...)`` the body reported."""
         return _pre(obj.progress)
+
+    @admin.display(description="occurrence")
+    def occurrence_link(self, obj: Job):
+        """The scheduled occurrence this job runs, if any (purged ones by id only)."""
+        if obj.occurrence_id is None:
+            return "-"
+        if not Occurrence.objects.filter(pk=obj.occurrence_id).exists():
+            return f"{obj.occurrence_id} (purged by its schedule's retention)"
+        url = reverse(
+            f"{self.admin_site.name}:litejobs_occurrence_change", args=[obj.occurrence_id]
+        )
+        return format_html('<a href="{}">occurrence {}</a>', url, obj.occurrence_id)
 
     @admin.display(description="traceback")
     def traceback_shown(self, obj: Job):

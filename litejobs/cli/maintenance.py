@@ -34,7 +34,9 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=handle_purge)
 
     parser = subparsers.add_parser(
-        "doctor", help="List problems (dead jobs, lapsed leases, backlogs); exit 3 if any."
+        "doctor",
+        help="List problems (dead jobs, lapsed leases, backlogs, overdue schedules); exit 3 if "
+        "any.",
     )
     parser.add_argument(
         "--max-ready-age",

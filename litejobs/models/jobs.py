@@ -20,6 +20,50 @@ _NOTIFY_INSERTED = f"""
     ) AS due_by_queue;
     RETURN NULL;
 """
+# A job that runs a scheduled occurrence moved: the occurrence follows it, in the same statement
+# as the job's fenced transition (so every occurrence completion is fenced by construction).
+# Only the occurrence's current job (last_job_id) moves it, and never to a lower fence. A
+# cancelled job leaves its occurrence `skipped` when it never started, else `cancelled`.
+_OCCURRENCE_FOLLOWS_JOB = f"""
+    UPDATE litejobs_occurrence AS occurrence SET
+        state = CASE
+            WHEN NEW.state = 'running' THEN 'processing'
+            WHEN NEW.state = 'done' THEN 'completed'
+            WHEN NEW.state = 'dead' THEN 'dead_letter'
+            WHEN NEW.state = 'cancelled'
+                 AND occurrence.attempts + NEW.attempts - OLD.attempts > 0 THEN 'cancelled'
+            WHEN NEW.state = 'cancelled' THEN 'skipped'
+            ELSE 'scheduled'
+        END,
+        attempts = GREATEST(occurrence.attempts + NEW.attempts - OLD.attempts, 0),
+        run_at = NEW.run_at,
+        started_at = CASE WHEN NEW.state = 'running' THEN NEW.started_at
+                          ELSE occurrence.started_at END,
+        completed_at = CASE WHEN NEW.state = 'done' THEN NEW.finished_at
+                            ELSE occurrence.completed_at END,
+        finished_at = CASE WHEN NEW.state IN ({sql_list(TERMINAL)}) THEN NEW.finished_at END,
+        lease_owner = CASE WHEN NEW.state = 'running' THEN NEW.lease_owner
+                           ELSE occurrence.lease_owner END,
+        lease_expires_at = CASE WHEN NEW.state = 'running' THEN NEW.lease_expires_at END,
+        fence = GREATEST(occurrence.fence, NEW.fence),
+        error_class = CASE WHEN NEW.state IN ('failed', 'dead') THEN NEW.error_class
+                           WHEN NEW.state = 'done' THEN '' ELSE occurrence.error_class END,
+        error_message = CASE WHEN NEW.state IN ('failed', 'dead') THEN left(NEW.error_message, 2000)
+                             WHEN NEW.state = 'done' THEN '' ELSE occurrence.error_message END,
+        note = CASE WHEN NEW.state = 'cancelled' THEN 'Its job ' || NEW.id || ' was cancelled.'
+                    ELSE occurrence.note END
+    WHERE occurrence.id = NEW.occurrence_id AND occurrence.last_job_id = NEW.id
+      AND occurrence.fence <= NEW.fence;
+    IF NEW.state = 'done' AND OLD.state <> 'done' THEN
+        UPDATE litejobs_schedule AS schedule
+        SET last_success_at = NEW.finished_at, last_success_for = occurrence.scheduled_for
+        FROM litejobs_occurrence AS occurrence
+        WHERE occurrence.id = NEW.occurrence_id AND occurrence.last_job_id = NEW.id
+          AND schedule.id = occurrence.schedule_id
+          AND (schedule.last_success_at IS NULL OR schedule.last_success_at <= NEW.finished_at);
+    END IF;
+    RETURN NULL;
+"""
 # A concurrency-limited run ended: its slot is free for a job waiting on the same key.
 _NOTIFY_NOW = f"""
     PERFORM pg_notify('{NOTIFY_CHANNEL}', NEW.queue || ' ' || extract(epoch FROM now())::text);
@@ -57,6 +101,18 @@ class Job(models.Model):
     error_traceback = models.TextField(blank=True, db_default="")
     progress = models.JSONField(null=True, blank=True)
     traceparent = models.CharField(max_length=64, blank=True, db_default="")
+    # The scheduled occurrence this job runs, if any. No database constraint: the job hot path
+    # pays nothing for it, and occurrences are purged by their own retention (a purged
+    # occurrence leaves its finished jobs a dangling id the trigger ignores).
+    occurrence = models.ForeignKey(
+        "litejobs.Occurrence",
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="jobs",
+    )
 
     class Meta:
         db_table = "litejobs_job"
@@ -85,6 +141,11 @@ class Job(models.Model):
                 fields=["finished_at"],
                 name="litejobs_job_finished",
                 condition=Q(state__in=TERMINAL),
+            ),
+            models.Index(
+                fields=["occurrence"],
+                name="litejobs_job_occurrence",
+                condition=Q(occurrence__isnull=False),
             ),
         ]
         constraints = [
@@ -155,6 +216,17 @@ class Job(models.Model):
                     "AND NEW.concurrency_key IS NOT NULL"
                 ),
                 func=_NOTIFY_NOW,
+            ),
+            pgtrigger.Trigger(
+                name="litejobs_occurrence_follows_job",
+                when=pgtrigger.After,
+                operation=pgtrigger.Update,
+                condition=pgtrigger.Condition(
+                    "NEW.occurrence_id IS NOT NULL AND (OLD.state IS DISTINCT FROM NEW.state "
+                    "OR OLD.lease_expires_at IS DISTINCT FROM NEW.lease_expires_at "
+                    "OR OLD.run_at IS DISTINCT FROM NEW.run_at)"
+                ),
+                func=_OCCURRENCE_FOLLOWS_JOB,
             ),
         ]
 

@@ -24,6 +24,34 @@ LIVE = (*CLAIMABLE, JobState.RUNNING, JobState.WAITING)
 TERMINAL = (JobState.DONE, JobState.DEAD, JobState.CANCELLED)
 
 
+class OccurrenceState(models.TextChoices):
+    """Where an occurrence is; see README "Schedules" for the transitions."""
+
+    SCHEDULED = "scheduled", "Scheduled"  # its job waits (due time, or a retry)
+    PROCESSING = "processing", "Processing"  # a worker holds its job under a lease
+    COMPLETED = "completed", "Completed"
+    DEAD_LETTER = "dead_letter", "Dead letter"  # attempts spent or a permanent error
+    SKIPPED = "skipped", "Skipped"  # never ran: missed (misfire policy), disabled, cancelled
+    CANCELLED = "cancelled", "Cancelled"  # an operator cancelled it after it had started
+
+
+#: Occurrences in these states are finished: retention may purge them, a replay may restart them.
+OCCURRENCE_FINISHED = (
+    OccurrenceState.COMPLETED,
+    OccurrenceState.DEAD_LETTER,
+    OccurrenceState.SKIPPED,
+    OccurrenceState.CANCELLED,
+)
+
+
+class ScheduleStatus(models.TextChoices):
+    """A schedule's lifecycle as declared: only ``active`` schedules are planned."""
+
+    DRAFT = "draft", "Draft (awaiting a decision)"
+    ACTIVE = "active", "Active"
+    RETIRED = "retired", "Retired"
+
+
 def sql_list(states) -> str:
     """``'a','b'`` for SQL written by hand (states are constants, never input)."""
     return ",".join(f"'{state.value}'" for state in states)

@@ -1,15 +1,15 @@
 """Named SQL the ORM cannot express (claims, fenced transitions, heartbeats).
 
 Every query lives in ``queries.sql`` under a ``-- name: <query>`` line. ``{claimable}``,
-``{live}`` and ``{terminal}`` expand to the state lists of ``litejobs.models.states``; values
-are always bound parameters (``%(name)s``).
+``{live}``, ``{terminal}`` and ``{finished_occurrences}`` expand to the state lists of
+``litejobs.models.states``; values are always bound parameters (``%(name)s``).
 """
 
 import re
 from functools import cache
 from importlib.resources import files
 
-from ..models.states import CLAIMABLE, LIVE, TERMINAL, sql_list
+from ..models.states import CLAIMABLE, LIVE, OCCURRENCE_FINISHED, TERMINAL, sql_list
 
 _NAME = re.compile(r"^-- name: ([a-z_]+)\s*$", re.MULTILINE)
 
@@ -23,12 +23,14 @@ def queries() -> dict[str, str]:
         "claimable": sql_list(CLAIMABLE),
         "live": sql_list(LIVE),
         "terminal": sql_list(TERMINAL),
+        "finished_occurrences": sql_list(OCCURRENCE_FINISHED),
     }
     return {
         name: body.strip()
         .replace("{claimable}", states["claimable"])
         .replace("{live}", states["live"])
         .replace("{terminal}", states["terminal"])
+        .replace("{finished_occurrences}", states["finished_occurrences"])
         for name, body in zip(parts[::2], parts[1::2], strict=True)
     }
 

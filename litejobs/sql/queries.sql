@@ -5,11 +5,11 @@
 -- One job; a live job with the same (name, tenant, key) makes this a no-op (deduplicated).
 INSERT INTO litejobs_job (
     name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
-    concurrency_key, concurrency_limit, created_at, traceparent
+    concurrency_key, concurrency_limit, created_at, traceparent, occurrence_id
 ) VALUES (
     %(name)s, %(queue)s, %(key)s, %(tenant)s, %(payload)s::jsonb, %(state)s, %(priority)s,
     %(run_at)s, %(max_attempts)s, %(concurrency_key)s, %(concurrency_limit)s, %(now)s,
-    %(traceparent)s
+    %(traceparent)s, %(occurrence_id)s
 )
 ON CONFLICT (name, tenant, key) WHERE state IN ({live}) DO NOTHING
 RETURNING id
@@ -56,7 +56,7 @@ SET state = 'running', attempts = job.attempts + 1, fence = nextval('litejobs_fe
 FROM picked
 WHERE job.id = picked.id
 RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.attempts,
-          job.max_attempts, job.fence, job.traceparent
+          job.max_attempts, job.fence, job.traceparent, job.occurrence_id
 
 -- name: lock_limited_claims
 -- Serialises claims of concurrency-limited jobs fleet-wide until the transaction ends.
@@ -95,7 +95,7 @@ SET state = 'running', attempts = job.attempts + 1, fence = nextval('litejobs_fe
 FROM picked
 WHERE job.id = picked.id AND job.state IN ({claimable})
 RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.attempts,
-          job.max_attempts, job.fence, job.traceparent
+          job.max_attempts, job.fence, job.traceparent, job.occurrence_id
 
 -- name: next_due
 -- The earliest run_at among claimable jobs of some queues (an idle worker sleeps until then).
@@ -270,3 +270,96 @@ WITH doomed AS (
     DELETE FROM litejobs_jobattempt WHERE job_id IN (SELECT id FROM doomed)
 )
 DELETE FROM litejobs_job WHERE id IN (SELECT id FROM doomed)
+
+
+-- name: scheduler_lead
+-- Take the scheduler leader lease when it is free or lapsed, or renew it when it is ours.
+-- Answers the lease's fence (a new one whenever the leader changes); nothing when another
+-- replica leads.
+INSERT INTO litejobs_schedulerlease AS lease (
+    name, owner, host, pid, fence, acquired_at, renewed_at, expires_at
+) VALUES (
+    'leader', %(owner)s, %(host)s, %(pid)s, nextval('litejobs_fence'), %(now)s, %(now)s,
+    %(expires_at)s
+)
+ON CONFLICT (name) DO UPDATE SET
+    owner = EXCLUDED.owner, host = EXCLUDED.host, pid = EXCLUDED.pid,
+    fence = CASE WHEN lease.owner = EXCLUDED.owner THEN lease.fence ELSE EXCLUDED.fence END,
+    acquired_at = CASE WHEN lease.owner = EXCLUDED.owner THEN lease.acquired_at
+                       ELSE EXCLUDED.acquired_at END,
+    renewed_at = EXCLUDED.renewed_at, expires_at = EXCLUDED.expires_at
+WHERE lease.owner = EXCLUDED.owner OR lease.expires_at < %(now)s
+RETURNING fence
+
+-- name: scheduler_is_leader
+-- Inside a planning transaction: the lease is still ours under this fence. FOR SHARE holds
+-- off a takeover until the plan commits, so a deposed leader never plans.
+SELECT fence FROM litejobs_schedulerlease
+WHERE name = 'leader' AND owner = %(owner)s AND fence = %(fence)s AND expires_at >= %(now)s
+FOR SHARE
+
+-- name: scheduler_resign
+-- A scheduler stopping cleanly hands the lease on at once.
+UPDATE litejobs_schedulerlease SET expires_at = %(now)s - interval '1 second'
+WHERE name = 'leader' AND owner = %(owner)s
+
+-- name: schedule_advance
+-- Move a schedule's planned_through forward; locks the row, so a concurrent disable either
+-- waits for this plan (and then cancels what it planned) or makes it plan nothing.
+UPDATE litejobs_schedule SET planned_through = %(through)s
+WHERE id = %(id)s AND enabled AND status = 'active'
+  AND (planned_through IS NULL OR planned_through < %(through)s)
+RETURNING id
+
+-- name: occurrence_plan
+-- One occurrence to run; its identity (schedule, instant) makes a second plan a no-op.
+INSERT INTO litejobs_occurrence (
+    schedule_id, scheduled_for, run_at, state, attempts, replays, created_at,
+    last_scheduled_at, lease_owner, fence, tenant, error_class, error_message, note
+) VALUES (
+    %(schedule_id)s, %(scheduled_for)s, %(run_at)s, 'scheduled', 0, 0, %(now)s, %(now)s, '', 0,
+    %(tenant)s, '', '', %(note)s
+)
+ON CONFLICT (schedule_id, scheduled_for) DO NOTHING
+RETURNING id
+
+-- name: occurrence_link_job
+-- The job that runs an occurrence, recorded on it (the trigger follows only this job).
+UPDATE litejobs_occurrence SET last_job_id = %(job_id)s WHERE id = %(id)s
+
+-- name: occurrences_skip
+-- Missed instants recorded as skipped occurrences (their identity taken, nothing run).
+INSERT INTO litejobs_occurrence (
+    schedule_id, scheduled_for, run_at, state, attempts, replays, created_at, finished_at,
+    lease_owner, fence, tenant, error_class, error_message, note
+)
+SELECT %(schedule_id)s, instant, instant, 'skipped', 0, 0, %(now)s, %(now)s, '', 0, '', '', '',
+       %(note)s
+FROM unnest(%(instants)s::timestamptz[]) AS instant
+ON CONFLICT (schedule_id, scheduled_for) DO NOTHING
+
+-- name: schedule_cancel_unstarted
+-- Disabling a schedule: the jobs of its occurrences that never started are cancelled (their
+-- occurrences become skipped through the trigger); claimed ones finish.
+UPDATE litejobs_job AS job
+SET state = 'cancelled', finished_at = %(now)s
+FROM litejobs_occurrence AS occurrence
+WHERE occurrence.schedule_id = %(schedule_id)s AND occurrence.state = 'scheduled'
+  AND occurrence.attempts = 0 AND job.id = occurrence.last_job_id
+  AND job.state IN ('scheduled', 'ready')
+RETURNING job.occurrence_id
+
+-- name: occurrence_purge
+-- One bounded batch of a schedule's finished occurrences older than its retention, with
+-- their replay audit. Their jobs are purged by the jobs' own retention.
+WITH doomed AS (
+    SELECT id FROM litejobs_occurrence
+    WHERE schedule_id = %(schedule_id)s AND scheduled_for < %(before)s
+      AND state IN ({finished_occurrences})
+    ORDER BY scheduled_for
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), audit AS (
+    DELETE FROM litejobs_occurrencereplay WHERE occurrence_id IN (SELECT id FROM doomed)
+)
+DELETE FROM litejobs_occurrence WHERE id IN (SELECT id FROM doomed)

@@ -18,6 +18,7 @@ from django.db import connections, transaction
 from .. import clock, registry, store
 from ..conf import settings
 from ..payloads import dumps
+from ..scheduling.declarations import any_forbid, run_definition
 from ..store import ClaimedJob
 from .acks import Acknowledger
 from .control import ControlConnection
@@ -78,7 +79,8 @@ class Worker:
         self._runners: list[Runner] = []
         self._acker: Acknowledger | None = None
         self._acker_lock = threading.Lock()
-        self._limited = any(d.concurrency is not None for d in registry.all_jobs())
+        # Schedules with overlap="forbid" run their occurrences under a concurrency key too.
+        self._limited = any(d.concurrency is not None for d in registry.all_jobs()) or any_forbid()
         self._stop_requests = 0
         self._next_due: datetime | None = None
 
@@ -353,7 +355,7 @@ class Worker:
             job.name,
         )
         runner.retired = True
-        definition = registry.get(job.name)
+        definition = run_definition(job, registry.get(job.name))
         runner._write_failure(
             job,
             definition,

@@ -14,6 +14,7 @@ from .. import clock, registry, store
 from ..context import JobContext
 from ..exceptions import Cancelled, StaleFence, UnknownJob
 from ..payloads import dumps, scrub
+from ..scheduling.declarations import run_definition
 from ..store import ClaimedJob
 from ..tracing import use_traceparent
 from .outage import is_outage
@@ -76,7 +77,8 @@ class Runner(threading.Thread):
         worker = self.worker
         started = time.monotonic()
         try:
-            definition = registry.get(job.name)
+            # An occurrence runs with its schedule's retry and timeout.
+            definition = run_definition(job, registry.get(job.name))
         except UnknownJob as error:
             self._write_failure(job, None, None, error, started, give_up=True)
             return

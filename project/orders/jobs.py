@@ -1,6 +1,10 @@
-"""The orders app's background work."""
+"""The orders app's background work: receipts, the nightly reconciliation, the statement."""
 
-from django.core.mail import send_mail
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from django.core.mail import EmailMessage, send_mail
+from django.db.models import Sum
 
 from litejobs import Retry, clock, job
 
@@ -26,3 +30,59 @@ def send_receipt(ctx, order_id: int) -> None:
     )
     order.receipt_sent_at = clock.now()
     order.save(update_fields=["receipt_sent_at"])
+
+
+def _day_before(ctx, zone: str) -> date:
+    """The local day before the occurrence's instant (or before now, when run by hand)."""
+    instant = ctx.occurrence.scheduled_for if ctx.occurrence else clock.now()
+    return instant.astimezone(ZoneInfo(zone)).date() - timedelta(days=1)
+
+
+# The demo's data is tiny: its scheduled jobs declare short timeouts, below LITEJOBS["LEASE"]
+# as every scheduled job's must be (the test suite runs workers with a 3s lease).
+@job(
+    key=lambda day=None: f"reconcile:{day or 'scheduled'}",
+    retry=Retry(attempts=3, backoff="exponential", base="30s", max="5m"),
+    timeout="2s",
+)
+def reconcile_orders(ctx, day: str | None = None) -> dict:
+    """Reconcile one UTC day of orders (the day before the occurrence unless ``day`` is given).
+
+    Database-only and answered as the job's result, so a replay has exactly one effect.
+    """
+    when = date.fromisoformat(day) if day else _day_before(ctx, "UTC")
+    start = datetime.combine(when, time.min, tzinfo=UTC)
+    orders = Order.objects.filter(created_at__gte=start, created_at__lt=start + timedelta(days=1))
+    totals = {
+        row["currency"]: str(row["total"])
+        for row in orders.values("currency").annotate(total=Sum("total")).order_by("currency")
+    }
+    return {
+        "day": when.isoformat(),
+        "orders": orders.count(),
+        "totals": totals,
+        "receipts_missing": orders.filter(receipt_sent_at__isnull=True).count(),
+    }
+
+
+@job(key=lambda: "statement", timeout="2s", retry=Retry(attempts=3, base="1m", max="10m"))
+def send_statement(ctx) -> int:
+    """Email finance the previous Berlin day's statement; answers the orders it lists.
+
+    Email is outside the database: the message carries the occurrence identity as its
+    idempotency key so the mail system can drop a duplicate sent by a replayed attempt.
+    """
+    when = _day_before(ctx, "Europe/Berlin")
+    zone = ZoneInfo("Europe/Berlin")
+    start = datetime.combine(when, time.min, tzinfo=zone)
+    end = datetime.combine(when + timedelta(days=1), time.min, tzinfo=zone)
+    orders = list(Order.objects.filter(created_at__gte=start, created_at__lt=end).order_by("id"))
+    lines = [f"#{o.pk} {o.customer_email} {o.total} {o.currency}" for o in orders]
+    EmailMessage(
+        subject=f"Statement for {when.isoformat()} ({len(orders)} orders)",
+        body="\n".join(lines) or "No orders.",
+        from_email="shop@example.com",
+        to=["finance@example.com"],
+        headers={"X-Idempotency-Key": ctx.key},
+    ).send()
+    return len(orders)

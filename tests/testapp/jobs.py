@@ -121,3 +121,29 @@ def slow_record(ctx, label: str, value: int, seconds: float = 0.1) -> None:
     """Sleeps, then writes one Mark in the job's transaction."""
     time.sleep(seconds)
     Mark.objects.create(label=label, value=value)
+
+
+@job(key=lambda: "tick", timeout="1s")
+def tick(ctx) -> str:
+    """The per-second schedule of the two-scheduler test: one Mark per run, by instant."""
+    Mark.objects.create(label=f"tick:{ctx.occurrence.scheduled_for.isoformat()}", value=os.getpid())
+    return ctx.key
+
+
+@job(key=lambda label="": f"scheduled:{label}", timeout="5s")
+def scheduled_mark(ctx, label: str = "", fail: bool = False) -> str:
+    """Writes a Mark naming the occurrence it runs (and its attempt); fails when told to."""
+    occurrence = ctx.occurrence
+    when = occurrence.scheduled_for.isoformat() if occurrence else "manual"
+    Mark.objects.create(label=f"{label}@{when}", value=ctx.attempt, note=ctx.key)
+    if fail:
+        raise RuntimeError(f"scheduled failure at {when}")
+    return when
+
+
+@job(key=lambda label="": f"occupied:{label}", timeout="10s", atomic=False)
+def occupied(ctx, label: str = "", seconds: float = 0.2) -> None:
+    """Marks its start and end (committed at once) so tests can see overlapping runs."""
+    Mark.objects.create(label=f"{label}:start")
+    time.sleep(seconds)
+    Mark.objects.create(label=f"{label}:end")

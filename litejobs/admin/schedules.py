@@ -1,0 +1,506 @@
+"""Schedules and occurrences in the admin: the runbook's inspect, replay and disable / enable.
+
+Each schedule's page shows its declaration, its next five run times, its last success, whether
+it is overdue, the scheduler leader, and the runbook commands; its actions (disable with a
+reason, enable) and the occurrences' replay action (with a reason) call
+``litejobs.scheduling.operations`` — the functions ``manage.py litejobs`` calls.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+
+from .. import clock
+from ..exceptions import LitejobsError
+from ..models import Job, Occurrence, OccurrenceReplay, Schedule
+from ..scheduling import operations as schedule_operations
+from .base import ACTION_LIMIT, ReadOnlyAdmin, acted_by
+from .jobs import CappedCountPaginator
+
+REASON_TEMPLATE = "admin/litejobs/reason_form.html"
+
+
+class ReasonForm(forms.Form):
+    """The reason an operator gives for a disable or a replay (kept in the record)."""
+
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        max_length=1000,
+        help_text="Recorded with your name and the time; the next operator reads it.",
+    )
+
+
+def _health(row: Schedule):
+    """The schedule's health, computed once per row and request."""
+    cached = getattr(row, "_litejobs_health", None)
+    if cached is None:
+        cached = schedule_operations.health(row, clock.now())
+        row._litejobs_health = cached
+    return cached
+
+
+def _ask_reason(model_admin, request, objects, *, title, intro, hidden, apply):
+    """Render the reason form, or apply ``apply(reason)`` once a valid reason was posted.
+
+    Answers the response to show (the form again), or ``None`` when applied.
+    """
+    if request.method == "POST" and "apply" in request.POST:
+        form = ReasonForm(request.POST)
+        if form.is_valid():
+            apply(form.cleaned_data["reason"])
+            return None
+    else:
+        form = ReasonForm()
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "title": title,
+        "subtitle": None,
+        "intro": intro,
+        "objects": objects,
+        "opts": model_admin.opts,
+        "form": form,
+        "hidden": hidden,
+    }
+    request.current_app = model_admin.admin_site.name
+    return TemplateResponse(request, REASON_TEMPLATE, context)
+
+
+def _selected_hidden(action: str, objects) -> list[tuple[str, str]]:
+    return [("action", action)] + [(admin.helpers.ACTION_CHECKBOX_NAME, str(o.pk)) for o in objects]
+
+
+@admin.register(Schedule)
+class ScheduleAdmin(ReadOnlyAdmin):
+    """Every schedule with its switch, next run, last success and overdue flag."""
+
+    list_display = (
+        "name",
+        "timetable",
+        "switch",
+        "next_run",
+        "last_success_at",
+        "overdue_flag",
+        "occurrences_link",
+    )
+    list_filter = ("enabled", "status", "declared")
+    search_fields = ("name", "job_name")
+    list_per_page = 100
+    ordering = ("name",)
+    actions = ("disable_schedules", "enable_schedules")
+    change_form_template = "admin/litejobs/schedule/change_form.html"
+    fieldsets = (
+        (
+            None,
+            {
+                "fields": (
+                    "name",
+                    "job_name",
+                    "args",
+                    "timetable",
+                    "local_time_reason",
+                    "status",
+                    "decider",
+                    "decide_by",
+                    "operating_owner",
+                    "record_owner",
+                )
+            },
+        ),
+        (
+            "Behaviour",
+            {
+                "fields": (
+                    "jitter",
+                    "overlap",
+                    "misfire",
+                    "max_catchup",
+                    "retry",
+                    "timeout",
+                    "idempotency",
+                    "grace",
+                    "retention",
+                )
+            },
+        ),
+        (
+            "State",
+            {
+                "fields": (
+                    "switch",
+                    "state_reason",
+                    "state_changed_by",
+                    "state_changed_at",
+                    "declared",
+                    "synced_at",
+                    "active_since",
+                    "planned_through",
+                    "next_runs",
+                    "last_success_at",
+                    "last_success_for",
+                    "overdue_flag",
+                    "leader",
+                )
+            },
+        ),
+        ("Runbook", {"fields": ("runbook",)}),
+    )
+    readonly_fields = tuple(f for _, options in fieldsets for f in options["fields"])
+
+    # Columns -------------------------------------------------------------------------------
+
+    @admin.display(description="timetable")
+    def timetable(self, obj: Schedule) -> str:
+        """The cron or interval, with the zone and its DST behaviour."""
+        return schedule_operations.describe_timetable(obj)
+
+    @admin.display(description="switch")
+    def switch(self, obj: Schedule) -> str:
+        """``active``, ``draft``, ``retired``, or ``disabled`` (by whom)."""
+        if not obj.enabled:
+            return f"disabled by {obj.state_changed_by or '?'}"
+        return obj.status
+
+    @admin.display(description="next runs (UTC)")
+    def next_run(self, obj: Schedule):
+        """The next five instants it fires (none while disabled, draft or retired)."""
+        runs = _health(obj).next_runs
+        if not runs:
+            return "-"
+        return format_html_join(
+            mark_safe("<br>"), "{}", ((t.strftime("%Y-%m-%d %H:%M:%S"),) for t in runs)
+        )
+
+    @admin.display(description="next five runs")
+    def next_runs(self, obj: Schedule):
+        """The next five instants, in UTC and in the schedule's zone."""
+        runs = _health(obj).next_runs
+        if not runs:
+            return "- (not planned: disabled, draft, retired or not declared)"
+        zone = schedule_operations.timetable_of(obj).tzinfo
+        return format_html(
+            "<ol>{}</ol>",
+            format_html_join(
+                "",
+                "<li>{} UTC ({})</li>",
+                ((t.strftime("%Y-%m-%d %H:%M:%S"), t.astimezone(zone).isoformat()) for t in runs),
+            ),
+        )
+
+    @admin.display(description="overdue")
+    def overdue_flag(self, obj: Schedule):
+        """OVERDUE (red) when no occurrence completed within its period plus grace."""
+        state = _health(obj)
+        if not state.overdue:
+            return "no"
+        return format_html(
+            '<strong style="color: #ba2121">OVERDUE</strong> (no success since {})',
+            state.expected.isoformat(),
+        )
+
+    @admin.display(description="occurrences")
+    def occurrences_link(self, obj: Schedule):
+        """A link to its occurrences."""
+        url = reverse(f"{self.admin_site.name}:litejobs_occurrence_changelist")
+        return format_html(
+            '<a href="{}?{}">occurrences</a>', url, urlencode({"schedule__id__exact": obj.pk})
+        )
+
+    @admin.display(description="idempotency")
+    def idempotency(self, obj: Schedule) -> str:
+        """Always the occurrence identity."""
+        return f"occurrence:{obj.name}:<scheduled instant, UTC>"
+
+    @admin.display(description="scheduler leader")
+    def leader(self, obj: Schedule) -> str:
+        """The replica that plans right now (the leader lease)."""
+        lease = schedule_operations.leader()
+        if lease is None:
+            return "none yet: start manage.py runscheduler"
+        lapsed = lease.expires_at < clock.now()
+        return f"{lease.host} pid {lease.pid}, lease until {lease.expires_at.isoformat()}" + (
+            " (LAPSED: no scheduler is running)" if lapsed else ""
+        )
+
+    @admin.display(description="runbook")
+    def runbook(self, obj: Schedule):
+        """The commands that inspect, replay, disable and enable it (also the page's buttons)."""
+        return format_html(
+            "<table>{}</table><p>Disabling stops new occurrences; an occurrence already claimed "
+            "by a worker finishes. A replay is a new attempt of the same occurrence, recorded "
+            "with who, when and why.</p>",
+            format_html_join(
+                "",
+                "<tr><th>{}</th><td><code>{}</code></td></tr>",
+                schedule_operations.runbook(obj.name),
+            ),
+        )
+
+    # Actions -------------------------------------------------------------------------------
+
+    def get_urls(self):
+        """Per-schedule disable and enable pages (the buttons on the schedule's page)."""
+        info = self.opts.app_label, self.opts.model_name
+        view = self.admin_site.admin_view
+        return [
+            path(
+                "<path:object_id>/disable/",
+                view(self.disable_view),
+                name="{}_{}_disable".format(*info),
+            ),
+            path(
+                "<path:object_id>/enable/",
+                view(self.enable_view),
+                name="{}_{}_enable".format(*info),
+            ),
+            *super().get_urls(),
+        ]
+
+    def _disable(self, request, rows, reason) -> None:
+        by = acted_by(request)
+        for row in rows:
+            try:
+                outcome = schedule_operations.disable(row.name, reason=reason, by=by)
+            except LitejobsError as error:
+                self.message_user(request, str(error), messages.ERROR)
+            else:
+                self.message_user(request, outcome.message, messages.SUCCESS)
+
+    def _enable(self, request, rows) -> None:
+        by = acted_by(request)
+        for row in rows:
+            try:
+                outcome = schedule_operations.enable(row.name, by=by)
+            except LitejobsError as error:
+                self.message_user(request, str(error), messages.ERROR)
+            else:
+                self.message_user(request, outcome.message, messages.SUCCESS)
+
+    @admin.action(description="Disable selected schedules (asks why)", permissions=["operate"])
+    def disable_schedules(self, request, queryset):
+        """Ask for a reason, then ``operations.disable`` each selected schedule."""
+        rows = list(queryset[:ACTION_LIMIT])
+        return _ask_reason(
+            self,
+            request,
+            rows,
+            title="Disable schedules",
+            intro="No new occurrence is planned until they are enabled again; an occurrence "
+            "already claimed by a worker finishes.",
+            hidden=_selected_hidden("disable_schedules", rows),
+            apply=lambda reason: self._disable(request, rows, reason),
+        )
+
+    @admin.action(description="Enable selected schedules", permissions=["operate"])
+    def enable_schedules(self, request, queryset):
+        """``operations.enable`` each selected schedule (planning resumes from now)."""
+        self._enable(request, list(queryset[:ACTION_LIMIT]))
+
+    def disable_view(self, request, object_id):
+        """The schedule page's "Disable" button: the reason form, then the disable."""
+        if not self.has_operate_permission(request):
+            raise PermissionDenied
+        row = get_object_or_404(Schedule, pk=object_id)
+        change = reverse(f"{self.admin_site.name}:litejobs_schedule_change", args=[row.pk])
+        response = _ask_reason(
+            self,
+            request,
+            [row],
+            title=f"Disable schedule {row.name}",
+            intro="No new occurrence is planned until it is enabled again; an occurrence "
+            "already claimed by a worker finishes.",
+            hidden=[],
+            apply=lambda reason: self._disable(request, [row], reason),
+        )
+        return response or HttpResponseRedirect(change)
+
+    def enable_view(self, request, object_id):
+        """The schedule page's "Enable" button (POST only: it changes the switch)."""
+        if not self.has_operate_permission(request):
+            raise PermissionDenied
+        row = get_object_or_404(Schedule, pk=object_id)
+        if request.method == "POST":
+            self._enable(request, [row])
+        return HttpResponseRedirect(
+            reverse(f"{self.admin_site.name}:litejobs_schedule_change", args=[row.pk])
+        )
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """The schedule's page, with its runbook buttons."""
+        extra = {"can_operate": self.has_operate_permission(request), **(extra_context or {})}
+        return super().change_view(request, object_id, form_url, extra)
+
+
+class ReplayInline(admin.TabularInline):
+    """The replay audit of an occurrence: who, when, why, and the job each replay started."""
+
+    model = OccurrenceReplay
+    verbose_name = "manual replay"
+    verbose_name_plural = "manual replays (audit)"
+    extra = 0
+    can_delete = False
+    fields = ("requested_at", "requested_by", "reason", "previous_state", "job_id")
+    readonly_fields = fields
+    ordering = ("requested_at",)
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        """Never: replays are recorded by the replay action only."""
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        """Never: the audit is a record."""
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        """Never: audit rows go with their occurrence (retention)."""
+        return False
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        """Whoever may view occurrences may read their audit."""
+        return request.user.has_perm("litejobs.view_occurrence")
+
+
+@admin.register(Occurrence)
+class OccurrenceAdmin(ReadOnlyAdmin):
+    """Every occurrence, latest instant first, with its state and times; replay by action."""
+
+    list_display = (
+        "id",
+        "schedule",
+        "scheduled_for",
+        "state",
+        "attempts",
+        "replays",
+        "run_at",
+        "started_at",
+        "completed_at",
+        "lease_owner",
+        "fence",
+    )
+    list_filter = ("state", "schedule")
+    list_select_related = ("schedule",)
+    list_per_page = 50
+    show_full_result_count = False
+    paginator = CappedCountPaginator
+    ordering = ("-scheduled_for",)
+    actions = ("replay_occurrences",)
+    inlines = (ReplayInline,)
+    change_form_template = "admin/litejobs/occurrence/change_form.html"
+    fieldsets = (
+        (None, {"fields": ("schedule", "scheduled_for", "run_at", "state", "tenant", "note")}),
+        (
+            "Times",
+            {
+                "fields": (
+                    "created_at",
+                    "last_scheduled_at",
+                    "started_at",
+                    "completed_at",
+                    "finished_at",
+                )
+            },
+        ),
+        (
+            "Attempts and lease",
+            {
+                "fields": (
+                    "attempts",
+                    "replays",
+                    "jobs",
+                    "lease_owner",
+                    "lease_expires_at",
+                    "fence",
+                )
+            },
+        ),
+        ("Error", {"fields": ("error_class", "error_message")}),
+    )
+    readonly_fields = tuple(f for _, options in fieldsets for f in options["fields"])
+
+    @admin.display(description="jobs")
+    def jobs(self, obj: Occurrence):
+        """Its jobs (the planned run and each replay), all holding the occurrence identity."""
+        url = reverse(f"{self.admin_site.name}:litejobs_job_changelist")
+        ids = list(
+            Job.objects.filter(occurrence_id=obj.pk).order_by("pk").values_list("pk", flat=True)
+        )
+        if not ids:
+            return "- (purged by the jobs' retention, or never enqueued: skipped)"
+        key = ""
+        if obj.last_job_id:
+            key = Job.objects.filter(pk=obj.last_job_id).values_list("key", flat=True).first() or ""
+        return format_html(
+            '{} (<a href="{}?{}">list</a>)',
+            ", ".join(f"#{i}" for i in ids),
+            url,
+            urlencode({"q": key}),
+        )
+
+    def get_urls(self):
+        """A per-occurrence replay page (the button on the occurrence's page)."""
+        info = self.opts.app_label, self.opts.model_name
+        return [
+            path(
+                "<path:object_id>/replay/",
+                self.admin_site.admin_view(self.replay_view),
+                name="{}_{}_replay".format(*info),
+            ),
+            *super().get_urls(),
+        ]
+
+    def _replay(self, request, occurrences, reason) -> None:
+        by = acted_by(request)
+        for occurrence in occurrences:
+            try:
+                outcome = schedule_operations.replay(occurrence.pk, reason=reason, by=by)
+            except LitejobsError as error:
+                self.message_user(request, str(error), messages.ERROR)
+            else:
+                self.message_user(request, outcome.message, messages.SUCCESS)
+
+    @admin.action(description="Replay selected occurrences (asks why)", permissions=["operate"])
+    def replay_occurrences(self, request, queryset):
+        """Ask for a reason, then ``operations.replay`` each selected occurrence."""
+        rows = list(queryset.select_related("schedule")[:ACTION_LIMIT])
+        return _ask_reason(
+            self,
+            request,
+            rows,
+            title="Replay occurrences",
+            intro="Each runs again as a new attempt under its own identity (same schedule and "
+            "instant), recorded with your name, the time and this reason.",
+            hidden=_selected_hidden("replay_occurrences", rows),
+            apply=lambda reason: self._replay(request, rows, reason),
+        )
+
+    def replay_view(self, request, object_id):
+        """The occurrence page's "Replay" button: the reason form, then the replay."""
+        if not self.has_operate_permission(request):
+            raise PermissionDenied
+        occurrence = get_object_or_404(Occurrence.objects.select_related("schedule"), pk=object_id)
+        change = reverse(f"{self.admin_site.name}:litejobs_occurrence_change", args=[occurrence.pk])
+        response = _ask_reason(
+            self,
+            request,
+            [occurrence],
+            title=f"Replay occurrence {occurrence.pk}",
+            intro="It runs again as a new attempt under its own identity (same schedule and "
+            "instant), recorded with your name, the time and this reason.",
+            hidden=[],
+            apply=lambda reason: self._replay(request, [occurrence], reason),
+        )
+        return response or HttpResponseRedirect(change)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """The occurrence's page, with its replay button."""
+        extra = {"can_operate": self.has_operate_permission(request), **(extra_context or {})}
+        return super().change_view(request, object_id, form_url, extra)
