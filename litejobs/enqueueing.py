@@ -14,7 +14,7 @@ from django.db import connections, transaction
 
 from .conf import settings
 from .models.states import JobState
-from .sql import query
+from .store import hot_cursor, run_query
 
 if TYPE_CHECKING:
     from .jobs import Enqueued, JobDefinition, PreparedRow
@@ -61,14 +61,15 @@ def insert_one(
         "concurrency_key": row.concurrency_key,
         "occurrence_id": occurrence_id,
     }
-    with connections[settings.DATABASE].cursor() as cursor:
+    with hot_cursor(connections[settings.DATABASE]) as cursor:
         for _ in range(_RACE_RETRIES):
-            cursor.execute(query("enqueue"), params)
+            run_query(cursor, "enqueue", params)
             inserted = cursor.fetchone()
             if inserted:
                 return Enqueued(inserted[0], deduped=False)
-            cursor.execute(
-                query("live_by_keys"),
+            run_query(
+                cursor,
+                "live_by_keys",
                 {"name": definition.name, "keys": [row.key], "tenants": [row.tenant]},
             )
             live = cursor.fetchone()
@@ -95,12 +96,13 @@ def insert_many(
     alias = settings.DATABASE
     pending = rows
     # All or nothing, without a savepoint: any error aborts the caller's transaction too.
-    with transaction.atomic(using=alias, savepoint=False), connections[alias].cursor() as cursor:
+    with transaction.atomic(using=alias, savepoint=False), hot_cursor(connections[alias]) as cursor:
         for _ in range(_RACE_RETRIES):
             for start in range(0, len(pending), CHUNK):
                 chunk = pending[start : start + CHUNK]
-                cursor.execute(
-                    query("enqueue_many"),
+                run_query(
+                    cursor,
+                    "enqueue_many",
                     {
                         **common,
                         "keys": [r.key for r in chunk],
@@ -114,8 +116,9 @@ def insert_many(
                     inserted.add(job_id)
             missing = sorted({(r.key, r.tenant) for r in pending} - ids.keys())
             if missing:
-                cursor.execute(
-                    query("live_by_keys"),
+                run_query(
+                    cursor,
+                    "live_by_keys",
                     {
                         "name": definition.name,
                         "keys": [key for key, _ in missing],

@@ -20,18 +20,21 @@ from .scheduling.identity import OccurrenceRef
 from .sql import query
 
 
-def hot_cursor(connection) -> psycopg.Cursor:
-    """A server-binding psycopg cursor on a Django connection, for the worker's hot path.
+def hot_cursor(connection):
+    """A server-binding psycopg cursor on a Django connection, for hot paths.
 
-    It shares the connection (and so the transaction of an atomic job) but skips Django's
-    cursor wrapper and client-side parameter formatting, and lets ``execute`` prepare the
-    statement server-side (see ``PREPARED_STATEMENTS``).
+    It shares the connection (and so the caller's transaction) but skips client-side
+    parameter formatting and lets ``execute`` prepare the statement server-side (see
+    ``PREPARED_STATEMENTS``). While Django logs queries (DEBUG, ``CaptureQueriesContext``)
+    it comes wrapped in Django's debug cursor, so statement counts stay visible to tests.
     """
     connection.ensure_connection()
-    return psycopg.Cursor(connection.connection)
+    cursor = psycopg.Cursor(connection.connection)
+    return connection.make_debug_cursor(cursor) if connection.queries_logged else cursor
 
 
-def _execute(cursor, name: str, params: dict[str, Any]) -> None:
+def run_query(cursor, name: str, params: dict[str, Any]) -> None:
+    """Execute a named query, prepared server-side on a hot cursor."""
     if isinstance(cursor, psycopg.Cursor):
         from .conf import settings
 
@@ -81,28 +84,43 @@ def _claim_params(owner, queues, limit, now, lease_expires_at) -> dict[str, Any]
     }
 
 
-def claim(cursor, *, owner, queues, limit, now, lease_expires_at) -> list[ClaimedJob]:
-    """Claim up to ``limit`` due jobs without a concurrency limit (commits with the cursor)."""
-    _execute(cursor, "claim", _claim_params(owner, queues, limit, now, lease_expires_at))
-    return [ClaimedJob.from_row(row) for row in cursor.fetchall()]
+@dataclass(frozen=True)
+class Claim:
+    """What one claim statement answered: the jobs now held, and whether limited ones wait."""
+
+    jobs: list[ClaimedJob]
+    limited_due: bool
+
+
+def claim(cursor, *, owner, queues, limit, now, lease_expires_at, limited: bool = False) -> Claim:
+    """Claim up to ``limit`` due jobs without a concurrency limit (commits with the cursor).
+
+    With ``limited``, the answer also says whether concurrency-limited jobs are due, so the
+    (locking) limited claim runs only when it has something to take.
+    """
+    params = _claim_params(owner, queues, limit, now, lease_expires_at)
+    run_query(cursor, "claim", {**params, "limited": limited})
+    rows = cursor.fetchall()
+    jobs = [ClaimedJob.from_row(row) for row in rows if row[0] is not None]
+    return Claim(jobs, limited_due=len(jobs) < len(rows))
 
 
 def claim_limited(cursor, *, owner, queues, limit, now, lease_expires_at) -> list[ClaimedJob]:
     """Claim due concurrency-limited jobs; call in a transaction (the lock holds until its end)."""
-    _execute(cursor, "lock_limited_claims", {"lock_id": LIMITED_CLAIM_LOCK})
-    _execute(cursor, "claim_limited", _claim_params(owner, queues, limit, now, lease_expires_at))
+    run_query(cursor, "lock_limited_claims", {"lock_id": LIMITED_CLAIM_LOCK})
+    run_query(cursor, "claim_limited", _claim_params(owner, queues, limit, now, lease_expires_at))
     return [ClaimedJob.from_row(row) for row in cursor.fetchall()]
 
 
 def next_due(cursor, *, queues) -> datetime | None:
     """The earliest run_at of any claimable job in these queues."""
-    _execute(cursor, "next_due", {"queues": list(queues) if queues else None})
+    run_query(cursor, "next_due", {"queues": list(queues) if queues else None})
     return cursor.fetchone()[0]
 
 
 def complete(cursor, job: ClaimedJob, *, now: datetime, result_json: str | None) -> bool:
     """Mark a held job done; False when the fence is stale (another claim owns it)."""
-    _execute(
+    run_query(
         cursor,
         "complete",
         {"id": job.id, "fence": job.fence, "now": now, "result": result_json},
@@ -112,7 +130,7 @@ def complete(cursor, job: ClaimedJob, *, now: datetime, result_json: str | None)
 
 def complete_batch(cursor, acks: Sequence[tuple[ClaimedJob, datetime, str | None]]) -> set[int]:
     """Mark many held jobs done in one statement; answers the ids whose fence was current."""
-    _execute(
+    run_query(
         cursor,
         "complete_batch",
         {
@@ -140,7 +158,7 @@ def fail(
 ) -> bool:
     """End a failed attempt (to ``failed``, ``dead`` or ``cancelled``) and record it; fenced."""
     terminal = state != "failed"
-    _execute(
+    run_query(
         cursor,
         "fail",
         {
@@ -162,7 +180,7 @@ def fail(
 
 def discard(cursor, job: ClaimedJob) -> bool:
     """Delete a spent job whose declaration keeps no dead letters; fenced."""
-    _execute(cursor, "discard", {"id": job.id, "fence": job.fence})
+    run_query(cursor, "discard", {"id": job.id, "fence": job.fence})
     return cursor.fetchone() is not None
 
 
@@ -170,13 +188,13 @@ def release(cursor, jobs: Sequence[ClaimedJob]) -> set[int]:
     """Hand held jobs back to ``ready`` with their attempt uncounted; answers the ids released."""
     if not jobs:
         return set()
-    _execute(cursor, "release", {"ids": [j.id for j in jobs], "fences": [j.fence for j in jobs]})
+    run_query(cursor, "release", {"ids": [j.id for j in jobs], "fences": [j.fence for j in jobs]})
     return {row[0] for row in cursor.fetchall()}
 
 
 def save_progress(cursor, updates: Sequence[tuple[ClaimedJob, str]]) -> None:
     """Write the latest progress of held jobs (JSON text each); fenced."""
-    _execute(
+    run_query(
         cursor,
         "progress",
         {
@@ -198,7 +216,7 @@ class HeartbeatAnswer:
 
 def heartbeat(cursor, *, worker: dict[str, Any], held: Sequence[ClaimedJob], reap: bool):
     """Renew the Worker row and every held lease, and reap leases that lapsed elsewhere."""
-    _execute(
+    run_query(
         cursor,
         "heartbeat",
         {
@@ -222,4 +240,4 @@ def heartbeat(cursor, *, worker: dict[str, Any], held: Sequence[ClaimedJob], rea
 
 def worker_stopped(cursor, owner: str) -> None:
     """Remove the Worker row of a worker that exits cleanly."""
-    _execute(cursor, "worker_stopped", {"owner": owner})
+    run_query(cursor, "worker_stopped", {"owner": owner})

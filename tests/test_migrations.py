@@ -21,5 +21,5 @@ def test_every_named_query_is_used_by_the_code():
     code = "\n".join(
         path.read_text() for path in PACKAGE.rglob("*.py") if "migrations" not in path.parts
     )
-    used = set(re.findall(r"(?:query\(|_execute\(\s*cursor,\s*)\"([a-z_]+)\"", code))
+    used = set(re.findall(r"(?:query\(|run_query\(\s*cursor,\s*)\"([a-z_]+)\"", code))
     assert set(queries()) == used

@@ -51,7 +51,7 @@ def claim(clock):
             limit=10,
             now=now,
             lease_expires_at=now + timedelta(minutes=1),
-        )
+        ).jobs
 
 
 # retry -------------------------------------------------------------------------------------

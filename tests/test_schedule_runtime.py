@@ -45,7 +45,7 @@ def claim(clock, owner="worker-a"):
             limit=10,
             now=now,
             lease_expires_at=now + timedelta(minutes=1),
-        ) + store.claim_limited(
+        ).jobs + store.claim_limited(
             cursor,
             owner=owner,
             queues=[],

@@ -130,7 +130,7 @@ def _claim(limit=10):
             limit=limit,
             now=now,
             lease_expires_at=now + timedelta(minutes=1),
-        )
+        ).jobs
 
 
 def _steal(job_id):

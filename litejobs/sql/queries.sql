@@ -38,6 +38,8 @@ WHERE job.name = %(name)s AND job.state IN ({live})
 
 -- name: claim
 -- Take up to `limit` due jobs without a concurrency limit: one statement, one new fence each.
+-- When `limited` is true, a last row of NULLs says that concurrency-limited jobs are due too
+-- (so an idle poll stays one statement and the limited claim runs only when it has work).
 WITH picked AS (
     SELECT id FROM litejobs_job
     WHERE state IN ({claimable})
@@ -48,15 +50,26 @@ WITH picked AS (
     ORDER BY priority DESC, run_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE litejobs_job AS job
+    SET state = 'running', attempts = job.attempts + 1, fence = nextval('litejobs_fence'),
+        lease_owner = %(owner)s, lease_expires_at = %(lease_expires_at)s, started_at = %(now)s,
+        cancel_requested = false
+    FROM picked
+    WHERE job.id = picked.id
+    RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.attempts,
+              job.max_attempts, job.fence, job.traceparent, job.occurrence_id
 )
-UPDATE litejobs_job AS job
-SET state = 'running', attempts = job.attempts + 1, fence = nextval('litejobs_fence'),
-    lease_owner = %(owner)s, lease_expires_at = %(lease_expires_at)s, started_at = %(now)s,
-    cancel_requested = false
-FROM picked
-WHERE job.id = picked.id
-RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.attempts,
-          job.max_attempts, job.fence, job.traceparent, job.occurrence_id
+SELECT * FROM claimed
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+WHERE %(limited)s AND EXISTS (
+    SELECT 1 FROM litejobs_job
+    WHERE state IN ({claimable})
+      AND concurrency_key IS NOT NULL
+      AND run_at <= %(now)s
+      AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+)
 
 -- name: lock_limited_claims
 -- Serialises claims of concurrency-limited jobs fleet-wide until the transaction ends.

@@ -100,8 +100,9 @@ class Worker:
             "lease_expires_at": now + self.lease,
         }
         with store.hot_cursor(connection) as cursor:
-            jobs = store.claim(cursor, **args)
-        if self._limited and len(jobs) < limit:
+            answer = store.claim(cursor, **args, limited=self._limited)
+        jobs = answer.jobs
+        if answer.limited_due and len(jobs) < limit:
             args["limit"] = limit - len(jobs)
             with transaction.atomic(using=self.alias), store.hot_cursor(connection) as cursor:
                 jobs += store.claim_limited(cursor, **args)
