@@ -50,6 +50,11 @@ class Runner(threading.Thread):
                     return
                 try:
                     self.execute(job)
+                except Exception:
+                    # A bug of ours must not take the thread down: stop holding the job, and
+                    # its lease lapses and another worker's heartbeat reaps it.
+                    logger.exception("job runner error id=%s name=%s", job.id, job.name)
+                    self.worker.finished(job, "error", time.monotonic())
                 finally:
                     self.worker.dispatcher.done_with_one()
         finally:
@@ -129,18 +134,23 @@ class Runner(threading.Thread):
         alias = self.worker.alias
         connection = connections[alias]
         with transaction.atomic(using=alias):
+            # A timeout may cancel the statement the body runs, never the failure write after.
             with self.current_lock:
                 self._pg_conn = connection.connection
-            result = definition.invoke(ctx, job.payload)
-            result_json = _result_json(job, result)
-            if ctx.cancel_reason in ("lease_lost", "abandoned"):
-                raise StaleFence(f"job {job.id} lost its claim before completing")
-            with store.hot_cursor(connection) as cursor:
-                if not store.complete(cursor, job, now=clock.now(), result_json=result_json):
-                    raise StaleFence(
-                        f"completion of job {job.id} with fence {job.fence} refused: another "
-                        "claim owns it; the body's writes are rolled back"
-                    )
+            try:
+                result = definition.invoke(ctx, job.payload)
+                result_json = _result_json(job, result)
+                if ctx.cancel_reason in ("lease_lost", "abandoned"):
+                    raise StaleFence(f"job {job.id} lost its claim before completing")
+                with store.hot_cursor(connection) as cursor:
+                    if not store.complete(cursor, job, now=clock.now(), result_json=result_json):
+                        raise StaleFence(
+                            f"completion of job {job.id} with fence {job.fence} refused: "
+                            "another claim owns it; the body's writes are rolled back"
+                        )
+            finally:
+                with self.current_lock:
+                    self._pg_conn = None
         self.worker.finished(job, "done", started)
 
     def _run_unfenced(self, job, definition: JobDefinition, ctx: JobContext, started) -> None:
