@@ -4,7 +4,8 @@ The user-facing surface; everything else is an implementation detail.
 """
 
 from .context import JobContext
-from .exceptions import Cancelled, LitejobsError, Permanent
+from .events import event, publish_event
+from .exceptions import Cancelled, LitejobsError, Permanent, RetryAfter, WaitTimedOut
 from .jobs import Concurrency, Enqueued, JobDefinition, job
 from .retry import Retry
 from .scheduling.declarations import ScheduleDefinition, schedule
@@ -24,8 +25,12 @@ __all__ = [
     "OccurrenceRef",
     "Permanent",
     "Retry",
+    "RetryAfter",
     "ScheduleDefinition",
+    "WaitTimedOut",
+    "event",
     "job",
     "manual",
+    "publish_event",
     "schedule",
 ]

@@ -12,7 +12,13 @@ class LitejobsConfig(AppConfig):
     def ready(self) -> None:
         from django.core.signals import setting_changed
 
-        from . import checks, clock, registry  # noqa: F401 - checks register themselves
+        from . import checks, clock, queues, registry  # noqa: F401 - checks register themselves
 
         setting_changed.connect(clock.forget_configured_clock)
+        from . import (
+            bulk,  # noqa: F401 - declares the job that executes bulk money items
+            webhooks,  # noqa: F401 - declares the webhook delivery job
+        )
+
         registry.autodiscover()
+        queues.autodiscover()  # work queues (after jobs and schedules)

@@ -125,3 +125,93 @@ def check_work_queues(app_configs=None, **kwargs):
         for queue in queues.unknown_rules()
     ]
     return found
+
+
+#: The check id of each kind of workflow problem.
+WORKFLOW_CHECK_IDS = {
+    "behavior-unrecorded": "litejobs.E007",
+    "use-case-mapped-twice": "litejobs.E008",
+    "compensation-missing": "litejobs.E009",
+}
+
+
+@checks.register("litejobs")
+def check_workflows(app_configs=None, **kwargs):
+    """litejobs.E007 (a workflow step or compensation maps to no registered use case,
+    ``behavior-unrecorded``), E008 (a use case mapped by two steps) and E009 (a step that
+    declares no compensation)."""
+    from . import workflows
+
+    return [
+        checks.Error(
+            f"[{kind}] {message}",
+            hint="Register the use case with @use_case(...), map each use case from one step, "
+            "and declare every step's compensation (Compensation.none(reason=...) if none).",
+            obj=where,
+            id=WORKFLOW_CHECK_IDS[kind],
+        )
+        for kind, where, message in workflows.problems()
+    ]
+
+
+@checks.register("litejobs")
+def check_outbox_settings(app_configs=None, **kwargs):
+    """litejobs.E020: outbox and webhook settings that cannot work (``settings-invalid``)."""
+    from .retry import Retry
+
+    problems = []
+
+    def refuse(message: str, hint: str) -> None:
+        problems.append(checks.Error(message, hint=hint, id="litejobs.E020"))
+
+    try:
+        for name in ("RELAY_LEASE", "RELAY_POLL_INTERVAL", "OUTBOX_RETENTION", "WEBHOOK_TIMEOUT"):
+            settings.duration(name)
+        Retry.coerce(settings.WEBHOOK_RETRY)
+    except LitejobsError as error:
+        refuse(str(error), "Use durations such as '15s' and a Retry's fields (see README).")
+    batch = settings.OUTBOX_BATCH
+    if not isinstance(batch, int) or isinstance(batch, bool) or not 1 <= batch <= 10_000:
+        refuse(
+            f"LITEJOBS['OUTBOX_BATCH'] must be a whole number from 1 to 10000; got {batch!r}.",
+            "The default, 500, keeps each relay transaction short.",
+        )
+    failures = settings.WEBHOOK_MAX_FAILURES
+    if not isinstance(failures, int) or isinstance(failures, bool) or failures < 1:
+        refuse(
+            f"LITEJOBS['WEBHOOK_MAX_FAILURES'] must be a whole number of 1 or more; got "
+            f"{failures!r}.",
+            "It is how many consecutive failed attempts disable an endpoint (default 20).",
+        )
+    hosts = settings.WEBHOOK_ALLOWED_HOSTS
+    if not isinstance(hosts, list | tuple) or not all(isinstance(h, str) and h for h in hosts):
+        refuse(
+            "LITEJOBS['WEBHOOK_ALLOWED_HOSTS'] must be a list of host names or addresses.",
+            'For a local receiver in development: ["127.0.0.1", "localhost"].',
+        )
+    if not isinstance(settings.RELAY_IN_WORKER, bool):
+        refuse(
+            "LITEJOBS['RELAY_IN_WORKER'] must be True or False.",
+            "False: only `manage.py runrelay` publishes the outbox.",
+        )
+    return problems
+
+
+@checks.register("litejobs")
+def check_bulk_actions(app_configs=None, **kwargs):
+    """litejobs.E012: a bulk money action that cannot work — one acting on a work queue no
+    installed app declares (``bulk-action-invalid``), or django-otp's TOTP app missing
+    (``bulk-otp-missing``). An invalid ``bulk_money_action(...)`` makes its ``queues.py``
+    fail to import, which litejobs.E010 reports with the ``[bulk-action-invalid]`` code."""
+    from . import bulk
+
+    return [
+        checks.Error(
+            f"{module}: [{code}] {message}",
+            hint="Declare the work queue in a queues.py (or fix queue=), and install "
+            "django-otp's TOTP app: confirmations need a code from a device.",
+            obj=module,
+            id="litejobs.E012",
+        )
+        for code, module, message in bulk.problems()
+    ]

@@ -60,6 +60,28 @@ DEFAULTS: dict[str, Any] = {
     "SCHEDULER_MISFIRE_GRACE": "60s",
     # The name of this deployment; manual jobs declare where they may run (runs_where=).
     "DEPLOYMENT": "local",
+    # The outbox relay: runworker runs one beside its jobs (``--no-relay`` or False: only
+    # ``manage.py runrelay`` publishes),
+    "RELAY_IN_WORKER": True,
+    # messages published per transaction,
+    "OUTBOX_BATCH": 500,
+    # the leader lease (another relay takes over this long after the leader stops renewing),
+    "RELAY_LEASE": "15s",
+    # the idle relay's backstop poll (NOTIFY wakes it at once when a message commits; the poll
+    # only finds a batch a crashed leader left while nothing new is staged),
+    "RELAY_POLL_INTERVAL": "5m",
+    # and how long published messages and finished webhook deliveries are kept.
+    "OUTBOX_RETENTION": "7d",
+    # Outbound webhooks: the queue of delivery jobs,
+    "WEBHOOK_QUEUE": "webhooks",
+    # how long one HTTP request may take (connect, send, answer),
+    "WEBHOOK_TIMEOUT": "10s",
+    # the retry policy of a delivery (a Retry-After answer moves its next attempt),
+    "WEBHOOK_RETRY": {"attempts": 10, "backoff": "exponential", "base": "30s", "max": "2h"},
+    # consecutive failed attempts (any delivery) after which an endpoint is disabled,
+    "WEBHOOK_MAX_FAILURES": 20,
+    # and hosts that may resolve to loopback or private addresses (e.g. ["127.0.0.1"]).
+    "WEBHOOK_ALLOWED_HOSTS": [],
 }
 
 

@@ -18,7 +18,8 @@ class JobContext:
     ``job_id``, ``attempt`` (1-based), ``final_attempt``, ``tenant``, ``queue``, ``key``,
     ``occurrence`` (the scheduled occurrence this run serves, if any), ``cancelled`` (an event
     set when the run must stop: timeout, worker drain, operator cancel, lost lease) and
-    ``check_cancelled()`` which raises ``litejobs.Cancelled`` once it is set.
+    ``check_cancelled()`` which raises ``litejobs.Cancelled`` once it is set, and ``step``
+    (durable steps: ``run``, ``sleep``, ``wait_for_event``; see ``litejobs.steps``).
     """
 
     def __init__(
@@ -45,6 +46,7 @@ class JobContext:
         self.cancelled = threading.Event()
         self.cancel_reason: str | None = None
         self._progress_sink = progress_sink
+        self.step: Any = None  # litejobs.steps.Steps, set by the worker for each run
 
     def __repr__(self) -> str:
         return f"<JobContext {self.name} #{self.job_id} attempt {self.attempt}>"

@@ -109,9 +109,86 @@ class Permanent(Exception):
     """Raise from a job body to stop retrying at once: the job goes to ``dead``."""
 
 
+class WaitTimedOut(Exception):
+    """``ctx.step.wait_for_event`` timed out without a matching event; catch it to go on."""
+
+
 class Cancelled(Exception):
     """Raised by ``ctx.check_cancelled()`` once the run's cancellation has fired."""
 
     def __init__(self, reason: str = "cancelled") -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class RetryAfter(Exception):
+    """Raise from a job body to retry at a time you know (a server's ``Retry-After``).
+
+    The next attempt is due ``delay`` after the failure instead of after the retry policy's
+    backoff; the attempt still counts, so a job whose attempts are spent goes to ``dead``.
+    ``delay`` is a duration: a ``timedelta``, seconds, or a string like ``"2m"``.
+    """
+
+    def __init__(self, delay, message: str = "") -> None:
+        from .durations import parse_duration
+
+        self.delay = parse_duration(delay, name="RetryAfter delay")
+        super().__init__(message or f"retry after {self.delay.total_seconds():g}s")
+
+
+class WebhookError(LitejobsError, ValueError):
+    """A webhook endpoint or delivery was refused; ``code`` says why and ``field`` (when set)
+    names the endpoint field to fix: ``webhook-url-invalid``, ``webhook-address-refused``,
+    ``webhook-host-unresolved``, ``webhook-topics-invalid``, ``webhook-secret-invalid``,
+    ``webhook-tenant-invalid``, ``webhook-delivery-failed``."""
+
+    code = "webhook-error"
+
+    def __init__(self, message: str, *, code: str | None = None, field: str | None = None):
+        super().__init__(message, code=code)
+        self.field = field
+
+
+class WebhookEndpointNotFound(LitejobsError, LookupError):
+    """No webhook endpoint has that id (never created, or deleted)."""
+
+    code = "webhook-endpoint-not-found"
+
+
+class SignatureInvalid(LitejobsError, ValueError):
+    """A received webhook's signature does not verify: ``webhook-signature-missing``,
+    ``webhook-signature-malformed``, ``webhook-signature-mismatch`` (wrong secret or altered
+    body) or ``webhook-signature-expired`` (outside the tolerance: a replay, or clock skew).
+    Answer such a request with 400 and do not act on it."""
+
+    code = "webhook-signature-invalid"
+
+
+class BulkActionNotFound(LitejobsError, LookupError):
+    """No installed app declares a bulk money action by that name (in its ``queues.py``)."""
+
+    code = "bulk-action-unknown"
+
+
+class BulkRefused(LitejobsError, PermissionError):
+    """A bulk money action was refused before any money moved; ``code`` says why and the
+    message says what to do: ``bulk-forbidden`` (the action's permission is missing),
+    ``bulk-device-missing`` (no confirmed TOTP device), ``bulk-code-missing``,
+    ``bulk-code-invalid``, ``bulk-code-expired``, ``bulk-code-reused``, ``bulk-code-throttled``
+    (the confirmation code was refused), ``bulk-preview-invalid`` / ``bulk-preview-expired`` (the
+    preview the confirmation names cannot be trusted or is too old), ``bulk-item-not-failed``
+    (a retry of an item that did not fail)."""
+
+    code = "bulk-refused"
+
+
+class BulkSetChanged(BulkRefused):
+    """The items behind a confirmation changed after their preview (an item left the queue,
+    was claimed, or its amount changed): nothing moved. ``preview`` is a fresh preview of the
+    same selection to read and confirm again."""
+
+    code = "bulk-set-changed"
+
+    def __init__(self, message: str, *, preview) -> None:
+        super().__init__(message)
+        self.preview = preview

@@ -12,7 +12,12 @@ restarted one loses nothing. Mount ``litejobs.views.metrics`` (the demo serves i
 - ``litejobs_schedule_enabled{schedule}``: 0 while an operator has it disabled;
 - ``litejobs_occurrences{schedule,state}``: occurrences kept, per state;
 - ``litejobs_jobs{queue,state}`` and ``litejobs_queue_oldest_due_age_seconds{queue}``: queue
-  depth and the age of the oldest due job.
+  depth and the age of the oldest due job;
+- ``litejobs_outbox_pending`` and ``litejobs_outbox_oldest_pending_age_seconds``: messages the
+  relay has not published yet — alert when the age grows;
+- ``litejobs_webhook_endpoint_enabled{endpoint}`` and
+  ``litejobs_webhook_endpoint_consecutive_failures{endpoint}``; ``litejobs_webhook_deliveries
+  {state}``: retained delivery records per state.
 
 Further job metrics are added as methods yielding families from ``collect``.
 """
@@ -25,9 +30,9 @@ from django.db.models import Count
 from prometheus_client.core import CollectorRegistry, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from . import clock, operations
+from . import clock, operations, outbox
 from .conf import settings
-from .models import Occurrence
+from .models import Occurrence, WebhookDelivery, WebhookEndpoint
 from .scheduling import operations as schedule_operations
 
 
@@ -39,6 +44,7 @@ class LitejobsCollector(Collector):
         now = clock.now()
         yield from self.schedule_metrics(now)
         yield from self.queue_metrics(now)
+        yield from self.outbox_metrics(now)
 
     def schedule_metrics(self, now) -> Iterator[Metric]:
         """Last success, overdue flag, switch and occurrence counts per schedule."""
@@ -98,6 +104,52 @@ class LitejobsCollector(Collector):
             oldest.add_metric([summary.name], age)
         yield depth
         yield oldest
+
+    def outbox_metrics(self, now) -> Iterator[Metric]:
+        """The outbox backlog, each webhook endpoint's health, deliveries per state."""
+        waiting = outbox.backlog(now=now)
+        yield GaugeMetricFamily(
+            "litejobs_outbox_pending",
+            "Outbox messages the relay has not published yet.",
+            value=waiting.pending,
+        )
+        yield GaugeMetricFamily(
+            "litejobs_outbox_oldest_pending_age_seconds",
+            "How long the oldest unpublished outbox message has waited (0: none).",
+            value=waiting.oldest_age.total_seconds() if waiting.oldest_age else 0.0,
+        )
+        enabled = GaugeMetricFamily(
+            "litejobs_webhook_endpoint_enabled",
+            "0 while the endpoint is disabled (by an operator, or after failures).",
+            labels=["endpoint"],
+        )
+        failures = GaugeMetricFamily(
+            "litejobs_webhook_endpoint_consecutive_failures",
+            "Failed delivery attempts since the endpoint's last success.",
+            labels=["endpoint"],
+        )
+        endpoints = WebhookEndpoint.objects.using(settings.DATABASE).values_list(
+            "pk", "enabled", "consecutive_failures"
+        )
+        for pk, is_enabled, streak in endpoints:
+            enabled.add_metric([str(pk)], 1.0 if is_enabled else 0.0)
+            failures.add_metric([str(pk)], streak)
+        yield enabled
+        yield failures
+        deliveries = GaugeMetricFamily(
+            "litejobs_webhook_deliveries",
+            "Webhook delivery records kept (within retention), per state.",
+            labels=["state"],
+        )
+        rows = (
+            WebhookDelivery.objects.using(settings.DATABASE)
+            .order_by()
+            .values_list("state")
+            .annotate(n=Count("pk"))
+        )
+        for state, count in rows:
+            deliveries.add_metric([state], count)
+        yield deliveries
 
 
 def registry() -> CollectorRegistry:

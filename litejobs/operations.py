@@ -19,7 +19,7 @@ from typing import Any
 from django.db import IntegrityError, connections, transaction
 from django.db.models import Count, Min, Q
 
-from . import clock, registry
+from . import clock, outbox, registry
 from .conf import settings
 from .exceptions import InvalidInput, JobNotFound, LitejobsError, TransitionRefused
 from .jobs import _QUEUE_NAME
@@ -524,8 +524,9 @@ def format_age(delta: timedelta) -> str:
 
 def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagnosis:
     """Look for what needs an operator: recent dead jobs, lapsed leases, backlogs, no worker,
-    overdue schedules (``overdue-schedule``) and active schedules no scheduler plans
-    (``no-scheduler``).
+    overdue schedules (``overdue-schedule``), active schedules no scheduler plans
+    (``no-scheduler``), an outbox backlog older than ``max_ready_age`` (``outbox-backlog``) and
+    webhook endpoints litejobs disabled after failures (``webhook-disabled``).
 
     Paused queues and disabled schedules are not problems (an operator switched them off on
     purpose) but are noted with their reason, as a forgotten switch keeps work from running.
@@ -620,4 +621,7 @@ def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagno
             )
         )
     notes.extend(schedule_notes)
+    outbox_problems, outbox_notes = outbox.problems(now=now, max_age=max_ready_age)
+    problems.extend(Problem(p["code"], p["message"], p["count"]) for p in outbox_problems)
+    notes.extend(outbox_notes)
     return Diagnosis(now, problems, notes)

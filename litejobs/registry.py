@@ -56,7 +56,7 @@ def unregister(name: str) -> None:
 
 
 #: The declaration modules of every installed app, imported in this order (schedules name jobs).
-DECLARATION_MODULES = ("jobs", "schedules")
+DECLARATION_MODULES = ("jobs", "workflows", "schedules")
 
 
 def autodiscover() -> None:

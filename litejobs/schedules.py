@@ -1,14 +1,16 @@
 """litejobs' own schedule: daily housekeeping (autodiscovered like any app's schedules.py).
 
 It purges finished occurrences past each schedule's retention, then finished jobs past
-``LITEJOBS["RETENTION"]`` (``litejobs.operations.purge``), in bounded batches, stopping
-between batches when its timeout fires (the next day's run carries on). Disable it with
+``LITEJOBS["RETENTION"]`` (``litejobs.operations.purge``), then published outbox messages and
+finished webhook deliveries past ``LITEJOBS["OUTBOX_RETENTION"]`` (``litejobs.outbox.purge``),
+in bounded batches, stopping between batches when its timeout fires (the next day's run
+carries on). Disable it with
 ``manage.py litejobs disable litejobs.housekeeping --reason ...`` if you purge another way.
 """
 
 from datetime import timedelta
 
-from . import operations
+from . import operations, outbox
 from .conf import settings
 from .jobs import job
 from .retry import Retry
@@ -26,11 +28,12 @@ HOUSEKEEPING_TIMEOUT = max(settings.duration("LEASE") * 3 / 4, timedelta(seconds
     retry=Retry(attempts=3, backoff="exponential", base="1m", max="10m"),
 )
 def housekeeping(ctx) -> dict:
-    """Purge occurrences, then jobs, past their retention; answers the counts."""
+    """Purge occurrences, jobs, then the outbox, past their retention; answers the counts."""
     stop = ctx.cancelled.is_set
     occurrences = purge_occurrences(should_stop=stop)
     jobs = operations.purge(by="litejobs.housekeeping", should_stop=stop)
-    return {"occurrences": occurrences, "jobs": jobs}
+    published = outbox.purge(by="litejobs.housekeeping", should_stop=stop)
+    return {"occurrences": occurrences, "jobs": jobs, "outbox": published}
 
 
 schedule(

@@ -241,3 +241,45 @@ def heartbeat(cursor, *, worker: dict[str, Any], held: Sequence[ClaimedJob], rea
 def worker_stopped(cursor, owner: str) -> None:
     """Remove the Worker row of a worker that exits cleanly."""
     run_query(cursor, "worker_stopped", {"owner": owner})
+
+
+def suspend(
+    cursor, job: ClaimedJob, *, run_at: datetime, error_class: str = "", error_message: str = ""
+) -> bool:
+    """Hand a held job back as ``waiting`` until ``run_at``, its attempt uncounted; fenced."""
+    run_query(
+        cursor,
+        "job_suspend",
+        {
+            "id": job.id,
+            "fence": job.fence,
+            "run_at": run_at,
+            "error_class": error_class,
+            "error_message": error_message,
+        },
+    )
+    return cursor.rowcount == 1
+
+
+def suspend_for_event(
+    cursor, job: ClaimedJob, *, lock_id: int, event: str, since, match: str, now, run_at
+) -> bool:
+    """Like ``suspend`` for an event wait: due at once if a matching event already arrived.
+
+    Call inside a transaction: the event's advisory lock orders it against publishers.
+    """
+    run_query(cursor, "event_lock", {"lock_id": lock_id})
+    run_query(
+        cursor,
+        "job_suspend_for_event",
+        {
+            "id": job.id,
+            "fence": job.fence,
+            "event": event,
+            "since": since,
+            "match": match,
+            "now": now,
+            "run_at": run_at,
+        },
+    )
+    return cursor.rowcount == 1

@@ -1,4 +1,8 @@
-"""ASGI entry point of the demo project (HTTP now; websockets join with live work queues)."""
+"""ASGI entry point of the demo project: HTTP, and the websockets of live work-queue pages.
+
+Websockets are admitted from the ``ALLOWED_HOSTS`` origins only, with the Django session's
+user (``AuthMiddlewareStack``), and routed to litejobs' consumers (``litejobs.routing``).
+"""
 
 import os
 
@@ -6,4 +10,20 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 
-application = get_asgi_application()
+# Set Django up before anything imports models (the consumers do).
+django_application = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+
+from litejobs.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_application,
+        "websocket": AllowedHostsOriginValidator(
+            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+        ),
+    }
+)

@@ -23,9 +23,15 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "pgtrigger",
+    # TOTP devices: finance confirms bulk money actions with a code from a phone.
+    "django_otp",
+    "django_otp.plugins.otp_totp",
     "litejobs",
     "project.demo",
     "project.orders",
+    "project.payments",
+    "project.payouts",
+    "project.partners",
 ]
 
 MIDDLEWARE = [
@@ -34,6 +40,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # request.user.is_verified() / otp_device; the admin does not require OTP at login (only
+    # bulk money actions ask for a code, at confirmation).
+    "django_otp.middleware.OTPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -54,6 +63,9 @@ TEMPLATES = [
     },
 ]
 WSGI_APPLICATION = None
+# HTTP and the work-queue pages' websockets (project/asgi.py). Live updates need no channel
+# layer: each web process LISTENs to PostgreSQL itself (litejobs.live), so no Redis and no
+# CHANNEL_LAYERS setting.
 ASGI_APPLICATION = "project.asgi.application"
 
 DATABASES = {"default": env.db_url_config(database_url(env("DATABASE_URL", default=None)))}
@@ -64,7 +76,14 @@ TASKS = {"default": {"BACKEND": "litejobs.tasks.LitejobsBackend"}}
 
 LITEJOBS = {
     # Every key is optional; see litejobs/conf.py and the README for the defaults.
+    # The demo delivers webhooks to its own partner view (project.partners) on this machine.
+    "WEBHOOK_ALLOWED_HOSTS": ["127.0.0.1", "localhost", "::1"],
 }
+# The signing secret the demo's webhook endpoint and its partner receiver share.
+DEMO_WEBHOOK_SECRET = env("DEMO_WEBHOOK_SECRET", default="whsec_litejobs_demo_not_secret")
+
+# The issuer authenticator apps show beside the finance user's demo TOTP device.
+OTP_TOTP_ISSUER = "litejobs demo"
 
 # The demo prints its emails (receipts) to the console.
 if django.VERSION >= (6, 1):

@@ -6,9 +6,12 @@ from django.urls import path
 
 from litejobs.views import metrics
 from project.orders.views import home
+from project.partners.views import receive_webhook
 
 urlpatterns = [
     path("", home, name="home"),
     path("admin/", admin.site.urls),
     path("metrics", metrics, name="metrics"),
+    # The demo partner's webhook receiver (another system, in the same project for the demo).
+    path("partner/webhooks", receive_webhook, name="partner-webhooks"),
 ]

@@ -5,7 +5,7 @@ import os
 from litejobs.conf import DEFAULTS
 from project.settings import *  # noqa: F403
 
-INSTALLED_APPS = [*INSTALLED_APPS, "tests.testapp"]  # noqa: F405
+INSTALLED_APPS = [*INSTALLED_APPS, "tests.testapp", "tests.outboxapp"]  # noqa: F405
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # Worker processes started by tests receive their LITEJOBS settings through the environment.

@@ -12,7 +12,7 @@ from litejobs.bench.report import Stats, percentile
 from litejobs.models import Job
 from tests.testapp.jobs import record
 
-TINY = ["--rounds", "1", "--jobs", "W1=50,W2=200,W3=200,W4=5,W9=2000"]
+TINY = ["--rounds", "1", "--jobs", "W1=50,W2=200,W3=200,W4=5,W8=300,W9=2000"]
 
 
 def bench(*args: str) -> dict:
@@ -60,7 +60,10 @@ def test_every_workload_runs_beside_its_floor_in_a_scratch_database(settings):
             assert 0 < row[side]["min"] <= row[side]["median"] <= row[side]["max"], row
         assert row["ratio"] == pytest.approx(row["litejobs"]["median"] / row["floor"]["median"])
         assert row["better"] in ("higher", "lower")
-    assert sorted(rows) == ["W1", "W2", "W3", "W4", "W5", "W9"]
+    assert sorted(rows) == ["W1", "W2", "W3", "W4", "W5", "W8", "W9"]
+    [outbox] = rows["W8"]
+    assert (outbox["figure"], outbox["unit"]) == ("rate", "rows/s")
+    assert "300 staged messages" in outbox["variant"]
     assert [r["figure"] for r in rows["W2"]] == ["rate", "per 1,000"]
     assert len(rows["W3"]) == 4  # default, --concurrency 1, atomic=False, 2 processes
     assert any("2 worker processes" in r["variant"] for r in rows["W3"])

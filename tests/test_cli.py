@@ -192,11 +192,18 @@ def test_purge(clock, settings):
     JobAttempt.objects.create(job=old, number=1, finished_at=clock.now(), outcome="failed")
     new = new_job(clock, JobState.DONE, label="new")
     out, _ = litejobs("purge", "--json")
-    assert json.loads(out) == {"deleted": {"done": 1, "dead": 0, "cancelled": 0}, "total": 1}
+    assert json.loads(out) == {
+        "deleted": {"done": 1, "dead": 0, "cancelled": 0},
+        "total": 1,
+        "outbox": {"messages": 0, "deliveries": 0},
+    }
     assert list(Job.objects.values_list("pk", flat=True)) == [new.id]
     assert not JobAttempt.objects.exists()
     out, _ = litejobs("purge")
-    assert out.strip() == "Purged 0 done, 0 dead, 0 cancelled job(s)."
+    assert out.strip() == (
+        "Purged 0 done, 0 dead, 0 cancelled job(s), 0 outbox message(s), 0 webhook delivery "
+        "record(s)."
+    )
 
 
 def test_doctor_is_0_when_healthy_and_3_with_a_dead_job(clock):

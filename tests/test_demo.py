@@ -269,6 +269,18 @@ def test_make_demo_serves_the_shop_runs_receipts_and_ctrl_c_stops_every_process(
                 what="every receipt job to run",
             )
             rows = receipts()
+
+            def webhooks_received() -> int:
+                conn.rollback()
+                return conn.execute("SELECT count(*) FROM partners_receivedwebhook").fetchone()[0]
+
+            # Every order's orders.paid event went through the outbox relay (in the worker) to
+            # the partner's view, which verified its signature and stored it once.
+            wait_for(
+                lambda: webhooks_received() == len(rows),
+                timeout=60,
+                what="the partner to receive every orders.paid webhook",
+            )
         assert [row[0] for row in rows][-1] == order_id
         assert len(rows) == len(load_order_fixture()) + 1
         assert {state for _, _, state in rows} == {"done"}

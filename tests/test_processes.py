@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from litejobs.models import Job, JobAttempt, JobState
+from litejobs.models import Job, JobAttempt, JobState, JobStep
 from litejobs.models import Worker as WorkerRow
 from tests.conftest import wait_for
-from tests.testapp.jobs import gated, gated_unfenced, limited, record
+from tests.testapp.jobs import crash_proof, gated, gated_unfenced, limited, record
 from tests.testapp.models import Mark
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -121,3 +121,30 @@ def test_a_process_pool_runs_jobs_in_separate_processes_and_drains_on_sigterm(pr
     pool.send_signal(signal.SIGTERM)
     assert pool.wait(30) == 0
     assert WorkerRow.objects.count() == 0  # both children drained and removed their rows
+
+
+def test_a_worker_killed_inside_and_after_every_step_leaves_each_effect_exactly_once(
+    processes, tmp_path
+):
+    enqueued = crash_proof.enqueue(label="cp", pause_dir=str(tmp_path))
+    for number in range(1, 5):
+        for boundary in (f"in-{number}", f"after-{number}"):
+            (tmp_path / f"pause-{boundary}").touch()
+            worker = processes.worker("--concurrency", "1", **FAST)
+            wait_for(
+                lambda boundary=boundary: (tmp_path / f"reached-{boundary}").exists(),
+                timeout=60,
+                what=f"the job to reach {boundary}",
+            )
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(10)
+            (tmp_path / f"pause-{boundary}").unlink()
+    processes.worker("--concurrency", "1", **FAST)
+    wait_for(lambda: state_of(enqueued.id) == JobState.DONE, timeout=60, what="completion")
+    effects = list(Mark.objects.filter(label__startswith="cp:").values_list("label", flat=True))
+    assert sorted(effects) == ["cp:1", "cp:2", "cp:3", "cp:4"]  # each exactly once
+    executions = dict(JobStep.objects.filter(job_id=enqueued.id).values_list("name", "executions"))
+    # A run killed inside a step records nothing (its write rolled back with it); the step's
+    # one recorded execution is the run that completed it, replayed from storage afterwards.
+    assert executions == {f"step-{n}": 1 for n in range(1, 5)}
+    assert all((tmp_path / f"reached-in-{n}").exists() for n in range(1, 5))

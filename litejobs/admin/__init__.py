@@ -4,6 +4,6 @@ Every change an operator makes here goes through ``litejobs.operations``, the sa
 ``manage.py litejobs`` calls, so the admin and the CLI cannot disagree about a transition.
 """
 
-from . import jobs, queues, schedules, workers
+from . import bulk, jobs, outbox, queues, schedules, workers, workqueues
 
-__all__ = ["jobs", "queues", "schedules", "workers"]
+__all__ = ["bulk", "jobs", "outbox", "queues", "schedules", "workers", "workqueues"]

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from .. import clock, operations, registry
-from ..models import Job, JobAttempt, Occurrence, QueueState
+from ..models import Job, JobAttempt, JobStep, Occurrence, QueueState
 from .base import ACTION_LIMIT, ReadOnlyAdmin, report
 
 
@@ -79,14 +79,57 @@ def _pre(value) -> str:
     return format_html('<pre style="white-space: pre-wrap; margin: 0">{}</pre>', text)
 
 
-class JobAttemptInline(admin.TabularInline):
+class JobRecordInline(admin.TabularInline):
+    """A read-only record kept under a job (its attempts, its steps), shown on its page."""
+
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        """Never: only the worker writes these records."""
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        """Never: the history is a record."""
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        """Never: these records go with their job when it is purged."""
+        return False
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        """Whoever may view the job may view its records: they belong to the job."""
+        return request.user.has_perm("litejobs.view_job")
+
+
+class JobStepInline(JobRecordInline):
+    """The job's durable steps as a timeline: state, executions, stored output, error."""
+
+    model = JobStep
+    verbose_name = "step"
+    verbose_name_plural = "steps (timeline)"
+    fields = (
+        "name",
+        "kind",
+        "state",
+        "executions",
+        "created_at",
+        "finished_at",
+        "wake_at",
+        "event",
+        "output",
+        "error",
+    )
+    readonly_fields = fields
+    ordering = ("created_at", "id")
+
+
+class JobAttemptInline(JobRecordInline):
     """The attempts that did not succeed, oldest first: why, when and on which worker."""
 
     model = JobAttempt
     verbose_name = "failed attempt"
     verbose_name_plural = "failed attempts"
-    extra = 0
-    can_delete = False
     fields = (
         "number",
         "outcome",
@@ -109,22 +152,6 @@ class JobAttemptInline(admin.TabularInline):
             '<details><summary>show</summary><pre style="white-space: pre-wrap">{}</pre></details>',
             obj.error_traceback,
         )
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        """Never: attempts are written by the worker only."""
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        """Never: the history is a record."""
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        """Never: attempts go with their job when it is purged."""
-        return False
-
-    def has_view_permission(self, request, obj=None) -> bool:
-        """Whoever may view the job may view its attempts: the history belongs to the job."""
-        return request.user.has_perm("litejobs.view_job")
 
 
 #: Columns the listing never shows: not read for a changelist page.
@@ -155,7 +182,7 @@ class JobAdmin(ReadOnlyAdmin):
     paginator = CappedCountPaginator
     ordering = ("-id",)
     actions = ("retry_jobs", "cancel_jobs", "promote_jobs")
-    inlines = (JobAttemptInline,)
+    inlines = (JobStepInline, JobAttemptInline)
     fieldsets = (
         (
             None,

@@ -26,10 +26,15 @@ DESCRIPTIONS = {
     "done, COMMIT; as many connections and processes as the workers have",
     "W4": "INSERT and pg_notify in one committed statement, received by a process on LISTEN",
     "W5": "a connection waiting on LISTEN that polls once per LITEJOBS['HEARTBEAT']",
+    "W8": "per batch of OUTBOX_BATCH messages one transaction: SELECT the next pending rows "
+    "in id order FOR UPDATE, one multi-row INSERT of a job row per message, one UPDATE marking "
+    "them published, COMMIT",
     "W9": "none; the baseline is the same workloads on an empty table, in the same round",
 }
 
 TABLE = "litejobs_bench_floor"
+#: W8's floor: the outbox a plain-SQL relay reads.
+OUTBOX = "litejobs_bench_floor_outbox"
 CHANNEL = "litejobs_bench_floor"
 #: Rows per COPY in the ``enqueue_many`` floor, as litejobs writes 1,000 per statement.
 CHUNK = 1000
@@ -45,6 +50,14 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     finished_at timestamptz
 );
 CREATE INDEX IF NOT EXISTS {TABLE}_ready ON {TABLE} (id) WHERE state = 'ready';
+CREATE TABLE IF NOT EXISTS {OUTBOX} (
+    id bigserial PRIMARY KEY,
+    topic text NOT NULL,
+    payload jsonb NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    published_at timestamptz
+);
+CREATE INDEX IF NOT EXISTS {OUTBOX}_pending ON {OUTBOX} (id) WHERE published_at IS NULL;
 """
 INSERT_ONE = f"INSERT INTO {TABLE} (queue, key, payload) VALUES (%s, %s, %s::jsonb)"
 FILL = f"""
@@ -100,6 +113,43 @@ def fill(conn: psycopg.Connection, count: int) -> int:
 def insert_and_notify(conn: psycopg.Connection, n: int, sent: float) -> None:
     """W4's floor: commit a row and a NOTIFY carrying ``sent`` in one statement."""
     conn.execute(INSERT_AND_NOTIFY, (QUEUE, f"pickup:{n}", json.dumps({"n": n}), repr(sent)))
+
+
+STAGE_OUTBOX = f"""
+INSERT INTO {OUTBOX} (topic, payload)
+SELECT 'bench.paid', jsonb_build_object('order', n) FROM generate_series(1, %s) AS n
+"""
+RELAY_READ = f"""
+SELECT id, payload::text FROM {OUTBOX} WHERE published_at IS NULL ORDER BY id LIMIT %s
+FOR UPDATE
+"""
+RELAY_INSERT = f"""
+INSERT INTO {TABLE} (queue, key, payload)
+SELECT %s, 'outbox:' || message.id, message.payload
+FROM unnest(%s::bigint[], %s::jsonb[]) AS message (id, payload)
+"""
+RELAY_MARK = f"UPDATE {OUTBOX} SET published_at = now() WHERE id = ANY(%s::bigint[])"
+
+
+def stage_outbox(conn: psycopg.Connection, count: int) -> None:
+    """Stage ``count`` messages in the floor's outbox (untimed)."""
+    conn.execute(f"TRUNCATE {OUTBOX} RESTART IDENTITY")
+    conn.execute(STAGE_OUTBOX, (count,))
+
+
+def relay_outbox(conn: psycopg.Connection, batch: int) -> int:
+    """W8's floor: publish the outbox a batch per transaction; answers the rows published."""
+    published = 0
+    while True:
+        with conn.transaction(), conn.cursor() as cursor:
+            rows = cursor.execute(RELAY_READ, (batch,)).fetchall()
+            if not rows:
+                return published
+            ids = [row[0] for row in rows]
+            payloads = [row[1] for row in rows]
+            cursor.execute(RELAY_INSERT, (QUEUE, ids, payloads))
+            cursor.execute(RELAY_MARK, (ids,))
+        published += len(rows)
 
 
 def _noop() -> None:

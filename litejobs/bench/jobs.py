@@ -7,6 +7,7 @@ appear in a project's real worker.
 import time
 
 from ..jobs import job
+from ..outbox import subscriber
 
 #: Every bench job runs in this queue of the scratch database.
 QUEUE = "litejobs-bench"
@@ -27,3 +28,8 @@ def pickup(ctx, n: int, sent: float) -> float:
     """Answers when the body started; ``sent`` is when the enqueue began (W4's two ends)."""
     # A measurement, not product code: the enqueuing process stamped ``sent`` with time.time().
     return time.time()
+
+
+@subscriber("litejobs.bench.paid", name="litejobs.bench.on_paid", queue=QUEUE)
+def on_paid(ctx, message) -> None:
+    """W8's subscriber: the relay publishes each staged message to it (it never runs there)."""

@@ -27,9 +27,10 @@ from ..conf import settings as litejobs_settings
 from ..jobs import MAX_BATCH, JobDefinition
 from ..models import Job
 from ..models import Worker as WorkerRow
+from ..relay import OutboxRelay
 from . import SIZES, WORKLOADS, BenchOptions, floor
 from .children import BenchError, ChildSpec, DjangoTarget, started
-from .jobs import QUEUE, noop, noop_unfenced, pickup
+from .jobs import QUEUE, noop, noop_unfenced, on_paid, pickup
 from .report import (
     EMPTY_TABLE,
     FLOOR,
@@ -80,6 +81,13 @@ SELECT %(name)s, %(queue)s, 'history:' || n, jsonb_build_object('n', n),
 FROM generate_series(1, %(count)s) AS n,
      LATERAL (SELECT now() - make_interval(secs => n)) AS history (at)
 """
+# W8: staged messages (untimed), as stage() writes them, and the count the relay published.
+STAGE_OUTBOX = """
+INSERT INTO litejobs_outboxmessage (topic, key, tenant, payload, created_at)
+SELECT %(topic)s, 'order:' || mod(n, 100), '', jsonb_build_object('order', n), now()
+FROM generate_series(1, %(count)s) AS n
+"""
+PUBLISHED = "SELECT count(*) FROM litejobs_outboxmessage WHERE published_at IS NOT NULL"
 # W5 with pg_stat_statements: the floor's statements all name its table or channel.
 STATEMENTS = """
 SELECT coalesce(sum(calls) FILTER (WHERE query NOT LIKE %(floor)s), 0),
@@ -304,6 +312,38 @@ class Bench:
             [("statements", "per minute", LOWER, "<= 6/min")],
         )
 
+    def w8(self) -> None:
+        """W8: the outbox relay publishing staged messages to a subscriber job, in batches."""
+        count = self.sizes["W8"]
+        batch = int(litejobs_settings.OUTBOX_BATCH)
+
+        def once():
+            self._reset()
+            self.sql.execute(STAGE_OUTBOX, {"topic": on_paid.topic, "count": count})
+            relay = OutboxRelay(install_signals=False)
+            seconds = _timed(relay.publish_pending)
+            relay.resign()
+            published = self.sql.execute(PUBLISHED).fetchone()[0]
+            jobs = Job.objects.using(self.scratch.alias).filter(name=on_paid.name).count()
+            if published != count or jobs != count:
+                raise BenchError(
+                    f"W8: the relay published {published} of {count} messages and created "
+                    f"{jobs} subscriber jobs; see the litejobs.relay log."
+                )
+            floor.reset(self.sql)
+            floor.stage_outbox(self.sql, count)
+            floor_seconds = _timed(lambda: floor.relay_outbox(self.sql, batch))
+            return {"rate": count / seconds}, {"rate": count / floor_seconds}
+
+        litejobs, floor_stats = self._compare("W8", once)
+        self._add(
+            "W8",
+            f"{count:,} staged messages to one subscriber, {batch} per transaction",
+            litejobs,
+            floor_stats,
+            [("rate", "rows/s", HIGHER, "")],
+        )
+
     def w9(self) -> None:
         """W9: W3 (default concurrency) and W4 with finished rows, beside an empty table.
 
@@ -365,8 +405,9 @@ class Bench:
             (self._history_after,),
         )
         others = [table for table in tables if table != job_table]
+        # CASCADE: project tables may reference litejobs rows (the demo's payouts do).
         self.sql.execute(
-            sql.SQL("TRUNCATE {}").format(sql.SQL(", ").join(map(sql.Identifier, others)))
+            sql.SQL("TRUNCATE {} CASCADE").format(sql.SQL(", ").join(map(sql.Identifier, others)))
         )
 
     def _enqueue_many(self, definition: JobDefinition, arguments: list[dict]) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from .. import operations
+from .. import operations, outbox
 from ..durations import parse_duration
 from ..exceptions import InvalidInput
 from . import EXIT_OK, EXIT_PROBLEMS, add_json_flag, emit
@@ -27,7 +27,9 @@ def _duration(value: str):
 def register(subparsers) -> None:
     """Add ``purge`` and ``doctor``."""
     parser = subparsers.add_parser(
-        "purge", help="Delete finished jobs older than their retention (LITEJOBS['RETENTION'])."
+        "purge",
+        help="Delete finished jobs older than their retention (LITEJOBS['RETENTION']) and "
+        "published outbox messages and finished webhook deliveries (OUTBOX_RETENTION).",
     )
     add_by_flag(parser)
     add_json_flag(parser)
@@ -49,10 +51,15 @@ def register(subparsers) -> None:
 
 
 def handle_purge(command, options) -> int:
-    """``purge``: see ``operations.purge``; prints the rows deleted per state."""
-    counts = operations.purge(by=acting_user(options))
-    text = "Purged " + ", ".join(f"{n} {state}" for state, n in counts.items()) + " job(s)."
-    emit(command, options, {"deleted": counts, "total": sum(counts.values())}, text)
+    """``purge``: see ``operations.purge`` and ``outbox.purge``; prints the rows deleted."""
+    by = acting_user(options)
+    counts = operations.purge(by=by)
+    published = outbox.purge(by=by)
+    text = "Purged " + ", ".join(f"{n} {state}" for state, n in counts.items()) + " job(s)"
+    text += f", {published['messages']} outbox message(s), {published['deliveries']} webhook "
+    text += "delivery record(s)."
+    data = {"deleted": counts, "total": sum(counts.values()), "outbox": published}
+    emit(command, options, data, text)
     return EXIT_OK
 
 

@@ -1,6 +1,14 @@
 """litejobs records (Django models), grouped by concern."""
 
+from .bulk import (
+    UNFINISHED_BULK_ITEM,
+    BulkAction,
+    BulkActionItem,
+    BulkConfirmationAttempt,
+    BulkItemState,
+)
 from .jobs import Job, JobAttempt, QueueState, Worker
+from .outbox import OutboxMessage, RelayLease
 from .schedules import (
     OCCURRENCE_FINISHED,
     Occurrence,
@@ -11,21 +19,42 @@ from .schedules import (
     ScheduleStatus,
 )
 from .states import CLAIMABLE, LIVE, TERMINAL, JobState
+from .steps import Event, JobStep, StepKind, StepState
+from .webhooks import DeliveryState, WebhookDelivery, WebhookEndpoint
+from .workqueues import FINISHED_ITEM, LIVE_ITEM, WorkItem, WorkItemState
 
 __all__ = [
     "CLAIMABLE",
+    "FINISHED_ITEM",
     "LIVE",
+    "LIVE_ITEM",
     "OCCURRENCE_FINISHED",
     "TERMINAL",
+    "UNFINISHED_BULK_ITEM",
+    "BulkAction",
+    "BulkActionItem",
+    "BulkConfirmationAttempt",
+    "BulkItemState",
+    "DeliveryState",
+    "Event",
     "Job",
     "JobAttempt",
     "JobState",
+    "JobStep",
     "Occurrence",
     "OccurrenceReplay",
     "OccurrenceState",
+    "OutboxMessage",
     "QueueState",
+    "RelayLease",
     "Schedule",
     "ScheduleStatus",
     "SchedulerLease",
+    "StepKind",
+    "StepState",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WorkItem",
+    "WorkItemState",
     "Worker",
 ]

@@ -16,10 +16,11 @@ class JobState(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
-#: A worker may claim these once ``run_at`` has passed.
-CLAIMABLE = (JobState.READY, JobState.SCHEDULED, JobState.FAILED)
+#: A worker may claim these once ``run_at`` has passed (a waiting job: its sleep ended, its
+#: event arrived, or its wait timed out).
+CLAIMABLE = (JobState.READY, JobState.SCHEDULED, JobState.FAILED, JobState.WAITING)
 #: A key is unique per (job name, tenant) among these.
-LIVE = (*CLAIMABLE, JobState.RUNNING, JobState.WAITING)
+LIVE = (*CLAIMABLE, JobState.RUNNING)
 #: Nothing moves these but an explicit retry.
 TERMINAL = (JobState.DONE, JobState.DEAD, JobState.CANCELLED)
 

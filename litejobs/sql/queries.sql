@@ -376,3 +376,190 @@ WITH doomed AS (
     DELETE FROM litejobs_occurrencereplay WHERE occurrence_id IN (SELECT id FROM doomed)
 )
 DELETE FROM litejobs_occurrence WHERE id IN (SELECT id FROM doomed)
+
+-- name: steps_of_job
+-- Every stored step of a job (a run loads them once, at its first step).
+SELECT name, kind, state, output, executions, wake_at, created_at, sequence
+FROM litejobs_jobstep
+WHERE job_id = %(job_id)s
+
+-- name: step_write
+-- Record one step, only while the writer's claim is current: the job row is share-locked
+-- until the step's transaction ends, so no takeover lands between the check and the commit.
+-- No row back: the fence is stale and nothing was written.
+WITH holder AS (
+    SELECT id FROM litejobs_job
+    WHERE id = %(job_id)s AND fence = %(fence)s AND state = 'running'
+    FOR SHARE
+)
+INSERT INTO litejobs_jobstep AS step (
+    job_id, name, kind, state, output, error, executions, once, fence, created_at,
+    finished_at, wake_at, event, match, sequence
+)
+SELECT holder.id, %(name)s, %(kind)s, %(state)s, %(output)s::jsonb, %(error)s, %(executions)s,
+       %(once)s, %(fence)s, %(now)s, %(finished_at)s::timestamptz, %(wake_at)s::timestamptz,
+       %(event)s, %(match)s::jsonb, %(sequence)s
+FROM holder
+ON CONFLICT (job_id, name) DO UPDATE SET
+    kind = EXCLUDED.kind, state = EXCLUDED.state, output = EXCLUDED.output,
+    error = EXCLUDED.error, executions = EXCLUDED.executions, once = EXCLUDED.once,
+    fence = EXCLUDED.fence, finished_at = EXCLUDED.finished_at,
+    wake_at = COALESCE(EXCLUDED.wake_at, step.wake_at),
+    event = CASE WHEN EXCLUDED.event = '' THEN step.event ELSE EXCLUDED.event END,
+    match = COALESCE(EXCLUDED.match, step.match),
+    sequence = EXCLUDED.sequence
+RETURNING step.created_at
+
+-- name: job_suspend
+-- A held job sleeps (or waits for an operator) without a worker: `waiting` until run_at, its
+-- attempt uncounted (the same attempt number resumes), fenced.
+UPDATE litejobs_job
+SET state = 'waiting', attempts = attempts - 1, run_at = %(run_at)s, lease_expires_at = NULL,
+    error_class = %(error_class)s, error_message = %(error_message)s
+WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+
+-- name: event_lock
+-- Orders publishers and waiters of one event name (held until the transaction ends).
+SELECT pg_advisory_xact_lock(%(lock_id)s)
+
+-- name: job_suspend_for_event
+-- Like job_suspend, for an event wait: due at once when a matching event was published since
+-- the wait began (after event_lock, so no publisher can slip between this check and commit).
+UPDATE litejobs_job
+SET state = 'waiting', attempts = attempts - 1, lease_expires_at = NULL,
+    error_class = '', error_message = '',
+    run_at = CASE WHEN EXISTS (
+        SELECT 1 FROM litejobs_event
+        WHERE name = %(event)s AND published_at >= %(since)s AND payload @> %(match)s::jsonb
+    ) THEN %(now)s::timestamptz ELSE %(run_at)s::timestamptz END
+WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+
+-- name: event_publish
+-- Store an event and make every job waiting for it (payload contains its match) due now.
+WITH published AS (
+    INSERT INTO litejobs_event (name, payload, published_at)
+    VALUES (%(name)s, %(payload)s::jsonb, %(now)s)
+    RETURNING id
+)
+UPDATE litejobs_job AS job
+SET run_at = %(now)s
+FROM litejobs_jobstep AS step
+WHERE step.job_id = job.id AND step.kind = 'wait' AND step.state = 'waiting'
+  AND step.event = %(name)s AND %(payload)s::jsonb @> COALESCE(step.match, '{}'::jsonb)
+  AND job.state = 'waiting' AND job.run_at > %(now)s
+
+-- name: event_find
+-- The first event matching a wait, published since the wait began.
+SELECT payload FROM litejobs_event
+WHERE name = %(name)s AND published_at >= %(since)s AND payload @> %(match)s::jsonb
+ORDER BY id
+LIMIT 1
+
+-- name: step_resolve
+-- An operator's verdict on a `once` step whose outcome was unknown: completed (it ran) or
+-- failed (it did not; it runs again), and its job is due now.
+WITH resolved AS (
+    UPDATE litejobs_jobstep
+    SET state = CASE WHEN %(ran)s THEN 'completed' ELSE 'failed' END,
+        finished_at = %(now)s, error = %(note)s
+    WHERE job_id = %(job_id)s AND name = %(name)s AND state = 'unknown'
+    RETURNING job_id
+)
+UPDATE litejobs_job AS job
+SET run_at = %(now)s, error_class = '', error_message = ''
+FROM resolved
+WHERE job.id = resolved.job_id AND job.state = 'waiting'
+RETURNING job.id
+
+-- name: outbox_stage
+-- One outbox message, in the caller's transaction. A keyed message first takes a
+-- transaction-scoped lock on its key, so messages of one key get their ids in commit order:
+-- the relay, publishing in id order, can never see a later message of a key before an
+-- earlier one has committed (or rolled back).
+WITH serialised AS MATERIALIZED (
+    SELECT CASE WHEN %(key)s <> ''
+                THEN pg_advisory_xact_lock(hashtextextended('litejobs.outbox:' || %(key)s, 0))
+           END AS locked
+)
+INSERT INTO litejobs_outboxmessage (topic, key, tenant, payload, created_at)
+SELECT %(topic)s, %(key)s, %(tenant)s, %(payload)s::jsonb, %(now)s
+FROM serialised
+RETURNING id
+
+-- name: relay_lead
+-- Take the relay lease when it is free or lapsed, or renew it when it is ours; answers its
+-- fence (a new one whenever the leader changes), nothing when another relay leads. Run first
+-- in each batch's transaction: the row lock holds a takeover off until the batch commits.
+INSERT INTO litejobs_relaylease AS lease (
+    name, owner, host, pid, fence, acquired_at, renewed_at, expires_at
+) VALUES (
+    'relay', %(owner)s, %(host)s, %(pid)s, nextval('litejobs_fence'), %(now)s, %(now)s,
+    %(expires_at)s
+)
+ON CONFLICT (name) DO UPDATE SET
+    owner = EXCLUDED.owner, host = EXCLUDED.host, pid = EXCLUDED.pid,
+    fence = CASE WHEN lease.owner = EXCLUDED.owner THEN lease.fence ELSE EXCLUDED.fence END,
+    acquired_at = CASE WHEN lease.owner = EXCLUDED.owner THEN lease.acquired_at
+                       ELSE EXCLUDED.acquired_at END,
+    renewed_at = EXCLUDED.renewed_at, expires_at = EXCLUDED.expires_at
+WHERE lease.owner = EXCLUDED.owner OR lease.expires_at < %(now)s
+RETURNING fence
+
+-- name: relay_resign
+-- A relay stopping (or stepping aside) hands the lease on at once.
+UPDATE litejobs_relaylease SET expires_at = %(now)s - interval '1 second'
+WHERE name = 'relay' AND owner = %(owner)s
+
+-- name: outbox_publish
+-- Claim the next committed pending messages in id order and mark them published under the
+-- lease's fence; the jobs for them are inserted in the same transaction, so a crash before
+-- COMMIT leaves them all pending (and creates nothing).
+UPDATE litejobs_outboxmessage AS message
+SET published_at = %(now)s, relay_fence = %(fence)s
+FROM (
+    SELECT id FROM litejobs_outboxmessage
+    WHERE published_at IS NULL
+    ORDER BY id
+    LIMIT %(limit)s
+    FOR UPDATE
+) AS picked
+WHERE message.id = picked.id
+RETURNING message.id, message.topic, message.key, message.tenant, message.payload::text,
+          message.created_at
+
+-- name: webhook_deliveries_create
+-- One delivery record per (endpoint, message) the relay publishes; answers their ids.
+INSERT INTO litejobs_webhookdelivery AS delivery (
+    endpoint_id, message_id, topic, state, attempts, last_error, created_at
+)
+SELECT rows.endpoint_id, rows.message_id, rows.topic, 'pending', 0, '', %(now)s
+FROM unnest(%(endpoints)s::bigint[], %(messages)s::bigint[], %(topics)s::text[])
+     AS rows (endpoint_id, message_id, topic)
+ON CONFLICT (endpoint_id, message_id) DO NOTHING
+RETURNING delivery.id, delivery.endpoint_id, delivery.message_id
+
+-- name: outbox_purge
+-- One bounded batch of published messages older than the retention.
+DELETE FROM litejobs_outboxmessage
+WHERE id IN (
+    SELECT id FROM litejobs_outboxmessage
+    WHERE published_at < %(before)s
+    ORDER BY published_at
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+
+-- name: webhook_delivery_purge
+-- One bounded batch of finished webhook deliveries older than the retention.
+DELETE FROM litejobs_webhookdelivery
+WHERE id IN (
+    SELECT id FROM litejobs_webhookdelivery
+    WHERE finished_at < %(before)s
+    ORDER BY finished_at
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+
+-- name: webhook_endpoints_enabled
+-- The endpoints the relay delivers a batch to (read once per batch, in its transaction).
+SELECT id, tenant, topics FROM litejobs_webhookendpoint WHERE enabled

@@ -48,6 +48,7 @@ class Worker:
         drain_timeout: float | None = None,
         claim_batch: int | None = None,
         install_signals: bool = True,
+        relay: bool | None = None,
     ) -> None:
         self.id = uuid.uuid4().hex
         self.host = socket.gethostname()
@@ -66,6 +67,9 @@ class Worker:
         self.poll_max = settings.duration("POLL_INTERVAL").total_seconds()
         self.grace = settings.duration("TIMEOUT_GRACE").total_seconds()
         self.install_signals = install_signals
+        # The outbox relay runs beside the jobs (not with --once, which exits when idle).
+        self.relay = (settings.RELAY_IN_WORKER if relay is None else relay) and not once
+        self._relay_thread = None
         self.started_at = clock.now()
         self.holdings = Holdings()
         self.dispatcher = Dispatcher(claim_batch or settings.CLAIM_BATCH, max_jobs)
@@ -176,10 +180,17 @@ class Worker:
         )
         for number in range(self.concurrency):
             self._start_runner(number)
+        if self.relay:
+            from ..relay import RelayThread
+
+            self._relay_thread = RelayThread(self.stop_event)
+            self._relay_thread.start()
         try:
             self._serve()
         finally:
             self._drain()
+            if self._relay_thread is not None:  # its batch in progress commits, then it stops
+                self._relay_thread.join(self.drain_timeout + self.grace)
         logger.info("worker stop id=%s counts=%s", self.id, self.counts)
         return 0
 

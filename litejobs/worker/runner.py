@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connections, transaction
 
-from .. import clock, registry, store
+from .. import clock, events, registry, store
 from ..context import JobContext
-from ..exceptions import Cancelled, StaleFence, UnknownJob
+from ..exceptions import Cancelled, RetryAfter, StaleFence, UnknownJob
 from ..payloads import dumps, scrub
 from ..scheduling.declarations import run_definition
+from ..steps import HELD, OperatorNeeded, Steps, Suspended
 from ..store import ClaimedJob
 from ..tracing import use_traceparent
 from .outage import is_outage
@@ -98,6 +99,7 @@ class Runner(threading.Thread):
             progress_sink=worker.record_progress,
             occurrence=job.extra.get("occurrence"),
         )
+        ctx.step = Steps(job=job, atomic=definition.atomic, alias=worker.alias)
         if job.extra.get("lost"):  # its lease lapsed while it waited in the buffer
             worker.finished(job, "refused", started)
             return
@@ -162,6 +164,9 @@ class Runner(threading.Thread):
     def _handle_error(self, job, definition, ctx: JobContext, error: BaseException, started):
         worker = self.worker
         reason = ctx.cancel_reason
+        if isinstance(error, Suspended | OperatorNeeded) and reason is None:
+            self._suspend(job, error, started)
+            return
         if isinstance(error, StaleFence) or reason in ("lease_lost", "abandoned"):
             logger.warning(
                 "job refused id=%s name=%s fence=%s reason=%s",
@@ -199,13 +204,22 @@ class Runner(threading.Thread):
             spent = job.attempt >= job.max_attempts
             if give_up or spent or (definition and definition.retry.gives_up_on(error)):
                 state = "dead"
+            elif isinstance(error, RetryAfter):  # the body knows when to try again
+                run_at = now + error.delay
             else:
                 run_at = now + definition.retry.delay(job.attempt, seed=str(job.id))
         sensitive = definition.sensitive if definition else ()
         error_class = f"{type(error).__module__}.{type(error).__qualname__}"
         if reason == "timeout":
             error_class = "litejobs.Timeout"
-        message = scrub(str(error), job.payload, sensitive)[:MESSAGE_LIMIT]
+        message = scrub(str(error), job.payload, sensitive)
+        steps = getattr(ctx, "step", None)
+        if state == "dead" and steps is not None and steps.has_compensations:
+            # Failed for good: undo the completed steps, last first (never on a retry).
+            failures = steps.compensate()
+            if failures:
+                message += " | compensations failed: " + "; ".join(failures)
+        message = message[:MESSAGE_LIMIT]
         trace = "".join(traceback.format_exception(error))
         trace = scrub(trace, job.payload, sensitive)[-TRACEBACK_LIMIT:]
         discard = state == "dead" and definition is not None and not definition.dead_letter
@@ -236,6 +250,37 @@ class Runner(threading.Thread):
             )
         )
         worker.finished(job, state if written else "refused", started, error=error_class)
+
+    def _suspend(self, job, signal: Suspended | OperatorNeeded, started) -> None:
+        """The body sleeps, waits for an event, or waits for an operator: hand the job back."""
+        worker = self.worker
+
+        def write(cursor) -> bool:
+            if isinstance(signal, OperatorNeeded):
+                return store.suspend(
+                    cursor,
+                    job,
+                    run_at=HELD,
+                    error_class="litejobs.StepOutcomeUnknown",
+                    error_message=signal.message,
+                )
+            if not signal.event:
+                return store.suspend(cursor, job, run_at=signal.wake_at)
+            with transaction.atomic(using=worker.alias):
+                return store.suspend_for_event(
+                    cursor,
+                    job,
+                    lock_id=events.lock_id(signal.event),
+                    event=signal.event,
+                    since=signal.since,
+                    match=signal.match,
+                    now=clock.now(),
+                    run_at=signal.wake_at,
+                )
+
+        written = worker.write_with_retry(write)
+        outcome = "held" if isinstance(signal, OperatorNeeded) else "waiting"
+        worker.finished(job, outcome if written else "refused", started)
 
     # Timeout support -----------------------------------------------------------------------
 

@@ -28,9 +28,13 @@ from typing import TextIO
 from django.conf import settings
 from django.core.management import call_command, get_commands
 from django.db import connections
+from django.urls import reverse
 
 from litejobs.conf import settings as litejobs_settings
 from project import database
+from project.partners.endpoint import ensure_endpoint
+from project.payments.seed import REVIEWERS
+from project.payouts.seed import FINANCE_PASSWORD, FINANCE_USERNAME, PayoutSeed
 
 from .seed import LOGINS, seed_demo_data
 
@@ -84,6 +88,7 @@ class DemoRunner:
         self._signals = 0
         self._signum = signal.SIGTERM
         self._failed: str | None = None
+        self._finance: dict[str, str] = {}  # the finance device whose secret is printed
 
     # The whole run ---------------------------------------------------------------------------
 
@@ -142,6 +147,9 @@ class DemoRunner:
         """Migrate and load the demo data; both are no-ops when already done."""
         self.say(f"Database: {self.describe_database()}")
         call_command("migrate", interactive=False, verbosity=max(0, self.verbosity - 1))
+        # Before the orders: their orders.paid events are delivered to the partner's receiver.
+        endpoint = ensure_endpoint(self.url(reverse("partner-webhooks")))
+        self.say(f"Webhook endpoint #{endpoint.pk}: orders.paid events go to the demo partner.")
         report = seed_demo_data()
         if report.users_created:
             self.say(f"Created demo users: {', '.join(report.users_created)}")
@@ -150,6 +158,11 @@ class DemoRunner:
             self.say(f"Placed demo orders {ids}: their receipt jobs are queued.")
         else:
             self.say("Demo data already loaded.")
+        if report.disputes.disputes_created:
+            self.say(f"Opened {report.disputes.disputes_created} disputes in the dispute queue.")
+        if report.payouts.payouts_created:
+            self.say(f"Queued {report.payouts.payouts_created} pending payouts (EUR and USD).")
+        self._finance = _finance_device(report.payouts)  # read now: the children own the DB
         connections.close_all()  # the children do the work from here on
 
     def start(self) -> None:
@@ -188,9 +201,30 @@ class DemoRunner:
         self.say("litejobs demo is running:")
         self.say(f"  Shop:  {self.url('/')}  (place an order, watch its receipt job run)")
         self.say(f"  Admin: {self.url('/admin/')}  ({logins})")
+        reviewers = ", ".join(str(reviewer) for reviewer in REVIEWERS)
+        queue = self.url(reverse("admin:litejobs_workitem_queue", kwargs={"queue": "disputes"}))
+        self.say(f"  Disputes: {queue}  ({reviewers}: clear the queue side by side)")
+        received = self.url(reverse("admin:partners_receivedwebhook_changelist"))
+        self.say(f"  Webhooks: {received}  (orders.paid, signed and verified by the partner)")
+        self.announce_finance()
         self.say(f"  Processes: {pids}")
         self.say("Receipt emails print in this terminal. Press Ctrl-C to stop everything.")
         self.say("")
+
+    def announce_finance(self) -> None:
+        """The payouts queue, the finance login and its TOTP device: the secret and otpauth URI
+        (deliberately printed: a demo device, so a person can add it to a phone or compute
+        codes), and where the admin draws its QR code for its owner."""
+        finance = self._finance
+        if not finance:
+            return
+        login = f"{FINANCE_USERNAME}/{FINANCE_PASSWORD}"
+        queue = self.url(reverse("admin:litejobs_workitem_queue", kwargs={"queue": "payouts"}))
+        qr = self.url(reverse("admin:otp_totp_totpdevice_config", kwargs={"pk": finance["pk"]}))
+        self.say(f"  Payouts: {queue}  ({login}: tick payouts, preview, confirm with a code)")
+        self.say(f"  Finance TOTP secret: {finance['secret']}  (device {finance['name']!r})")
+        self.say(f"  Finance otpauth URI: {finance['uri']}")
+        self.say(f"  Finance QR code: {qr}  (signed in as {FINANCE_USERNAME})")
 
     def supervise(self) -> int:
         """Wait for a signal or a dead child; stop every child; answer the exit code."""
@@ -298,3 +332,16 @@ class DemoRunner:
         with contextlib.suppress(ProcessLookupError):  # it exited since we looked
             os.killpg(child.process.pid, signal.SIGKILL)
         child.process.wait()
+
+
+def _finance_device(payouts: PayoutSeed) -> dict[str, str]:
+    """What the banner prints about the finance user's demo TOTP device."""
+    device = payouts.device
+    if device is None:
+        return {}
+    return {
+        "pk": device.pk,
+        "name": device.name,
+        "secret": payouts.secret,
+        "uri": device.config_url,
+    }

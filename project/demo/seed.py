@@ -20,6 +20,8 @@ from django.db import transaction
 from project.database import BASE_DIR
 from project.orders.models import Order
 from project.orders.services import place_order
+from project.payments.seed import DisputeSeed, seed_disputes
+from project.payouts.seed import PayoutSeed, seed_payouts
 
 ORDERS_FIXTURE = BASE_DIR / "fixtures" / "demo_orders.json"
 #: Staff who operate litejobs from the admin; they may look at everything and change nothing.
@@ -51,6 +53,8 @@ class SeedReport:
 
     users_created: list[str] = field(default_factory=list)
     orders_placed: list[int] = field(default_factory=list)
+    disputes: DisputeSeed = field(default_factory=DisputeSeed)
+    payouts: PayoutSeed = field(default_factory=PayoutSeed)
 
 
 def load_order_fixture(path: Path = ORDERS_FIXTURE) -> list[dict]:
@@ -75,6 +79,8 @@ def seed_demo_data(orders_fixture: Path = ORDERS_FIXTURE) -> SeedReport:
         emails = [row["customer_email"] for row in orders]
         if not Order.objects.filter(customer_email__in=emails).exists():
             report.orders_placed = [place_order(**row).pk for row in orders]
+        report.disputes = seed_disputes()  # the dispute work queue and its two reviewers
+        report.payouts = seed_payouts()  # the payouts queue, finance and its TOTP device
     return report
 
 

@@ -1,4 +1,5 @@
-"""The orders app's background work: receipts, the nightly reconciliation, the statement."""
+"""The orders app's background work: receipts, the nightly reconciliation, the statement, and
+the warehouse's ``orders.paid`` subscriber."""
 
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -7,6 +8,7 @@ from django.core.mail import EmailMessage, send_mail
 from django.db.models import Sum
 
 from litejobs import Retry, clock, job
+from litejobs.outbox import subscriber
 
 from .models import Order
 
@@ -86,3 +88,22 @@ def send_statement(ctx) -> int:
         headers={"X-Idempotency-Key": ctx.key},
     ).send()
     return len(orders)
+
+
+@subscriber("orders.paid", queue="emails", retry=Retry(attempts=5, base="5s", max="5m"))
+def ask_warehouse_to_ship(ctx, message) -> int:
+    """Tell the warehouse to ship a paid order (``orders.paid`` is staged by ``place_order``).
+
+    An email leaves the database, so it carries the job's key (``outbox:<message id>``) as its
+    idempotency key: the mail system drops a duplicate sent by a retried attempt.
+    """
+    order = Order.objects.get(pk=message.payload["order_id"])
+    EmailMessage(
+        subject=f"Ship order #{order.pk}",
+        body=f"Order #{order.pk} for {order.customer_email} is paid "
+        f"({message.payload['total']} {message.payload['currency']}). Please ship it.",
+        from_email="shop@example.com",
+        to=["warehouse@example.com"],
+        headers={"X-Idempotency-Key": ctx.key},
+    ).send()
+    return order.pk

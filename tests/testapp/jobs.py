@@ -4,7 +4,8 @@ import os
 import time
 from pathlib import Path
 
-from litejobs import Concurrency, Permanent, Retry, job
+from litejobs import Concurrency, Permanent, Retry, WaitTimedOut, event, job
+from litejobs.workflows import Compensation, Step, use_case, workflow
 
 from .models import Mark
 
@@ -147,3 +148,158 @@ def occupied(ctx, label: str = "", seconds: float = 0.2) -> None:
     Mark.objects.create(label=f"{label}:start")
     time.sleep(seconds)
     Mark.objects.create(label=f"{label}:end")
+
+
+# Durable steps ------------------------------------------------------------------------------
+
+event("test.settled", "a payment settled (tests)")
+
+
+def _effect(label: str) -> int:
+    """A step's database effect: one Mark, committed with the step's record."""
+    return Mark.objects.create(label=label).pk
+
+
+@job(
+    key=lambda label, fail_on: f"steps:{label}",
+    atomic=False,
+    retry=Retry(attempts=3, base="10s", jitter="none"),
+)
+def stepped(ctx, label: str, fail_on: list) -> dict:
+    """Three steps; step two raises on the attempts listed in ``fail_on``."""
+    one = ctx.step.run("one", lambda: _effect(f"{label}:one"))
+
+    def two():
+        _effect(f"{label}:two")
+        if ctx.attempt in fail_on:
+            raise RuntimeError(f"step two fails on attempt {ctx.attempt}")
+        return "two-done"
+
+    second = ctx.step.run("two", two)
+    third = ctx.step.run("three", lambda: _effect(f"{label}:three"))
+    return {"one": one, "two": second, "three": third}
+
+
+@job(key=lambda label: f"saga:{label}", atomic=False, retry=Retry(attempts=2, base="10s"))
+def saga(ctx, label: str, fail: str = "never") -> None:
+    """Two compensable steps, then a third that fails as told (``always`` or ``first``)."""
+    ctx.step.run(
+        "charge",
+        lambda: {"charge": _effect(f"{label}:charge")},
+        compensate=lambda out: _effect(f"{label}:refund:{out['charge']}"),
+    )
+    ctx.step.run(
+        "reserve",
+        lambda: {"reserve": _effect(f"{label}:reserve")},
+        compensate=lambda out: _effect(f"{label}:release:{out['reserve']}"),
+    )
+    if fail == "always" or (fail == "first" and ctx.attempt == 1):
+        raise RuntimeError("shipping failed")
+    ctx.step.run("ship", lambda: _effect(f"{label}:ship"))
+
+
+@job(key=lambda label: f"sleeper:{label}", atomic=False)
+def sleeper(ctx, label: str) -> None:
+    ctx.step.run("before", lambda: _effect(f"{label}:before"))
+    ctx.step.sleep("cool-off", "1h")
+    ctx.step.run("after", lambda: _effect(f"{label}:after"))
+
+
+@job(key=lambda label, order_id: f"waiter:{label}", atomic=False)
+def waiter(ctx, label: str, order_id: int) -> dict:
+    try:
+        paid = ctx.step.wait_for_event(
+            "settled", "test.settled", match={"order_id": order_id}, timeout="1d"
+        )
+    except WaitTimedOut:
+        ctx.step.run("gave-up", lambda: _effect(f"{label}:timeout"))
+        return {"timed_out": True}
+    ctx.step.run("ship", lambda: _effect(f"{label}:ship"))
+    return paid
+
+
+@job(key=lambda label: f"charge-once:{label}", atomic=False)
+def charge_once(ctx, label: str) -> None:
+    ctx.step.run("charge", lambda: _effect(f"{label}:charge"), once=True)
+    ctx.step.run("receipt", lambda: _effect(f"{label}:receipt"))
+
+
+@job(key=lambda label, mistake: f"misuse:{label}", atomic=False)
+def misuses_steps(ctx, label: str, mistake: str) -> None:
+    if mistake == "duplicate":
+        ctx.step.run("same", lambda: 1)
+        ctx.step.run("same", lambda: 2)
+    elif mistake == "not-json":
+        ctx.step.run("object", lambda: object())
+    elif mistake == "unknown-event":
+        ctx.step.wait_for_event("w", "no.such.event", timeout="1h")
+
+
+@job(key=lambda label: f"atomic-steps:{label}")
+def atomic_stepped(ctx, label: str) -> None:
+    """Steps in an atomic job: their records commit with the job, or not at all."""
+    ctx.step.run("one", lambda: _effect(f"{label}:one"))
+    ctx.step.run("two", lambda: _effect(f"{label}:two"))
+
+
+# A workflow carried by the engine ------------------------------------------------------------
+
+
+@use_case("tests.hold-book")
+def hold_book(ctx, input, outputs):
+    return {"hold": _effect(f"{input['loan']}:hold")}
+
+
+@use_case("tests.release-book")
+def release_book(ctx, input, output):
+    _effect(f"{input['loan']}:release:{output['hold']}")
+
+
+@use_case("tests.open-loan")
+def open_loan(ctx, input, outputs):
+    if input.get("fail"):
+        raise Permanent("the member is blocked")
+    return {"loan": _effect(f"{input['loan']}:open"), "hold": outputs["tests.hold-book"]["hold"]}
+
+
+loan_flow = workflow(
+    "tests.loan",
+    carried_by="workflow",
+    key=lambda loan: f"loan:{loan}",
+    steps=[
+        Step(use_case="tests.hold-book", compensate=Compensation.use_case("tests.release-book")),
+        Step(
+            "open",
+            use_case="tests.open-loan",
+            compensate=Compensation.none(reason="opening is the last step"),
+        ),
+    ],
+    retry=Retry(attempts=2, base="1s"),
+)
+
+
+def _pause_at(pause_dir: str, boundary: str) -> None:
+    """If the test asked to stop here, say so and block until the worker is killed."""
+    if Path(pause_dir, f"pause-{boundary}").exists():
+        Path(pause_dir, f"reached-{boundary}").write_text(str(os.getpid()))
+        while True:
+            time.sleep(0.05)
+
+
+@job(
+    key=lambda label, pause_dir: f"crash-proof:{label}",
+    atomic=False,
+    retry=Retry(attempts=20, base="1s", jitter="none"),
+    timeout="5m",
+)
+def crash_proof(ctx, label: str, pause_dir: str) -> None:
+    """Four steps; the test kills its worker inside and after each of them."""
+    for number in range(1, 5):
+
+        def step(number=number):
+            mark = _effect(f"{label}:{number}")
+            _pause_at(pause_dir, f"in-{number}")  # killed here: the write rolls back
+            return mark
+
+        ctx.step.run(f"step-{number}", step)
+        _pause_at(pause_dir, f"after-{number}")  # killed here: the step is recorded

@@ -47,6 +47,11 @@ class Command(BaseCommand):
             default=None,
             help="Seconds SIGTERM waits for running jobs (default LITEJOBS['DRAIN_TIMEOUT']).",
         )
+        parser.add_argument(
+            "--no-relay",
+            action="store_true",
+            help="Do not run the outbox relay in this process (run manage.py runrelay instead).",
+        )
 
     def handle(self, *args, **options):
         queues = [q.strip() for q in options["queues"].split(",") if q.strip()]
@@ -54,7 +59,7 @@ class Command(BaseCommand):
             child_args = ["--concurrency", "1"]
             if queues:
                 child_args += ["--queues", ",".join(queues)]
-            for flag in ("once", "max_jobs", "drain_timeout"):
+            for flag in ("once", "max_jobs", "drain_timeout", "no_relay"):
                 value = options[flag]
                 if value not in (None, False):
                     child_args += [f"--{flag.replace('_', '-')}"] + (
@@ -68,6 +73,7 @@ class Command(BaseCommand):
                 once=options["once"],
                 max_jobs=options["max_jobs"],
                 drain_timeout=options["drain_timeout"],
+                relay=False if options["no_relay"] else None,
             ).run()
         if code:
             raise CommandError(f"worker exited with {code}", returncode=code)

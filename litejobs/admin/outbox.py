@@ -1,0 +1,432 @@
+"""The outbox and webhooks in the admin.
+
+Outbox messages are read-only (staged by code, published by the relay), filtered by topic and
+state, each showing the jobs and deliveries it produced; the listing's header shows the backlog
+and the relay leader. Webhook endpoints are edited here (validated like
+``litejobs.webhooks.create_endpoint``: URL, address policy, declared topics) and enabled or
+disabled with the functions the code uses. Deliveries are read-only, with a redeliver action
+that retries the delivery's job through ``litejobs.operations``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+
+from .. import clock, operations, outbox, webhooks
+from ..exceptions import LitejobsError
+from ..models import Job, OutboxMessage, RelayLease, WebhookDelivery, WebhookEndpoint
+from .base import ACTION_LIMIT, ReadOnlyAdmin, acted_by
+from .jobs import CappedCountPaginator
+from .schedules import _ask_reason, _selected_hidden
+
+
+def _pre(value) -> str:
+    text = json.dumps(value, indent=2, sort_keys=True)
+    return format_html('<pre style="white-space: pre-wrap; margin: 0">{}</pre>', text)
+
+
+class TopicFilter(admin.SimpleListFilter):
+    """Filter by topic; the choices are the declared topics (no DISTINCT over the table)."""
+
+    title = "topic"
+    parameter_name = "topic"
+
+    def lookups(self, request, model_admin):
+        """Declared topics (plus the one selected, e.g. a topic no longer declared)."""
+        names = {t.name for t in outbox.declared_topics()}
+        if self.value():
+            names.add(self.value())
+        return [(name, name) for name in sorted(names)]
+
+    def queryset(self, request, queryset):
+        """Messages or deliveries of the selected topic."""
+        return queryset.filter(topic=self.value()) if self.value() else queryset
+
+
+class PublishedFilter(admin.SimpleListFilter):
+    """Pending (waiting for the relay) or published."""
+
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request, model_admin):
+        """The two states of a message."""
+        return [("pending", "pending"), ("published", "published")]
+
+    def queryset(self, request, queryset):
+        """Messages in the selected state."""
+        if self.value() == "pending":
+            return queryset.filter(published_at__isnull=True)
+        if self.value() == "published":
+            return queryset.filter(published_at__isnull=False)
+        return queryset
+
+
+@admin.register(OutboxMessage)
+class OutboxMessageAdmin(ReadOnlyAdmin):
+    """Staged messages: pending until the relay publishes them, then kept for the retention."""
+
+    list_display = ("id", "topic", "key", "tenant", "state", "created_at", "published_at")
+    list_filter = (PublishedFilter, TopicFilter)
+    search_fields = ("=key",)
+    search_help_text = "An exact ordering key, or a message id."
+    paginator = CappedCountPaginator
+    show_full_result_count = False
+    list_per_page = 50
+    actions = None
+    change_list_template = "admin/litejobs/outboxmessage/change_list.html"
+    fields = (
+        "id",
+        "topic",
+        "key",
+        "tenant",
+        "state",
+        "created_at",
+        "published_at",
+        "relay_fence",
+        "payload_shown",
+        "subscriber_jobs",
+        "deliveries",
+    )
+    readonly_fields = fields
+
+    def get_search_results(self, request, queryset, search_term):
+        """A number finds that message id; anything else an exact key."""
+        term = search_term.strip()
+        if term.isdigit():
+            return queryset.filter(pk=int(term)), False
+        return super().get_search_results(request, queryset, term)
+
+    @admin.display(description="state")
+    def state(self, obj: OutboxMessage) -> str:
+        """pending or published."""
+        return obj.state
+
+    @admin.display(description="payload")
+    def payload_shown(self, obj: OutboxMessage):
+        """The staged JSON."""
+        return _pre(obj.payload)
+
+    @admin.display(description="subscriber jobs")
+    def subscriber_jobs(self, obj: OutboxMessage):
+        """The jobs the relay created for it (one per subscriber), linked."""
+        jobs = Job.objects.filter(key=f"outbox:{obj.pk}").order_by("id")
+        if not jobs:
+            return "-" if obj.published_at else "- (not published yet)"
+        return format_html_join(
+            mark_safe("<br>"),
+            '<a href="{}">{} #{}</a> ({})',
+            (
+                (reverse("admin:litejobs_job_change", args=[j.pk]), j.name, j.pk, j.state)
+                for j in jobs
+            ),
+        )
+
+    @admin.display(description="webhook deliveries")
+    def deliveries(self, obj: OutboxMessage):
+        """Its deliveries (one per interested endpoint), linked."""
+        rows = WebhookDelivery.objects.filter(message_id=obj.pk).order_by("id")
+        if not rows:
+            return "-"
+        return format_html_join(
+            mark_safe("<br>"),
+            '<a href="{}">delivery {}</a> to endpoint {}: {}',
+            (
+                (
+                    reverse("admin:litejobs_webhookdelivery_change", args=[d.pk]),
+                    d.pk,
+                    d.endpoint_id,
+                    d.state,
+                )
+                for d in rows
+            ),
+        )
+
+    def changelist_view(self, request, extra_context=None):
+        """The listing, headed by the backlog and the relay leader."""
+        now = clock.now()
+        waiting = outbox.backlog(now=now)
+        lease = RelayLease.objects.filter(name="relay").first()
+        context = {
+            "backlog": waiting,
+            "backlog_age": operations.format_age(waiting.oldest_age)
+            if waiting.oldest_age is not None
+            else "",
+            "lease": lease,
+            "lease_live": lease is not None and lease.expires_at >= now,
+            **(extra_context or {}),
+        }
+        return super().changelist_view(request, extra_context=context)
+
+
+class EndpointForm(forms.ModelForm):
+    """An endpoint as an operator writes it: topics chosen among the declared ones."""
+
+    # Explicit scheme: a URL typed without one is https (Django 5.2 and 6 agree then).
+    url = forms.URLField(
+        assume_scheme="https", max_length=2000, label="URL", help_text="Where events are POSTed."
+    )
+
+    topics = forms.MultipleChoiceField(
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Events of these topics are delivered to this endpoint.",
+    )
+    secret = forms.CharField(
+        required=False,
+        max_length=webhooks.SECRET_MAX,
+        help_text="The signing secret the receiver verifies with. Leave empty to have one "
+        "generated (shown on this page after saving).",
+    )
+
+    class Meta:
+        model = WebhookEndpoint
+        fields = ("url", "topics", "tenant", "description", "secret")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        choices = [("*", "every topic (*)")] + [
+            (t.name, f"{t.name} — {t.description}" if t.description else t.name)
+            for t in outbox.declared_topics()
+        ]
+        known = {value for value, _ in choices}
+        # A topic no longer declared stays visible, so the operator can see and drop it.
+        for stale in self.instance.topics or []:
+            if stale not in known:
+                choices.append((stale, f"{stale} (no longer declared)"))
+        if "topics" in self.fields:  # absent from a viewer's read-only form
+            self.fields["topics"].choices = choices
+
+    def clean_secret(self) -> str:
+        """Empty: generate one (new endpoints) or keep the current one (existing)."""
+        secret = self.cleaned_data.get("secret") or ""
+        if not secret:
+            return self.instance.secret or webhooks.new_secret()
+        return secret
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(admin.ModelAdmin):
+    """Endpoints: add and edit them (validated), enable or disable them with a reason."""
+
+    form = EndpointForm
+    list_display = (
+        "id",
+        "shown_url",
+        "topics_label",
+        "tenant",
+        "enabled",
+        "consecutive_failures",
+        "last_success_at",
+        "disabled_label",
+    )
+    list_filter = ("enabled",)
+    list_per_page = 100
+    ordering = ("id",)
+    actions = ("enable_endpoints", "disable_endpoints")
+    readonly_fields = (
+        "enabled",
+        "consecutive_failures",
+        "failing_since",
+        "last_success_at",
+        "disabled_reason",
+        "disabled_by",
+        "disabled_at",
+        "created_at",
+        "deliveries_link",
+    )
+
+    def get_fieldsets(self, request, obj=None):
+        """The endpoint's fields; its state once it exists. Users who may only view it see
+        neither the secret nor the URL's path (which may carry a token)."""
+        if obj is not None and not self.has_change_permission(request, obj):
+            main = (None, {"fields": ("shown_url", "topics", "tenant", "description")})
+        else:
+            main = (None, {"fields": ("url", "topics", "tenant", "description", "secret")})
+        if obj is None:
+            return (main,)
+        return (main, ("State", {"fields": self.readonly_fields}))
+
+    def get_readonly_fields(self, request, obj=None):
+        """The state (and, for viewers, everything they are shown)."""
+        if obj is not None and not self.has_change_permission(request, obj):
+            return (*self.readonly_fields, "shown_url", "topics", "tenant", "description")
+        return self.readonly_fields
+
+    def save_model(self, request, obj, form, change) -> None:
+        """A new endpoint gets its creation time; changes are logged without the secret."""
+        if not change:
+            obj.created_at = clock.now()
+        super().save_model(request, obj, form, change)
+        webhooks.logger.info(
+            "webhook endpoint %s id=%s url=%s by=%s",
+            "changed" if change else "created",
+            obj.pk,
+            webhooks.display_url(obj.url),
+            acted_by(request),
+        )
+
+    def has_operate_permission(self, request) -> bool:
+        """Enable and disable need the endpoint ``change`` permission."""
+        return request.user.has_perm("litejobs.change_webhookendpoint")
+
+    @admin.display(description="URL")
+    def shown_url(self, obj: WebhookEndpoint) -> str:
+        """Scheme and host only: a URL's path may carry a token."""
+        return webhooks.display_url(obj.url)
+
+    @admin.display(description="topics")
+    def topics_label(self, obj: WebhookEndpoint) -> str:
+        """The topics it receives."""
+        return ", ".join(obj.topics)
+
+    @admin.display(description="disabled")
+    def disabled_label(self, obj: WebhookEndpoint) -> str:
+        """Who disabled it and why."""
+        if obj.enabled:
+            return "-"
+        return f"by {obj.disabled_by or '?'}: {obj.disabled_reason[:120]}"
+
+    @admin.display(description="deliveries")
+    def deliveries_link(self, obj: WebhookEndpoint):
+        """Its deliveries, in the delivery listing."""
+        url = reverse("admin:litejobs_webhookdelivery_changelist")
+        return format_html('<a href="{}?endpoint__id__exact={}">deliveries</a>', url, obj.pk)
+
+    @admin.action(description="Enable selected endpoints", permissions=["operate"])
+    def enable_endpoints(self, request, queryset):
+        """Deliver to them again with a fresh failure streak (skipped deliveries stay so)."""
+        by = acted_by(request)
+        for endpoint in queryset[:ACTION_LIMIT]:
+            try:
+                webhooks.enable_endpoint(endpoint.pk, by=by)
+            except LitejobsError as error:
+                self.message_user(request, str(error), messages.ERROR)
+            else:
+                self.message_user(
+                    request,
+                    f"Endpoint {endpoint.pk} is enabled; deliveries skipped while it was "
+                    "disabled can be sent again with the deliveries' redeliver action.",
+                    messages.SUCCESS,
+                )
+
+    @admin.action(description="Disable selected endpoints", permissions=["operate"])
+    def disable_endpoints(self, request, queryset):
+        """Ask for a reason, then stop delivering to them."""
+        rows = list(queryset[:ACTION_LIMIT])
+
+        def apply(reason: str) -> None:
+            by = acted_by(request)
+            for endpoint in rows:
+                try:
+                    webhooks.disable_endpoint(endpoint.pk, reason=reason, by=by)
+                except LitejobsError as error:
+                    self.message_user(request, str(error), messages.ERROR)
+                else:
+                    self.message_user(
+                        request, f"Endpoint {endpoint.pk} is disabled.", messages.SUCCESS
+                    )
+
+        return _ask_reason(
+            self,
+            request,
+            rows,
+            title="Disable webhook endpoints",
+            intro="Deliveries to them are skipped until they are enabled again.",
+            hidden=_selected_hidden("disable_endpoints", rows),
+            apply=apply,
+        )
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ReadOnlyAdmin):
+    """Deliveries: one per endpoint and message, with the last attempt's outcome."""
+
+    list_display = (
+        "id",
+        "endpoint",
+        "message_id",
+        "topic",
+        "state",
+        "attempts",
+        "last_status",
+        "last_attempt_at",
+        "delivered_at",
+    )
+    list_filter = ("state", TopicFilter, "endpoint")
+    list_select_related = ("endpoint",)
+    paginator = CappedCountPaginator
+    show_full_result_count = False
+    list_per_page = 50
+    actions = ("redeliver",)
+    fields = (
+        "id",
+        "endpoint",
+        "message_link",
+        "topic",
+        "state",
+        "attempts",
+        "last_status",
+        "last_error",
+        "last_attempt_at",
+        "delivered_at",
+        "created_at",
+        "finished_at",
+        "job_link",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="message")
+    def message_link(self, obj: WebhookDelivery):
+        """The outbox message (until purged)."""
+        if not OutboxMessage.objects.filter(pk=obj.message_id).exists():
+            return f"{obj.message_id} (purged)"
+        url = reverse("admin:litejobs_outboxmessage_change", args=[obj.message_id])
+        return format_html('<a href="{}">{}</a>', url, obj.message_id)
+
+    @admin.display(description="job")
+    def job_link(self, obj: WebhookDelivery):
+        """The delivery job, with its retries and errors."""
+        job = _delivery_job(obj)
+        if job is None:
+            return "-"
+        url = reverse("admin:litejobs_job_change", args=[job.pk])
+        return format_html('<a href="{}">job {}</a> ({})', url, job.pk, job.state)
+
+    @admin.action(description="Redeliver selected deliveries", permissions=["operate"])
+    def redeliver(self, request, queryset):
+        """Send them again: retry each delivery's job (``litejobs.operations.retry``)."""
+        by = acted_by(request)
+        for delivery in queryset.select_related("endpoint")[:ACTION_LIMIT]:
+            job = _delivery_job(delivery)
+            if job is None:
+                self.message_user(
+                    request,
+                    f"Delivery {delivery.pk} has no job left (purged); it cannot be resent.",
+                    messages.ERROR,
+                )
+                continue
+            try:
+                operations.retry(job.pk, by=by)
+            except LitejobsError as error:
+                self.message_user(request, f"Delivery {delivery.pk}: {error}", messages.ERROR)
+                continue
+            WebhookDelivery.objects.filter(pk=delivery.pk).update(state="pending", finished_at=None)
+            note = "" if delivery.endpoint.enabled else " (its endpoint is disabled: enable it)"
+            self.message_user(
+                request, f"Delivery {delivery.pk} will be sent again{note}.", messages.SUCCESS
+            )
+
+
+def _delivery_job(delivery: WebhookDelivery) -> Job | None:
+    if delivery.job_id is not None:
+        job = Job.objects.filter(pk=delivery.job_id).first()
+        if job is not None:
+            return job
+    key = f"webhook:{delivery.endpoint_id}:{delivery.message_id}"
+    return Job.objects.filter(name=webhooks.deliver.name, key=key).order_by("-id").first()

@@ -1,0 +1,121 @@
+"""The transactional outbox's records: staged messages and the relay's leader lease.
+
+An ``OutboxMessage`` is written by ``litejobs.outbox.stage()`` in the caller's transaction, so
+it exists exactly when the business change that staged it committed. The relay publishes
+committed rows in id order and marks them published in the same transaction as the jobs it
+creates for them; from then on a row is immutable (a trigger refuses any change but the
+retention purge's delete). An insert statement NOTIFYs idle relays at commit.
+"""
+
+import pgtrigger
+from django.db import models
+from django.db.models import Q
+
+__all__ = ["OUTBOX_CHANNEL", "OutboxMessage", "RelayLease"]
+
+#: Idle relays LISTEN here; every INSERT statement into the outbox notifies it once.
+OUTBOX_CHANNEL = "litejobs_outbox"
+
+_NOTIFY_STAGED = f"""
+    IF EXISTS (SELECT 1 FROM staged) THEN
+        PERFORM pg_notify('{OUTBOX_CHANNEL}', '');
+    END IF;
+    RETURN NULL;
+"""
+
+
+class OutboxMessage(models.Model):
+    """One staged event: its topic, optional ordering key, tenant and JSON payload."""
+
+    id = models.BigAutoField(primary_key=True)
+    topic = models.CharField(max_length=200)
+    key = models.CharField(
+        max_length=200,
+        blank=True,
+        db_default="",
+        help_text="Ordering key: messages with one key are published in the order staged.",
+    )
+    tenant = models.CharField(max_length=200, blank=True, db_default="")
+    payload = models.JSONField()
+    created_at = models.DateTimeField()
+    published_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the relay created its jobs (empty: pending)."
+    )
+    relay_fence = models.BigIntegerField(
+        null=True, blank=True, help_text="The relay lease's fence when it was published."
+    )
+
+    class Meta:
+        db_table = "litejobs_outboxmessage"
+        ordering = ["-id"]
+        verbose_name = "outbox message"
+        indexes = [
+            # The relay reads pending rows in id order; published rows leave this index.
+            models.Index(
+                fields=["id"],
+                name="litejobs_outbox_pending",
+                condition=Q(published_at__isnull=True),
+            ),
+            models.Index(
+                fields=["published_at"],
+                name="litejobs_outbox_published",
+                condition=Q(published_at__isnull=False),
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=~Q(topic=""), name="litejobs_outbox_topic_not_empty"),
+        ]
+        triggers = [
+            # One NOTIFY per INSERT statement, delivered at commit (never on rollback).
+            pgtrigger.Trigger(
+                name="litejobs_outbox_notify_staged",
+                level=pgtrigger.Statement,
+                when=pgtrigger.After,
+                operation=pgtrigger.Insert,
+                referencing=pgtrigger.Referencing(new="staged"),
+                func=_NOTIFY_STAGED,
+            ),
+            # A message is what was staged: only the relay's mark may change a row, once.
+            pgtrigger.Trigger(
+                name="litejobs_outbox_immutable",
+                when=pgtrigger.Before,
+                operation=pgtrigger.Update,
+                condition=pgtrigger.Condition(
+                    "OLD.published_at IS NOT NULL OR NEW.topic IS DISTINCT FROM OLD.topic "
+                    "OR NEW.key IS DISTINCT FROM OLD.key OR NEW.tenant IS DISTINCT FROM OLD.tenant "
+                    "OR NEW.payload IS DISTINCT FROM OLD.payload "
+                    "OR NEW.created_at IS DISTINCT FROM OLD.created_at"
+                ),
+                func="RAISE EXCEPTION 'litejobs: outbox message % is immutable (published "
+                "messages change only by the retention purge)', OLD.id "
+                "USING ERRCODE = 'check_violation'; RETURN NULL;",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic} #{self.id}"
+
+    @property
+    def state(self) -> str:
+        """``pending`` until the relay published it, then ``published``."""
+        return "pending" if self.published_at is None else "published"
+
+
+class RelayLease(models.Model):
+    """The relay leader lease: the one relay that publishes the outbox right now."""
+
+    name = models.CharField(primary_key=True, max_length=32)
+    owner = models.CharField(max_length=64)
+    host = models.CharField(max_length=255)
+    pid = models.PositiveIntegerField()
+    fence = models.BigIntegerField(help_text="Rises with every change of leader.")
+    acquired_at = models.DateTimeField()
+    renewed_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "litejobs_relaylease"
+        verbose_name = "relay lease"
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.host}:{self.pid}"

@@ -1,0 +1,57 @@
+"""Payouts in the admin, read-only (finance releases them through the ``payouts`` queue), and
+the TOTP devices page narrowed to each user's own devices.
+
+django-otp's TOTP device admin draws a device's QR code (``django_otp.qr``) for anyone with the
+model's view permission. The demo lets finance open it to add their device to a phone, so it
+shows each non-superuser **only their own** devices. In production, enrol devices outside the
+admin session and set ``OTP_ADMIN_HIDE_SENSITIVE_DATA = True``: a session that can show the QR
+code can clone the phone.
+"""
+
+from django.contrib import admin
+from django_otp.plugins.otp_totp.admin import TOTPDeviceAdmin
+from django_otp.plugins.otp_totp.models import TOTPDevice
+
+from .models import Payout
+
+
+@admin.register(Payout)
+class PayoutAdmin(admin.ModelAdmin):
+    list_display = ("reference", "payee", "amount", "currency", "state", "paid_at")
+    list_filter = ("state", "currency")
+    search_fields = ("reference", "payee")
+    readonly_fields = ("paid_by_bulk_action",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class OwnTOTPDeviceAdmin(TOTPDeviceAdmin):
+    """django-otp's TOTP device admin (with its QR code page), owner-only for non-superusers."""
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        return queryset if request.user.is_superuser else queryset.filter(user=request.user)
+
+    def has_view_permission(self, request, obj=None):
+        allowed = super().has_view_permission(request, obj)
+        if obj is None or request.user.is_superuser:
+            return allowed
+        return allowed and obj.user_id == request.user.pk
+
+    def has_change_permission(self, request, obj=None):
+        allowed = super().has_change_permission(request, obj)
+        if obj is None or request.user.is_superuser:
+            return allowed
+        return allowed and obj.user_id == request.user.pk
+
+
+if admin.site.is_registered(TOTPDevice):
+    admin.site.unregister(TOTPDevice)
+admin.site.register(TOTPDevice, OwnTOTPDeviceAdmin)

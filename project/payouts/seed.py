@@ -1,0 +1,125 @@
+"""The payouts queue's demo data: a few hundred pending payouts and the finance user who
+releases them with a TOTP code.
+
+Called by ``project.demo.seed.seed_demo_data`` inside its transaction; idempotent. The finance
+user's TOTP device has a **fixed key** so the secret ``make demo`` prints stays the same from
+run to run: add it to an authenticator app once (or compute codes from it), and it keeps
+working. Never do this outside a demo.
+"""
+
+from __future__ import annotations
+
+import random
+from base64 import b32encode
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group, Permission
+from django_otp.plugins.otp_totp.models import TOTPDevice
+
+from litejobs import clock
+from litejobs.workqueues import enqueue_item
+
+from .models import Payout
+
+FINANCE_GROUP = "Finance"
+FINANCE_USERNAME = "finance"
+FINANCE_PASSWORD = "finance"  # noqa: S105 - the demo's printed login
+FINANCE_DEVICE_NAME = "finance phone"
+#: The demo device's key (hex of 20 bytes): stable, so the printed secret is stable.
+FINANCE_TOTP_KEY = b"litejobs-demo-phone!".hex()
+PAYOUT_COUNT = 240
+CURRENCIES = ("EUR", "EUR", "USD")
+PAYEES = (
+    "Atelier Nord",
+    "Blue Finch Books",
+    "Casa Verde",
+    "Delta Ceramics",
+    "Eastwood Prints",
+    "Fjord Outdoor",
+    "Granite & Oak",
+    "Harbor Tea Co.",
+    "Indigo Textiles",
+    "Juniper Labs",
+)
+#: What finance may do: see and work the payouts queue, release payouts, read the audit,
+#: and see their own TOTP device (with its QR code).
+FINANCE_PERMISSIONS = (
+    ("payouts", "review_payout"),
+    ("payouts", "release_payout"),
+    ("payouts", "view_payout"),
+    ("litejobs", "view_bulkaction"),
+    ("litejobs", "view_bulkconfirmationattempt"),
+    ("otp_totp", "view_totpdevice"),
+)
+
+
+@dataclass
+class PayoutSeed:
+    """What seeding the payouts changed, and the device whose secret the demo prints."""
+
+    finance_created: bool = False
+    payouts_created: int = 0
+    device: TOTPDevice | None = None
+
+    @property
+    def secret(self) -> str:
+        """The device's key in base32, as authenticator apps take it."""
+        return b32encode(self.device.bin_key).decode() if self.device else ""
+
+
+def seed_payouts(count: int = PAYOUT_COUNT, *, seed: int = 7) -> PayoutSeed:
+    """Create the finance user and device, and ``count`` payouts in the queue unless any exist."""
+    report = PayoutSeed()
+    user, report.finance_created = _ensure_finance()
+    report.device = _ensure_device(user)
+    if Payout.objects.exists():
+        return report
+    chance = random.Random(seed)  # noqa: S311 - demo data, reproducible on purpose
+    now = clock.now()
+    for number in range(1, count + 1):
+        payout = Payout.objects.create(
+            reference=f"PO-{number:04d}",
+            payee=chance.choice(PAYEES),
+            amount=Decimal(round(10 ** chance.uniform(1.5, 3.6), 2)).quantize(Decimal("0.01")),
+            currency=chance.choice(CURRENCIES),
+            created_at=now - timedelta(minutes=chance.randrange(10, 14 * 24 * 60)),
+        )
+        enqueue_item("payouts", payout)
+    report.payouts_created = count
+    return report
+
+
+def _ensure_finance():
+    group, _ = Group.objects.get_or_create(name=FINANCE_GROUP)
+    wanted = [
+        Permission.objects.get(content_type__app_label=app, codename=codename)
+        for app, codename in FINANCE_PERMISSIONS
+    ]
+    group.permissions.set(wanted)
+    user_model = get_user_model()
+    user = user_model.objects.filter(username=FINANCE_USERNAME).first()
+    created = user is None
+    if created:
+        user = user_model(username=FINANCE_USERNAME, email="finance@example.com")
+    user.is_active = True
+    user.is_staff = True
+    user.is_superuser = False
+    if created or not user.check_password(FINANCE_PASSWORD):
+        user.set_password(FINANCE_PASSWORD)
+    user.save()
+    user.groups.add(group)
+    return user, created
+
+
+def _ensure_device(user) -> TOTPDevice:
+    device = TOTPDevice.objects.filter(user=user, name=FINANCE_DEVICE_NAME).first()
+    if device is None:
+        device = TOTPDevice(user=user, name=FINANCE_DEVICE_NAME)
+    if device.key != FINANCE_TOTP_KEY or not device.confirmed:
+        device.key = FINANCE_TOTP_KEY
+        device.confirmed = True
+        device.save()
+    return device

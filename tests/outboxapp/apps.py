@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class OutboxAppConfig(AppConfig):
+    name = "tests.outboxapp"
+    label = "outboxapp"

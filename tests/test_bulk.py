@@ -1,0 +1,580 @@
+"""Bulk money actions through the API: preview, out-of-band confirmation, execution, audit."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.core import signing
+from django.core.checks import run_checks
+from django.db import connection
+from django_otp.plugins.otp_totp.models import TOTPDevice
+
+from litejobs import bulk, operations, workqueues
+from litejobs.exceptions import BulkRefused, BulkSetChanged, DeclarationError, WorkQueueForbidden
+from litejobs.models import (
+    BulkAction,
+    BulkActionItem,
+    BulkConfirmationAttempt,
+    Job,
+    JobState,
+    WorkItem,
+)
+from project.payouts.models import Payout
+from tests.bulk_helpers import (
+    expired_code,
+    finance,
+    fresh_code,
+    item_of,
+    make_device,
+    make_finance,
+    make_payout,
+    wrong_code,
+)
+from tests.workqueue_helpers import make_user
+
+__all__ = ["finance"]  # fixtures
+
+ACTION = "payouts.release"
+
+
+def payouts_set():
+    """Three EUR payouts and two USD ones, queued."""
+    amounts = [("1900.00", "EUR"), ("800.50", "EUR"), ("120.00", "EUR"), ("75.25", "USD")]
+    amounts.append(("1000.00", "USD"))
+    return [make_payout(amount, currency) for amount, currency in amounts]
+
+
+def ids_of(payouts):
+    return [item_of(payout).pk for payout in payouts]
+
+
+def device_of(user) -> TOTPDevice:
+    return TOTPDevice.objects.get(user=user)
+
+
+def nothing_moved():
+    assert not BulkAction.objects.exists()
+    assert not Job.objects.filter(name=bulk.ITEM_JOB).exists()
+    assert set(Payout.objects.values_list("state", flat=True)) <= {"pending"}
+
+
+# Preview ---------------------------------------------------------------------------------------
+
+
+def test_the_preview_lists_every_item_with_its_amount_the_count_and_totals_per_currency(
+    finance, clock
+):
+    payouts = payouts_set()
+    made = bulk.preview(ACTION, ids_of(payouts), finance)
+
+    assert made.count == 5
+    assert [(line.label, line.amount, line.currency) for line in made.lines] == [
+        (str(p), p.amount, p.currency) for p in payouts
+    ]
+    assert made.totals == (("EUR", Decimal("2820.50")), ("USD", Decimal("1075.25")))
+    assert made.totals_text() == "EUR 2,820.50 · USD 1,075.25"
+    assert made.digest == bulk.digest_of(ACTION, made.lines)
+    assert len(made.digest) == 64
+    nothing_moved()  # a preview executes nothing
+    assert not BulkConfirmationAttempt.objects.exists()
+
+
+def test_the_digest_covers_ids_amounts_and_currencies_in_any_order():
+    line = bulk.PreviewLine(1, "10", "x", Decimal("12.50"), "EUR")
+    other = bulk.PreviewLine(2, "11", "y", Decimal("3"), "USD")
+    digest = bulk.digest_of(ACTION, [line, other])
+    assert bulk.digest_of(ACTION, [other, line]) == digest
+    same_money = bulk.PreviewLine(1, "10", "x", Decimal("12.500000"), "EUR")
+    assert bulk.digest_of(ACTION, [same_money, other]) == digest
+    for changed in (
+        bulk.PreviewLine(1, "10", "x", Decimal("12.51"), "EUR"),
+        bulk.PreviewLine(1, "10", "x", Decimal("12.50"), "USD"),
+        bulk.PreviewLine(3, "10", "x", Decimal("12.50"), "EUR"),
+    ):
+        assert bulk.digest_of(ACTION, [changed, other]) != digest
+    assert bulk.digest_of("other.action", [line, other]) != digest
+
+
+def test_the_preview_leaves_out_items_that_cannot_be_acted_on_and_says_why(finance, clock):
+    kept, closed, held, gone = (make_payout() for _ in range(4))
+    bob = make_user("bob", "payouts.review_payout")
+    workqueues.claim(item_of(held), bob)
+    closed_id = item_of(closed).pk
+    workqueues.resolve(closed_id, bob, "rejected")
+    gone_id = item_of(gone).pk
+    WorkItem.objects.filter(pk=gone_id).delete()
+
+    made = bulk.preview(ACTION, [item_of(kept).pk, closed_id, item_of(held).pk, gone_id], finance)
+
+    assert [line.object_id for line in made.lines] == [str(kept.pk)]
+    reasons = {left.work_item_id: left for left in made.excluded}
+    assert reasons[closed_id].code == "item-closed"
+    assert "done (Reject) by bob" in reasons[closed_id].reason
+    assert reasons[item_of(held).pk].code == "claim-held"
+    assert "held by bob" in reasons[item_of(held).pk].reason
+    assert reasons[gone_id].code == "item-not-found"
+
+
+def test_bad_selections_are_refused(finance):
+    with pytest.raises(Exception) as empty:
+        bulk.preview(ACTION, [], finance)
+    assert empty.value.code == "selection-empty"
+    with pytest.raises(Exception) as large:
+        bulk.preview(ACTION, range(bulk.ACTION_LIMIT + 1), finance)
+    assert large.value.code == "selection-too-large"
+
+
+# Who may start it ------------------------------------------------------------------------------
+
+
+def test_a_user_without_the_permission_cannot_start_the_action(db, clock):
+    payout = make_payout()
+    reviewer = make_user("rita", "payouts.review_payout")  # sees the queue, may not release
+    make_device(reviewer)
+    with pytest.raises(BulkRefused) as refused:
+        bulk.preview(ACTION, [item_of(payout).pk], reviewer)
+    assert refused.value.code == "bulk-forbidden"
+    assert "payouts.release_payout" in str(refused.value)
+
+    outsider = make_user("otto", "payouts.release_payout")  # the action's, not the queue's
+    make_device(outsider)
+    with pytest.raises(WorkQueueForbidden):
+        bulk.preview(ACTION, [item_of(payout).pk], outsider)
+    assert bulk.unavailable_reason(bulk.get_action(ACTION), outsider)
+    nothing_moved()
+
+
+def test_a_user_without_a_confirmed_device_cannot_start_the_action_and_is_told_how(db, clock):
+    payout = make_payout()
+    phoneless = make_finance("pia", device=False)
+    make_device(phoneless, confirmed=False)  # an unconfirmed device does not count
+    with pytest.raises(BulkRefused) as refused:
+        bulk.preview(ACTION, [item_of(payout).pk], phoneless)
+    assert refused.value.code == "bulk-device-missing"
+    assert "TOTP device" in str(refused.value) and "Add" in str(refused.value)
+    assert "TOTP device" in bulk.unavailable_reason(bulk.get_action(ACTION), phoneless)
+    nothing_moved()
+
+
+def test_a_device_removed_after_the_preview_refuses_the_confirmation(finance, clock):
+    made = bulk.preview(ACTION, ids_of(payouts_set()), finance)
+    code = fresh_code(device_of(finance))
+    TOTPDevice.objects.filter(user=finance).delete()
+    with pytest.raises(BulkRefused) as refused:
+        bulk.confirm(made.token, code, finance)
+    assert refused.value.code == "bulk-device-missing"
+    nothing_moved()
+    assert BulkConfirmationAttempt.objects.get().result == "bulk-device-missing"
+
+
+# Codes -----------------------------------------------------------------------------------------
+
+
+def refused_code(finance, made, code) -> BulkRefused:
+    with pytest.raises(BulkRefused) as refused:
+        bulk.confirm(made.token, code, finance, remote_addr="10.0.0.7")
+    return refused.value
+
+
+def test_no_payout_moves_without_a_valid_code_and_the_wrong_code_is_audited(finance, clock):
+    made = bulk.preview(ACTION, ids_of(payouts_set()), finance)
+    device = device_of(finance)
+    code = wrong_code(device)
+
+    refused = refused_code(finance, made, code)
+
+    assert refused.code == "bulk-code-invalid"
+    assert code not in str(refused)
+    nothing_moved()
+    attempt = BulkConfirmationAttempt.objects.get()
+    assert (attempt.username, attempt.action, attempt.result) == (
+        "fiona",
+        ACTION,
+        "bulk-code-invalid",
+    )
+    assert attempt.device == device.persistent_id and attempt.device_name == "finance phone"
+    assert (attempt.digest, attempt.item_count) == (made.digest, 5)
+    assert attempt.confirmation == made.confirmation
+    assert attempt.remote_addr == "10.0.0.7" and attempt.bulk_action is None
+    stored = " ".join(str(v) for v in BulkConfirmationAttempt.objects.values().get().values())
+    assert code not in stored  # the code typed is never kept
+    assert device_of(finance).throttling_failure_count == 1  # django-otp counted it
+
+    for empty in ("", "   "):
+        TOTPDevice.objects.update(throttling_failure_timestamp=None, throttling_failure_count=0)
+        assert refused_code(finance, made, empty).code == "bulk-code-missing"
+    nothing_moved()
+
+
+def test_an_expired_code_is_refused(finance, clock):
+    made = bulk.preview(ACTION, ids_of(payouts_set()), finance)
+    refused = refused_code(finance, made, expired_code(device_of(finance)))
+    assert refused.code == "bulk-code-expired"
+    assert "expired" in str(refused)
+    nothing_moved()
+
+
+def test_a_code_confirms_once_and_a_reused_code_is_refused(finance, clock):
+    payouts = payouts_set()
+    first = bulk.preview(ACTION, ids_of(payouts[:2]), finance)
+    code = fresh_code(device_of(finance))
+    done = bulk.confirm(first.token, code, finance)
+    assert done.created and done.bulk_action.item_count == 2
+
+    second = bulk.preview(ACTION, ids_of(payouts[2:]), finance)
+    refused = refused_code(finance, second, code)
+    assert refused.code == "bulk-code-reused"
+    assert "already used" in str(refused)
+    assert BulkAction.objects.count() == 1
+    assert list(
+        BulkConfirmationAttempt.objects.order_by("id").values_list("result", flat=True)
+    ) == [
+        "confirmed",
+        "bulk-code-reused",
+    ]
+    # A reused code counts as a failure (django-otp throttles it); after the wait, the phone's
+    # next code confirms the second preview.
+    TOTPDevice.objects.update(throttling_failure_timestamp=None, throttling_failure_count=0)
+    assert bulk.confirm(second.token, fresh_code(device_of(finance)), finance).created
+
+
+def test_throttling_engages_after_repeated_failures_and_lifts_after_the_wait(finance, clock):
+    made = bulk.preview(ACTION, ids_of(payouts_set()), finance)
+    device = device_of(finance)
+
+    def let_the_wait_pass():
+        TOTPDevice.objects.update(
+            throttling_failure_timestamp=device_of(finance).throttling_failure_timestamp
+            - timedelta(seconds=60)
+        )
+
+    for attempt in range(3):  # three wrong codes, each once django-otp's wait has passed
+        if attempt:
+            let_the_wait_pass()
+        assert refused_code(finance, made, wrong_code(device)).code == "bulk-code-invalid"
+    assert device_of(finance).throttling_failure_count == 3
+
+    # Now even the right code is refused until the wait (4 s after three failures) is over.
+    refused = refused_code(finance, made, fresh_code(device))
+    assert refused.code == "bulk-code-throttled"
+    assert "wait until" in str(refused)
+    nothing_moved()
+    assert device_of(finance).throttling_failure_count == 3  # a throttled try does not count
+    results = list(BulkConfirmationAttempt.objects.order_by("id").values_list("result", flat=True))
+    assert results == ["bulk-code-invalid"] * 3 + ["bulk-code-throttled"]
+
+    let_the_wait_pass()
+    assert bulk.confirm(made.token, fresh_code(device), finance).created
+    assert device_of(finance).throttling_failure_count == 0
+
+
+# The set is bound to the preview -------------------------------------------------------------
+
+
+def test_a_set_that_changed_after_the_preview_is_refused_with_a_fresh_preview(finance, clock):
+    payouts = payouts_set()
+    made = bulk.preview(ACTION, ids_of(payouts), finance)
+    bob = make_user("bob", "payouts.review_payout")
+    workqueues.resolve(item_of(payouts[0]).pk, bob, "rejected")  # left the queue since
+    code = fresh_code(device_of(finance))
+
+    with pytest.raises(BulkSetChanged) as changed:
+        bulk.confirm(made.token, code, finance)
+
+    assert changed.value.code == "bulk-set-changed"
+    fresh = changed.value.preview
+    assert fresh.count == 4 and fresh.digest != made.digest
+    assert [left.code for left in fresh.excluded] == ["item-closed"]
+    nothing_moved()
+    assert BulkConfirmationAttempt.objects.get().result == "bulk-set-changed"
+    # The code was not spent on the stale set: it confirms the fresh preview.
+    done = bulk.confirm(fresh.token, code, finance)
+    assert done.bulk_action.item_count == 4 and done.bulk_action.digest == fresh.digest
+
+
+def test_an_amount_changed_after_the_preview_is_refused(finance, clock):
+    payouts = payouts_set()
+    made = bulk.preview(ACTION, ids_of(payouts), finance)
+    Payout.objects.filter(pk=payouts[1].pk).update(amount=Decimal("8005.00"))
+    with pytest.raises(BulkSetChanged) as changed:
+        bulk.confirm(made.token, fresh_code(device_of(finance)), finance)
+    assert changed.value.preview.totals[0] == ("EUR", Decimal("10025.00"))
+    nothing_moved()
+
+
+def test_a_tampered_another_users_or_expired_preview_is_refused(finance, clock):
+    made = bulk.preview(ACTION, ids_of(payouts_set()), finance)
+    code = fresh_code(device_of(finance))
+    data = signing.loads(made.token, salt="litejobs.bulk.preview")
+    forged = signing.dumps({**data, "i": data["i"][:1]}, salt="other", compress=True)
+    for token in (forged, made.token[:-3] + "abc", "garbage"):
+        with pytest.raises(BulkRefused) as refused:
+            bulk.confirm(token, code, finance)
+        assert refused.value.code == "bulk-preview-invalid"
+    other = make_finance("frank")
+    with pytest.raises(BulkRefused) as theirs:
+        bulk.confirm(made.token, fresh_code(device_of(other)), other)
+    assert theirs.value.code == "bulk-preview-invalid"
+
+    clock.advance(bulk.PREVIEW_LIFETIME + timedelta(seconds=1))
+    with pytest.raises(BulkRefused) as old:
+        bulk.confirm(made.token, code, finance)
+    assert old.value.code == "bulk-preview-expired"
+    nothing_moved()
+    assert device_of(finance).last_t == -1  # no code was spent on any of them
+    audited = BulkConfirmationAttempt.objects.values_list("result", flat=True)
+    assert sorted(audited) == ["bulk-preview-expired"] + ["bulk-preview-invalid"] * 4
+
+
+# Execution -------------------------------------------------------------------------------------
+
+
+def confirmed(finance, payouts) -> BulkAction:
+    made = bulk.preview(ACTION, ids_of(payouts), finance)
+    return bulk.confirm(made.token, fresh_code(device_of(finance)), finance).bulk_action
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_confirmed_action_is_recorded_and_each_item_is_paid_once_by_its_own_job(
+    finance, clock, run_worker
+):
+    payouts = payouts_set()
+    item_ids = ids_of(payouts)
+    record = confirmed(finance, payouts)
+
+    assert (record.action, record.queue, record.username, record.user) == (
+        ACTION,
+        "payouts",
+        "fiona",
+        finance,
+    )
+    assert record.device == device_of(finance).persistent_id
+    assert record.totals == {"EUR": "2820.50", "USD": "1075.25"}
+    assert record.confirmed_at == clock.now()
+    jobs = Job.objects.filter(name=bulk.ITEM_JOB).order_by("id")
+    assert sorted(job.key for job in jobs) == sorted(
+        f"bulk:{ACTION}:{item_id}:{record.pk}" for item_id in item_ids
+    )
+    assert set(Payout.objects.values_list("state", flat=True)) == {"pending"}  # not yet
+
+    run_worker()
+
+    for payout in Payout.objects.all():
+        assert (payout.state, payout.paid_by_bulk_action_id) == ("paid", record.pk)
+    items = list(record.items.order_by("id"))
+    assert [item.state for item in items] == ["succeeded"] * 5
+    assert all(item.attempts == 1 and item.finished_at for item in items)
+    assert items[0].note == "paid EUR 1,900.00 to Acme"
+    assert bulk.summary(record).status == "succeeded"
+    for item_id in item_ids:  # each payout left the queue, released by fiona
+        work_item = WorkItem.objects.get(pk=item_id)
+        assert (work_item.state, work_item.resolution) == ("done", "released")
+        assert (work_item.resolved_by_id, work_item.resolved_by_name) == (finance.pk, "fiona")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_replayed_item_job_moves_no_money_twice(finance, clock, run_worker):
+    payouts = payouts_set()
+    record = confirmed(finance, payouts)
+    run_worker()
+    job = Job.objects.filter(name=bulk.ITEM_JOB).first()
+    operations.retry(job.pk, by="test")  # the same job, run again
+    bulk.run_bulk_item.enqueue(  # and the same key enqueued again after it finished
+        action=ACTION, item=job.payload["item"], confirmation=record.pk, entry=job.payload["entry"]
+    )
+    run_worker()
+    assert Payout.objects.filter(state="paid").count() == 5
+    assert set(Payout.objects.values_list("paid_by_bulk_action", flat=True)) == {record.pk}
+    assert list(record.items.values_list("state", flat=True)) == ["succeeded"] * 5
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_double_submit_of_one_confirmation_executes_each_item_once(finance, clock, run_worker):
+    payouts = payouts_set()
+    made = bulk.preview(ACTION, ids_of(payouts), finance)
+    code = fresh_code(device_of(finance))
+    first = bulk.confirm(made.token, code, finance)
+    second = bulk.confirm(made.token, code, finance)  # the browser sent the form twice
+
+    assert first.created and not second.created
+    assert second.bulk_action.pk == first.bulk_action.pk
+    assert Job.objects.filter(name=bulk.ITEM_JOB).count() == 5
+    run_worker()
+    assert Payout.objects.filter(state="paid").count() == 5
+    assert BulkActionItem.objects.count() == 5
+    results = list(BulkConfirmationAttempt.objects.order_by("id").values_list("result", flat=True))
+    assert results == ["confirmed", "already-confirmed"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_simultaneous_submits_of_one_confirmation_create_one_record(clock):
+    finance = make_finance()
+    payouts = payouts_set()
+    made = bulk.preview(ACTION, ids_of(payouts), finance)
+    code = fresh_code(device_of(finance))
+    answers, errors = [], []
+    start = threading.Barrier(2)
+
+    def submit():
+        try:
+            start.wait()
+            answers.append(bulk.confirm(made.token, code, finance))
+        except Exception as error:
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=submit) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert not errors, errors
+    assert sorted(answer.created for answer in answers) == [False, True]
+    assert BulkAction.objects.count() == 1
+    assert Job.objects.filter(name=bulk.ITEM_JOB).count() == 5
+
+
+def test_items_already_being_executed_are_left_out_of_a_new_preview(finance, clock):
+    payouts = payouts_set()
+    record = confirmed(finance, payouts[:2])
+    made = bulk.preview(ACTION, ids_of(payouts), finance)
+    assert made.count == 3
+    assert {left.code for left in made.excluded} == {"bulk-item-pending"}
+    assert f"bulk action #{record.pk}" in made.excluded[0].reason
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_item_keeps_its_error_and_can_be_retried_alone(finance, clock, run_worker):
+    payouts = payouts_set()
+    record = confirmed(finance, payouts)
+    Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("9999.00"))  # after confirming
+    run_worker()
+
+    failed = record.items.get(object_id=str(payouts[0].pk))
+    assert failed.state == "failed" and failed.error_code == "bulk-amount-changed"
+    assert "not the confirmed EUR 1,900.00" in failed.error
+    assert Payout.objects.get(pk=payouts[0].pk).state == "pending"  # nothing moved for it
+    assert item_of(payouts[0]).state == "open"  # still in the queue
+    assert Job.objects.get(pk=failed.job_id).state == JobState.DEAD
+    assert record.items.filter(state="succeeded").count() == 4
+    assert bulk.summary(record).status == "failed"
+
+    with pytest.raises(BulkRefused) as not_failed:
+        bulk.retry_item(record.items.filter(state="succeeded").first(), finance)
+    assert not_failed.value.code == "bulk-item-not-failed"
+    outsider = make_user("rita", "payouts.review_payout")
+    with pytest.raises(BulkRefused):
+        bulk.retry_item(failed, outsider)
+
+    Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("1900.00"))  # fixed
+    retried = bulk.retry_item(failed, finance)
+    assert retried.state == "pending" and retried.job_id == failed.job_id  # the same job
+    run_worker()
+    failed.refresh_from_db()
+    assert failed.state == "succeeded" and failed.error == ""
+    assert Payout.objects.filter(state="paid").count() == 5
+    assert bulk.summary(record).status == "succeeded"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_payout_paid_elsewhere_fails_its_item_without_paying_twice(finance, clock, run_worker):
+    payouts = payouts_set()
+    first = confirmed(finance, payouts[:1])
+    run_worker()
+    # Someone re-opens the paid payout's item by hand and releases it again.
+    workqueues.enqueue_item("payouts", payouts[0])
+    second = confirmed(finance, payouts[:1])
+    run_worker()
+    item = second.items.get()
+    assert item.state == "failed" and "was already paid by bulk action" in item.error
+    assert Payout.objects.get(pk=payouts[0].pk).paid_by_bulk_action_id == first.pk
+
+
+def test_the_records_cannot_be_edited_or_deleted(finance, clock):
+    from django.db import DatabaseError, transaction
+
+    record = confirmed(finance, payouts_set())
+    for change in (
+        lambda: BulkAction.objects.filter(pk=record.pk).update(digest="0" * 64),
+        lambda: BulkAction.objects.filter(pk=record.pk).delete(),
+        lambda: BulkActionItem.objects.filter(bulk_action=record).update(amount=Decimal(1)),
+        lambda: BulkConfirmationAttempt.objects.update(result="confirmed-by-hand"),
+        lambda: BulkConfirmationAttempt.objects.all().delete(),
+    ):
+        with pytest.raises(DatabaseError), transaction.atomic():
+            change()
+    item = record.items.first()
+    BulkActionItem.objects.filter(pk=item.pk).update(state="succeeded")
+    with pytest.raises(DatabaseError), transaction.atomic():
+        BulkActionItem.objects.filter(pk=item.pk).update(state="pending")  # paid stays paid
+
+
+# Declarations and checks -----------------------------------------------------------------------
+
+
+def test_invalid_declarations_are_refused_with_the_fix():
+    def amount(row):
+        return row.amount, "EUR"
+
+    def execute(row, run):
+        return None
+
+    cases = [
+        ({"name": "bad name!"}, "name"),
+        ({"queue": 5}, "queue="),
+        ({"amount": "x"}, "amount="),
+        ({"execute": lambda row: None}, "execute="),
+        ({"permission": "release"}, "permission="),
+        ({"resolution": "Paid Out"}, "resolution="),
+    ]
+    for override, fix in cases:
+        options = {
+            "name": "tests.bad",
+            "queue": "payouts",
+            "amount": amount,
+            "execute": execute,
+            "permission": "payouts.release_payout",
+            **override,
+        }
+        with pytest.raises(DeclarationError) as refused:
+            bulk.bulk_money_action(options.pop("name"), **options)
+        assert refused.value.code == "bulk-action-invalid"
+        assert fix in str(refused.value)
+    assert "tests.bad" not in {a.name for a in bulk.all_actions()}
+
+
+def test_amount_answers_that_are_not_money_are_refused(finance, clock):
+    action = bulk.get_action(ACTION)
+    payout = make_payout()
+    for answer in (
+        (1.5, "EUR"),
+        (Decimal("-1"), "EUR"),
+        (Decimal("1.1234567"), "EUR"),
+        (Decimal("1"), "eur"),
+        (Decimal("NaN"), "EUR"),
+        "12 EUR",
+    ):
+        declared = bulk.BulkMoneyAction(**{**action.__dict__, "amount": lambda row, a=answer: a})
+        with pytest.raises(Exception) as refused:
+            declared.amount_of(payout)
+        assert refused.value.code == "bulk-amount-invalid"
+
+
+def test_an_action_on_an_undeclared_queue_is_a_check_error(db):
+    bulk.bulk_money_action(
+        "tests.nowhere",
+        queue="no-such-queue",
+        amount=lambda row: (row.amount, "EUR"),
+        execute=lambda row, run: None,
+        permission="payouts.release_payout",
+    )
+    try:
+        errors = [e for e in run_checks(tags=["litejobs"]) if e.id == "litejobs.E012"]
+        assert len(errors) == 1 and "no-such-queue" in errors[0].msg
+    finally:
+        bulk.unregister("tests.nowhere")
+    assert not [e for e in run_checks(tags=["litejobs"]) if e.id == "litejobs.E012"]
