@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import socket
 import threading
 import time
@@ -54,6 +53,7 @@ from .outbox import StagedRow
 from .store import hot_cursor, run_query
 from .worker.control import connect
 from .worker.outage import Outage, is_outage
+from .worker.stopping import GracefulStop
 
 logger = logging.getLogger("litejobs.relay")
 
@@ -180,15 +180,13 @@ class OutboxRelay:
         self._careful = False
         self._failures = 0
         self._last_error_log = -ERROR_LOG_INTERVAL
-        self._stop_requests = 0
 
     # The loop ------------------------------------------------------------------------------
 
     def run(self) -> int:
         """Publish until SIGTERM/SIGINT (or, with ``once``, until nothing is pending)."""
-        if self.install_signals and threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, self._on_signal)
-            signal.signal(signal.SIGINT, self._on_signal)
+        if self.install_signals:
+            GracefulStop(self.stop_event, logger, f"relay id={self.id}").install()
         logger.info(
             "relay start id=%s host=%s pid=%s batch=%s",
             self.id,
@@ -210,14 +208,6 @@ class OutboxRelay:
 
     def request_stop(self) -> None:
         """Begin a graceful stop: the batch in progress commits, then the lease is handed on."""
-        self.stop_event.set()
-
-    def _on_signal(self, signum, frame) -> None:
-        self._stop_requests += 1
-        if self._stop_requests > 1:
-            logger.warning("relay exit now id=%s (second signal); the lease lapses", self.id)
-            os._exit(1)
-        logger.info("relay stopping id=%s signal=%s", self.id, signal.Signals(signum).name)
         self.stop_event.set()
 
     def _run_once(self) -> None:

@@ -203,3 +203,36 @@ def test_workers_only_serve_their_queues(clock, run_worker):
     record.enqueue(label="x")
     assert run_worker(queues=["other"]) == {}
     assert run_worker(queues=["default"]) == {"done": 1}
+
+
+def _plan_nodes(node: dict):
+    yield node
+    for child in node.get("Plans", ()):
+        yield from _plan_nodes(child)
+
+
+def test_the_claim_walks_its_index_even_when_statistics_saw_only_finished_jobs(clock):
+    """ANALYZE of a table of finished jobs makes the planner expect no claimable row at all;
+    the claim must still read its index in order rather than sort the backlog (BENCH W9)."""
+    from litejobs.bench.workloads import HISTORY
+    from litejobs.sql import query
+
+    with connection.cursor() as cursor:
+        cursor.execute(HISTORY, {"name": record.name, "queue": "default", "count": 50_000})
+        cursor.execute("VACUUM (ANALYZE) litejobs_job")
+    record.enqueue_many([{"label": f"backlog {n}"} for n in range(2_000)])
+    now = clock.now()
+    params = {
+        "owner": "test",
+        "queues": None,
+        "limit": 10,
+        "now": now,
+        "lease_expires_at": now + timedelta(minutes=1),
+        "limited": False,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {query('claim')}", params)
+        raw = cursor.fetchone()[0]
+    plan = list(_plan_nodes(raw[0]["Plan"]))
+    assert {node.get("Index Name") for node in plan} >= {"litejobs_job_claimable"}, raw
+    assert not any(node["Node Type"] == "Sort" for node in plan), raw

@@ -145,6 +145,10 @@ def _build(spec: ChildSpec):
 
     if spec.role == "drain":
         return floor.Drain(spec.params, spec.threads)
+    if spec.role == "steps":
+        from .jobs import STEPS
+
+        return floor.StepsDrain(spec.params, spec.threads, STEPS)
     if spec.role == "listen":
         return floor.Listen(spec.params)
     return floor.Idle(spec.params, spec.heartbeat)

@@ -26,6 +26,9 @@ DESCRIPTIONS = {
     "done, COMMIT; as many connections and processes as the workers have",
     "W4": "INSERT and pg_notify in one committed statement, received by a process on LISTEN",
     "W5": "a connection waiting on LISTEN that polls once per LITEJOBS['HEARTBEAT']",
+    "W7": "per job: one transaction claiming it (SELECT ... FOR UPDATE SKIP LOCKED, UPDATE to "
+    "running), one transaction per step inserting its record, one marking the job done; as "
+    "many connections as the worker has threads",
     "W8": "per batch of OUTBOX_BATCH messages one transaction: SELECT the next pending rows "
     "in id order FOR UPDATE, one multi-row INSERT of a job row per message, one UPDATE marking "
     "them published, COMMIT",
@@ -36,6 +39,8 @@ TABLE = "litejobs_bench_floor"
 #: W8's floor: the outbox a plain-SQL relay reads.
 OUTBOX = "litejobs_bench_floor_outbox"
 CHANNEL = "litejobs_bench_floor"
+#: W7's floor: one record per step of a job.
+STEPS = "litejobs_bench_floor_steps"
 #: Rows per COPY in the ``enqueue_many`` floor, as litejobs writes 1,000 per statement.
 CHUNK = 1000
 
@@ -50,6 +55,12 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     finished_at timestamptz
 );
 CREATE INDEX IF NOT EXISTS {TABLE}_ready ON {TABLE} (id) WHERE state = 'ready';
+CREATE TABLE IF NOT EXISTS {STEPS} (
+    job_id bigint NOT NULL,
+    name text NOT NULL,
+    output jsonb,
+    PRIMARY KEY (job_id, name)
+);
 CREATE TABLE IF NOT EXISTS {OUTBOX} (
     id bigserial PRIMARY KEY,
     topic text NOT NULL,
@@ -72,6 +83,8 @@ SELECT pg_notify('{CHANNEL}', %s) FROM job
 """
 CLAIM = f"SELECT id FROM {TABLE} WHERE state = 'ready' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED"
 FINISH = f"UPDATE {TABLE} SET state = 'done', finished_at = clock_timestamp() WHERE id = %s"
+START = f"UPDATE {TABLE} SET state = 'running' WHERE id = %s"
+RECORD_STEP = f"INSERT INTO {STEPS} (job_id, name, output) VALUES (%s, %s, 'null'::jsonb)"
 # W5's floor: what an idle worker must do at least, look for work once a heartbeat.
 POLL = f"SELECT count(*) FROM {TABLE} WHERE state = 'ready'"
 
@@ -87,8 +100,8 @@ def create(conn: psycopg.Connection) -> None:
 
 
 def reset(conn: psycopg.Connection) -> None:
-    """Empty the floor's table."""
-    conn.execute(f"TRUNCATE {TABLE} RESTART IDENTITY")
+    """Empty the floor's tables of jobs and step records."""
+    conn.execute(f"TRUNCATE {TABLE}, {STEPS} RESTART IDENTITY")
 
 
 def insert_one(conn: psycopg.Connection, n: int) -> None:
@@ -194,6 +207,31 @@ class Drain:
 
     def report(self) -> None:
         return None
+
+
+class StepsDrain(Drain):
+    """W7's floor: like W3's, but each job takes ``steps`` recorded steps, each committed."""
+
+    def __init__(self, params: dict[str, Any], threads: int, steps: int) -> None:
+        super().__init__(params, threads)
+        self.steps = steps
+
+    def _drain(self, conn: psycopg.Connection) -> None:
+        try:
+            while not self._stopping.is_set():
+                with conn.transaction():
+                    row = conn.execute(CLAIM).fetchone()
+                    if row is None:
+                        return
+                    conn.execute(START, row)
+                for number in range(self.steps):
+                    with conn.transaction():
+                        _noop()
+                        conn.execute(RECORD_STEP, (row[0], f"step-{number}"))
+                with conn.transaction():
+                    conn.execute(FINISH, row)
+        finally:
+            conn.close()
 
 
 class Listen:

@@ -23,6 +23,21 @@ def noop_unfenced(ctx, n: int) -> None:
     """Does nothing; its completion joins the worker's batched acknowledgement."""
 
 
+#: Steps in each of W7's durable jobs.
+STEPS = 5
+
+
+@job(name="litejobs.bench.five_steps", queue=QUEUE, key=lambda n: f"steps:{n}", atomic=False)
+def five_steps(ctx, n: int) -> None:
+    """W7: five durable no-op steps, each recorded (fenced) in its own transaction."""
+    for number in range(STEPS):
+        ctx.step.run(f"step-{number}", _nothing)
+
+
+def _nothing() -> None:
+    """A step that does nothing, so W7 measures the step records alone."""
+
+
 @job(name="litejobs.bench.pickup", queue=QUEUE, key=lambda n: f"pickup:{n}")
 def pickup(ctx, n: int, sent: float) -> float:
     """Answers when the body started; ``sent`` is when the enqueue began (W4's two ends)."""

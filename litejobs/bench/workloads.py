@@ -30,7 +30,7 @@ from ..models import Worker as WorkerRow
 from ..relay import OutboxRelay
 from . import SIZES, WORKLOADS, BenchOptions, floor
 from .children import BenchError, ChildSpec, DjangoTarget, started
-from .jobs import QUEUE, noop, noop_unfenced, on_paid, pickup
+from .jobs import QUEUE, STEPS, five_steps, noop, noop_unfenced, on_paid, pickup
 from .report import (
     EMPTY_TABLE,
     FLOOR,
@@ -310,6 +310,30 @@ class Bench:
             litejobs,
             floor_stats,
             [("statements", "per minute", LOWER, "<= 6/min")],
+        )
+
+    def w7(self) -> None:
+        """W7: durable five-step jobs drained by one worker at its default concurrency."""
+        count = self.sizes["W7"]
+
+        def once():
+            self._reset()
+            first = self._enqueue_many(five_steps, [{"n": n} for n in range(count)])
+            spec = self._spec("worker", DEFAULT_THREADS)
+            litejobs = self._timed_drain([spec], Job._meta.db_table, first, count)
+            floor.reset(self.sql)
+            first = floor.fill(self.sql, count)
+            spec = self._spec("steps", DEFAULT_THREADS)
+            baseline = self._timed_drain([spec], floor.TABLE, first, count)
+            return {"steps": litejobs * STEPS}, {"steps": baseline * STEPS}
+
+        litejobs, floor_stats = self._compare("W7", once)
+        self._add(
+            "W7",
+            f"{count:,} durable {STEPS}-step jobs, {DEFAULT_THREADS} threads",
+            litejobs,
+            floor_stats,
+            [("steps", "steps/s", HIGHER, "")],
         )
 
     def w8(self) -> None:

@@ -4,7 +4,7 @@ import pgtrigger
 from django.db import models
 from django.db.models import Q
 
-from .states import CLAIMABLE, LIVE, TERMINAL, JobState, sql_list
+from .states import CLAIMABLE, LIVE, TERMINAL, UNCLAIMABLE, JobState, sql_list
 
 NOTIFY_CHANNEL = "litejobs_jobs"
 _NOTIFY = f"""
@@ -123,7 +123,7 @@ class Job(models.Model):
                 "run_at",
                 "id",
                 name="litejobs_job_claimable",
-                condition=Q(state__in=CLAIMABLE, concurrency_key__isnull=True),
+                condition=~Q(state__in=UNCLAIMABLE) & Q(concurrency_key__isnull=True),
             ),
             models.Index(
                 fields=["concurrency_key"],

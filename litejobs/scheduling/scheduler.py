@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import socket
 import threading
 import time
@@ -33,6 +32,7 @@ from ..conf import settings
 from ..models import Schedule, ScheduleStatus
 from ..sql import query
 from ..worker.outage import Outage, is_outage
+from ..worker.stopping import GracefulStop
 from . import planning, runs
 from .declarations import ScheduleDefinition, all_schedules
 from .timetable import jitter_for
@@ -117,16 +117,14 @@ class Scheduler:
         self.fence: int | None = None
         self.synced = False
         self.counts = {"planned": 0, "skipped": 0}
-        self._stop_requests = 0
         self._errors_logged: dict[str, float] = {}
 
     # The loop ------------------------------------------------------------------------------
 
     def run(self) -> int:
         """Sync, lead or follow, plan; until SIGTERM/SIGINT. Answers the exit code."""
-        if self.install_signals and threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, self._on_signal)
-            signal.signal(signal.SIGINT, self._on_signal)
+        if self.install_signals:
+            GracefulStop(self.stop_event, logger, f"scheduler id={self.id}").install()
         logger.info(
             "scheduler start id=%s host=%s pid=%s schedules=%s",
             self.id,
@@ -155,14 +153,6 @@ class Scheduler:
 
     def request_stop(self) -> None:
         """Begin a graceful stop (what SIGTERM does)."""
-        self.stop_event.set()
-
-    def _on_signal(self, signum, frame) -> None:
-        self._stop_requests += 1
-        if self._stop_requests > 1:
-            logger.warning("scheduler exit now id=%s (second signal); the lease lapses", self.id)
-            os._exit(1)
-        logger.info("scheduler stopping id=%s signal=%s", self.id, signal.Signals(signum).name)
         self.stop_event.set()
 
     def definitions(self) -> list[ScheduleDefinition]:

@@ -9,7 +9,14 @@ import re
 from functools import cache
 from importlib.resources import files
 
-from ..models.states import CLAIMABLE, LIVE, OCCURRENCE_FINISHED, TERMINAL, sql_list
+from ..models.states import (
+    CLAIMABLE,
+    LIVE,
+    OCCURRENCE_FINISHED,
+    TERMINAL,
+    UNCLAIMABLE,
+    sql_list,
+)
 
 _NAME = re.compile(r"^-- name: ([a-z_]+)\s*$", re.MULTILINE)
 
@@ -21,18 +28,19 @@ def queries() -> dict[str, str]:
     parts = _NAME.split(text)[1:]
     states = {
         "claimable": sql_list(CLAIMABLE),
+        "unclaimable": sql_list(UNCLAIMABLE),
         "live": sql_list(LIVE),
         "terminal": sql_list(TERMINAL),
         "finished_occurrences": sql_list(OCCURRENCE_FINISHED),
     }
-    return {
-        name: body.strip()
-        .replace("{claimable}", states["claimable"])
-        .replace("{live}", states["live"])
-        .replace("{terminal}", states["terminal"])
-        .replace("{finished_occurrences}", states["finished_occurrences"])
-        for name, body in zip(parts[::2], parts[1::2], strict=True)
-    }
+    bodies = zip(parts[::2], parts[1::2], strict=True)
+    return {name: _fill(body.strip(), states) for name, body in bodies}
+
+
+def _fill(body: str, states: dict[str, str]) -> str:
+    for placeholder, values in states.items():
+        body = body.replace("{" + placeholder + "}", values)
+    return body
 
 
 def query(name: str) -> str:

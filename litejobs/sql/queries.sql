@@ -42,7 +42,7 @@ WHERE job.name = %(name)s AND job.state IN ({live})
 -- (so an idle poll stays one statement and the limited claim runs only when it has work).
 WITH picked AS (
     SELECT id FROM litejobs_job
-    WHERE state IN ({claimable})
+    WHERE state NOT IN ({unclaimable})  -- matches litejobs_job_claimable; see UNCLAIMABLE
       AND concurrency_key IS NULL
       AND run_at <= %(now)s
       AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))

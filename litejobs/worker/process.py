@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import socket
 import threading
 import time
@@ -26,6 +25,7 @@ from .dispatch import Dispatcher
 from .holdings import Holdings
 from .outage import Outage, is_outage
 from .runner import Runner
+from .stopping import GracefulStop
 
 logger = logging.getLogger("litejobs.worker")
 
@@ -85,7 +85,6 @@ class Worker:
         self._acker_lock = threading.Lock()
         # Schedules with overlap="forbid" run their occurrences under a concurrency key too.
         self._limited = any(d.concurrency is not None for d in registry.all_jobs()) or any_forbid()
-        self._stop_requests = 0
         self._next_due: datetime | None = None
 
     # Called from runner threads --------------------------------------------------------------
@@ -167,9 +166,8 @@ class Worker:
 
     def run(self) -> int:
         """Start the threads, serve until stopped, drain. Answers the process exit code."""
-        if self.install_signals and threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, self._on_signal)
-            signal.signal(signal.SIGINT, self._on_signal)
+        if self.install_signals:
+            GracefulStop(self.stop_event, logger, f"worker id={self.id}").install()
         logger.info(
             "worker start id=%s host=%s pid=%s queues=%s concurrency=%s",
             self.id,
@@ -196,14 +194,6 @@ class Worker:
 
     def request_stop(self) -> None:
         """Begin a graceful stop (what SIGTERM does)."""
-        self.stop_event.set()
-
-    def _on_signal(self, signum, frame) -> None:
-        self._stop_requests += 1
-        if self._stop_requests > 1:
-            logger.warning("worker exit now id=%s (second signal); leases will lapse", self.id)
-            os._exit(1)
-        logger.info("worker draining id=%s signal=%s", self.id, signal.Signals(signum).name)
         self.stop_event.set()
 
     def _start_runner(self, number: int) -> None:

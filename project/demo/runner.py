@@ -158,6 +158,9 @@ class DemoRunner:
             self.say(f"Placed demo orders {ids}: their receipt jobs are queued.")
         else:
             self.say("Demo data already loaded.")
+        if report.checkouts_started:
+            ids = ", ".join(f"#{pk}" for pk in report.checkouts_started)
+            self.say(f"Started checkout sagas {ids}: one ships, one is undone (see Checkouts).")
         if report.disputes.disputes_created:
             self.say(f"Opened {report.disputes.disputes_created} disputes in the dispute queue.")
         if report.payouts.payouts_created:

@@ -19,7 +19,7 @@ from django.db import transaction
 
 from project.database import BASE_DIR
 from project.orders.models import Order
-from project.orders.services import place_order
+from project.orders.services import place_order, start_checkout
 from project.payments.seed import DisputeSeed, seed_disputes
 from project.payouts.seed import PayoutSeed, seed_payouts
 
@@ -53,8 +53,20 @@ class SeedReport:
 
     users_created: list[str] = field(default_factory=list)
     orders_placed: list[int] = field(default_factory=list)
+    checkouts_started: list[int] = field(default_factory=list)
     disputes: DisputeSeed = field(default_factory=DisputeSeed)
     payouts: PayoutSeed = field(default_factory=PayoutSeed)
+
+
+#: Two checkouts whose sagas run at start: one ships, one is compensated (the carrier refuses).
+DEMO_CHECKOUTS = (
+    {
+        "customer_email": "ada@example.com",
+        "address": "12 Analytical Row, London",
+        "total": Decimal("42.00"),
+    },
+    {"customer_email": "grace@example.com", "address": "1 Nowhere Lane", "total": Decimal("17.50")},
+)
 
 
 def load_order_fixture(path: Path = ORDERS_FIXTURE) -> list[dict]:
@@ -79,6 +91,7 @@ def seed_demo_data(orders_fixture: Path = ORDERS_FIXTURE) -> SeedReport:
         emails = [row["customer_email"] for row in orders]
         if not Order.objects.filter(customer_email__in=emails).exists():
             report.orders_placed = [place_order(**row).pk for row in orders]
+            report.checkouts_started = [start_checkout(**row).pk for row in DEMO_CHECKOUTS]
         report.disputes = seed_disputes()  # the dispute work queue and its two reviewers
         report.payouts = seed_payouts()  # the payouts queue, finance and its TOTP device
     return report

@@ -3,15 +3,11 @@ the receipt), never typed into a form that would skip it."""
 
 from django.contrib import admin
 
-from .models import Order
+from .models import Checkout, Order
 
 
-@admin.register(Order)
-class OrderAdmin(admin.ModelAdmin):
-    list_display = ("id", "customer_email", "total", "currency", "created_at", "receipt_sent_at")
-    list_filter = ("currency",)
-    search_fields = ("customer_email",)
-    date_hierarchy = "created_at"
+class ReadOnly(admin.ModelAdmin):
+    """Rows written by services and jobs only; the admin shows them."""
 
     def has_add_permission(self, request):
         return False
@@ -21,3 +17,31 @@ class OrderAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(Order)
+class OrderAdmin(ReadOnly):
+    list_display = ("id", "customer_email", "total", "currency", "created_at", "receipt_sent_at")
+    list_filter = ("currency",)
+    search_fields = ("customer_email",)
+    date_hierarchy = "created_at"
+
+
+@admin.register(Checkout)
+class CheckoutAdmin(ReadOnly):
+    """Checkouts and what their saga did; the saga's steps show on its job's page."""
+
+    list_display = (
+        "id",
+        "customer_email",
+        "address",
+        "total",
+        "currency",
+        "state",
+        "charge_ref",
+        "reservation_ref",
+        "shipment_ref",
+        "refunded_at",
+        "released_at",
+    )
+    list_filter = ("state",)

@@ -10,6 +10,7 @@ from django.db.models import Sum
 from litejobs import Retry, clock, job
 from litejobs.outbox import subscriber
 
+from . import fulfilment
 from .models import Order
 
 
@@ -107,3 +108,26 @@ def ask_warehouse_to_ship(ctx, message) -> int:
         headers={"X-Idempotency-Key": ctx.key},
     ).send()
     return order.pk
+
+
+@job(
+    key=lambda checkout_id: f"checkout:{checkout_id}",
+    atomic=False,  # each step commits as it finishes; a replay skips the finished ones
+    retry=Retry(attempts=3, backoff="exponential", base="2s", max="1m"),
+    timeout="1m",
+)
+def run_checkout(ctx, checkout_id: int) -> dict:
+    """The checkout saga: charge, reserve, ship. If shipping fails for good, the reservation
+    is released and the charge refunded, last first (see the job's steps in the admin)."""
+    charged = ctx.step.run(
+        "charge",
+        lambda: fulfilment.charge(checkout_id),
+        compensate=lambda out: fulfilment.refund(checkout_id, out["charge"]),
+    )
+    reserved = ctx.step.run(
+        "reserve",
+        lambda: fulfilment.reserve(checkout_id),
+        compensate=lambda out: fulfilment.release(checkout_id, out["reservation"]),
+    )
+    shipped = ctx.step.run("ship", lambda: fulfilment.ship(checkout_id))
+    return {**charged, **reserved, **shipped}

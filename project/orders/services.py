@@ -7,8 +7,8 @@ from django.db import transaction
 from litejobs import clock
 from litejobs.outbox import stage
 
-from .jobs import send_receipt
-from .models import Order
+from .jobs import run_checkout, send_receipt
+from .models import Checkout, Order
 
 
 def place_order(customer_email: str, total: Decimal, currency: str = "EUR") -> Order:
@@ -29,3 +29,17 @@ def place_order(customer_email: str, total: Decimal, currency: str = "EUR") -> O
             key=f"order:{order.pk}",
         )
     return order
+
+
+def start_checkout(customer_email: str, address: str, total: Decimal, currency: str = "EUR"):
+    """Record a checkout and start its saga, in one transaction."""
+    with transaction.atomic():
+        checkout = Checkout.objects.create(
+            customer_email=customer_email,
+            address=address,
+            total=total,
+            currency=currency,
+            created_at=clock.now(),
+        )
+        run_checkout.enqueue(checkout_id=checkout.pk)
+    return checkout
