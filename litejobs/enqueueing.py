@@ -14,6 +14,7 @@ from django.db import connections, transaction
 
 from .conf import settings
 from .models.states import JobState
+from .payloads import dumps
 from .store import hot_cursor, run_query
 
 if TYPE_CHECKING:
@@ -105,10 +106,10 @@ def insert_many(
                     "enqueue_many",
                     {
                         **common,
-                        "keys": [r.key for r in chunk],
-                        "tenants": [r.tenant for r in chunk],
-                        "payloads": [r.payload for r in chunk],
-                        "concurrency_keys": [r.concurrency_key for r in chunk],
+                        "keys": dumps([r.key for r in chunk]),
+                        "tenants": dumps([r.tenant for r in chunk]),
+                        "payloads": f"[{','.join([r.payload for r in chunk])}]",
+                        "concurrency_keys": dumps([r.concurrency_key for r in chunk]),
                     },
                 )
                 for job_id, key, tenant in cursor.fetchall():

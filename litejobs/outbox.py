@@ -471,7 +471,7 @@ def problems(*, now: datetime, max_age: timedelta) -> tuple[list[dict[str, Any]]
     endpoint litejobs disabled after consecutive failures. Endpoints an operator disabled
     are notes, not problems.
     """
-    from .models import RelayLease, WebhookEndpoint
+    from .models import LeaderLease, LeaderRole, WebhookEndpoint
 
     found: list[dict[str, Any]] = []
     notes: list[str] = []
@@ -479,7 +479,7 @@ def problems(*, now: datetime, max_age: timedelta) -> tuple[list[dict[str, Any]]
     if waiting.oldest_age is not None and waiting.oldest_age > max_age:
         from .operations import format_age
 
-        lease = RelayLease.objects.using(settings.DATABASE).filter(name="relay").first()
+        lease = LeaderLease.of(LeaderRole.RELAY, settings.DATABASE)
         leader = (
             f"the relay lease was last renewed at {lease.renewed_at.isoformat()} by "
             f"{lease.host}:{lease.pid}"

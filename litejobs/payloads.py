@@ -13,9 +13,13 @@ REDACTED = "[redacted]"
 _EXACT = frozenset({str, int, bool, type(None)})
 
 
+#: One encoder for every payload: ``json.dumps`` with options builds a new one per call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+
+
 def dumps(value: Any) -> str:
     """Compact JSON, refusing NaN and infinities (PostgreSQL's jsonb refuses them too)."""
-    return json.dumps(value, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    return _ENCODER.encode(value)
 
 
 def encode_payload(job_name: str, payload: Mapping[str, Any], max_bytes: int) -> str:

@@ -421,20 +421,10 @@ def autodiscover() -> None:
     A ``DeclarationError`` does not stop Django from starting: ``manage.py check`` reports it
     (litejobs.E010), and the admin shows only the queues that were declared.
     """
-    from importlib import import_module
-    from importlib.util import find_spec
-
-    from django.apps import apps
+    from .registry import import_declarations
 
     _declaration_errors.clear()
-    for app in apps.get_app_configs():
-        module = f"{app.name}.queues"
-        if module == __name__ or find_spec(module) is None:
-            continue
-        try:
-            import_module(module)
-        except DeclarationError as error:
-            _declaration_errors.append((module, error))
+    import_declarations("queues", _declaration_errors)
 
 
 def declaration_errors() -> list[tuple[str, Exception]]:

@@ -67,21 +67,26 @@ def autodiscover() -> None:
     starting: it is reported by ``manage.py check`` (litejobs.E002/E003/E005/E006), which every
     litejobs command runs first, so no worker or scheduler starts with it.
     """
+    _declaration_errors.clear()
+    for kind in DECLARATION_MODULES:
+        import_declarations(kind, _declaration_errors)
+
+
+def import_declarations(kind: str, errors: list[tuple[str, Exception]]) -> None:
+    """Import every installed app's ``<kind>.py``; a refused declaration goes to ``errors``."""
     from importlib import import_module
     from importlib.util import find_spec
 
     from django.apps import apps
 
-    _declaration_errors.clear()
-    for kind in DECLARATION_MODULES:
-        for app in apps.get_app_configs():
-            module = f"{app.name}.{kind}"
-            if find_spec(module) is None:
-                continue
-            try:
-                import_module(module)
-            except DeclarationError as error:
-                _declaration_errors.append((module, error))
+    for app in apps.get_app_configs():
+        module = f"{app.name}.{kind}"
+        if find_spec(module) is None:
+            continue
+        try:
+            import_module(module)
+        except DeclarationError as error:
+            errors.append((module, error))
 
 
 def declaration_errors() -> list[tuple[str, Exception]]:

@@ -42,12 +42,12 @@ from datetime import datetime
 import psycopg
 from django.db import connections, transaction
 
-from . import clock, outbox
+from . import clock, leadership, outbox
 from .conf import settings
 from .enqueueing import insert_many
 from .exceptions import InvalidInput
 from .jobs import PreparedRow
-from .models import OutboxMessage, RelayLease
+from .models import LeaderLease, LeaderRole, OutboxMessage
 from .models.outbox import OUTBOX_CHANNEL
 from .outbox import StagedRow
 from .store import hot_cursor, run_query
@@ -318,21 +318,18 @@ class OutboxRelay:
         connection = connections[self.alias]
         with transaction.atomic(using=self.alias):
             with hot_cursor(connection) as cursor:
-                run_query(
+                fence = leadership.lead(
                     cursor,
-                    "relay_lead",
-                    {
-                        "owner": self.id,
-                        "host": self.host[:255],
-                        "pid": self.pid,
-                        "now": now,
-                        "expires_at": now + self.lease,
-                    },
+                    LeaderRole.RELAY,
+                    owner=self.id,
+                    host=self.host,
+                    pid=self.pid,
+                    now=now,
+                    lease=self.lease,
                 )
-                row = cursor.fetchone()
-                if row is None:
+                if fence is None:
                     raise _NotLeader
-                report = BatchReport(limit=limit, fence=row[0])
+                report = BatchReport(limit=limit, fence=fence)
                 run_query(
                     cursor, "outbox_publish", {"now": now, "fence": report.fence, "limit": limit}
                 )
@@ -404,13 +401,8 @@ class OutboxRelay:
         if self.fence is not None:
             logger.warning("relay lost the lease id=%s", self.id)
         self.fence = None
-        expires = (
-            RelayLease.objects.using(self.alias)
-            .filter(name="relay")
-            .values_list("expires_at", flat=True)
-            .first()
-        )
-        wait = (expires - clock.now()).total_seconds() if expires else 0.0
+        lease = LeaderLease.of(LeaderRole.RELAY, self.alias)
+        wait = (lease.expires_at - clock.now()).total_seconds() if lease else 0.0
         self._retry_at = time.monotonic() + min(max(wait, 0.0) + 0.05, self.poll)
 
     def _step_aside(self, message: StagedRow) -> None:
@@ -444,15 +436,8 @@ class OutboxRelay:
 
     def resign(self) -> None:
         """Hand the lease on at once (a clean stop); during an outage it just lapses."""
-        if self.fence is None:
-            return
-        try:
-            with connections[self.alias].cursor() as cursor:
-                run_query(cursor, "relay_resign", {"owner": self.id, "now": clock.now()})
-        except Exception as error:
-            if not is_outage(error):
-                raise
-            logger.warning("relay stopped during an outage; its lease will lapse")
+        if self.fence is not None:
+            leadership.resign(self.alias, LeaderRole.RELAY, owner=self.id, logger=logger)
         self.fence = None
 
 

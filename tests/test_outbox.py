@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from litejobs import Concurrency, outbox
 from litejobs.exceptions import DeclarationError, InvalidInput
-from litejobs.models import Job, JobState, OutboxMessage, RelayLease
+from litejobs.models import Job, JobState, LeaderLease, OutboxMessage
 from litejobs.models.outbox import OUTBOX_CHANNEL
 from litejobs.outbox import Message, stage, subscriber, topic
 from litejobs.relay import OutboxRelay
@@ -122,7 +122,7 @@ def test_the_relay_creates_one_job_per_subscriber_and_marks_the_message_publishe
 
     message = OutboxMessage.objects.get()
     assert message.published_at == clock.now()
-    assert message.relay_fence == RelayLease.objects.get().fence
+    assert message.relay_fence == LeaderLease.objects.get(name="relay").fence
     for definition in (record_paid, audit_paid):
         [row] = jobs_of(definition)
         assert row.key == f"outbox:{message_id}"
@@ -152,7 +152,7 @@ def test_a_batch_is_one_lead_one_claim_and_one_enqueue_per_subscriber(clock):
     # Savepoint bookkeeping aside: the lease, the claim-and-mark, two enqueues, the endpoints.
     work = [s for s in statements if "SAVEPOINT" not in s]
     assert len(work) == 5, work
-    assert "litejobs_relaylease" in work[0]
+    assert "litejobs_leaderlease" in work[0]
     assert "UPDATE litejobs_outboxmessage" in work[1]
     assert "INSERT INTO litejobs_job" in work[2] and "INSERT INTO litejobs_job" in work[3]
     assert "litejobs_webhookendpoint" in work[4]
@@ -441,7 +441,7 @@ def test_an_idle_relay_wakes_on_the_commit_not_on_its_poll(settings):
         thread.join(10)
     assert not thread.is_alive()
     assert jobs_of(record_paid).count() == 1
-    assert not RelayLease.objects.filter(
+    assert not LeaderLease.objects.filter(
         expires_at__gt=OutboxMessage.objects.get().created_at + timedelta(hours=1)
     ).exists()
 
@@ -450,7 +450,7 @@ def test_an_idle_relay_wakes_on_the_commit_not_on_its_poll(settings):
 def test_a_follower_takes_over_when_a_dead_leaders_lease_lapses_without_polling(settings):
     settings.LITEJOBS = {"RELAY_POLL_INTERVAL": "1h", "RELAY_LEASE": "15s"}
     now = datetime.now(UTC)
-    RelayLease.objects.create(  # a leader that died two seconds before its lease lapses
+    LeaderLease.objects.create(  # a leader that died two seconds before its lease lapses
         name="relay",
         owner="dead",
         host="gone",
@@ -476,7 +476,7 @@ def test_a_follower_takes_over_when_a_dead_leaders_lease_lapses_without_polling(
     finally:
         follower.request_stop()
         thread.join(10)
-    assert RelayLease.objects.get().fence > 1
+    assert LeaderLease.objects.get(name="relay").fence > 1
     assert jobs_of(record_paid).count() == 1
 
 
@@ -496,7 +496,9 @@ def test_runworker_runs_the_relay_and_the_subscribers(settings):
         thread.join(30)
     assert not thread.is_alive()
     assert not worker._relay_thread.is_alive()
-    assert RelayLease.objects.get().expires_at < OutboxMessage.objects.get().published_at + (
+    assert LeaderLease.objects.get(
+        name="relay"
+    ).expires_at < OutboxMessage.objects.get().published_at + (
         timedelta(seconds=1)
     )  # handed on at stop
 

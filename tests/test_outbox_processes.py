@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from django.db import connection, transaction
 
-from litejobs.models import Job, OutboxMessage, RelayLease, WebhookDelivery
+from litejobs.models import Job, LeaderLease, OutboxMessage, WebhookDelivery
 from litejobs.outbox import stage
 from litejobs.webhooks import create_endpoint, deliver
 from litejobs.worker.control import connect
@@ -59,7 +59,7 @@ def test_a_relay_killed_mid_batch_is_replaced_and_publishes_each_message_once_in
         first = processes.start("runrelay", env=processes.env(**FAST), name="relay")
         wait_for(relay_waits_on_a_lock, timeout=60, what="the relay to block mid-batch")
         assert published() == 500  # the first batch committed; the second is in flight
-        first_fence = RelayLease.objects.get().fence
+        first_fence = LeaderLease.objects.get(name="relay").fence
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(10)
     finally:
@@ -70,7 +70,7 @@ def test_a_relay_killed_mid_batch_is_replaced_and_publishes_each_message_once_in
     second = processes.start("runrelay", env=processes.env(**FAST), name="relay")
     wait_for(lambda: published() == MESSAGES, timeout=60, what="the new leader to publish")
 
-    lease = RelayLease.objects.get()
+    lease = LeaderLease.objects.get(name="relay")
     assert lease.fence > first_fence
     fences = dict(OutboxMessage.objects.values_list("id", "relay_fence"))
     assert {fences[i] for i in ids[:500]} == {first_fence}
@@ -108,7 +108,7 @@ def test_runrelay_once_publishes_what_is_pending_and_exits(processes):
     assert published() == 3
     assert Job.objects.filter(name=record_paid.name).count() == 3
     # It handed the lease on as it exited: another relay may lead at once.
-    assert RelayLease.objects.get().expires_at < datetime.now(UTC)
+    assert LeaderLease.objects.get(name="relay").expires_at < datetime.now(UTC)
 
 
 def test_a_relay_without_its_database_waits_for_it_and_stops_cleanly(processes):

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from litejobs.models import Job, Occurrence, SchedulerLease
+from litejobs.models import Job, LeaderLease, Occurrence
 from tests.conftest import wait_for
 from tests.test_outage import counts, outage_env, server  # noqa: F401 - fixtures
 from tests.testapp.models import Mark
@@ -31,7 +31,7 @@ def ticks():
 
 
 def leader_pid():
-    lease = SchedulerLease.objects.filter(name="leader").first()
+    lease = LeaderLease.objects.filter(name="scheduler").first()
     return lease.pid if lease else None
 
 
@@ -55,7 +55,7 @@ def test_two_schedulers_one_killed_midway_run_every_occurrence_exactly_once(proc
     survivor.send_signal(signal.SIGTERM)
     assert survivor.wait(30) == 0, processes.log(survivor)
     assert "scheduler stop" in processes.log(survivor)
-    lease = SchedulerLease.objects.get(name="leader")
+    lease = LeaderLease.objects.get(name="scheduler")
     assert lease.pid == survivor.pid  # it handed the lease on when it stopped
 
     # The worker finishes what was planned; nothing is left behind.

@@ -153,10 +153,9 @@ def test_a_cancelled_job_is_not_compensated(clock, run_worker):
     assert sorted(marks("x:")) == ["x:charge", "x:reserve"]
 
 
-def test_a_once_step_with_an_unknown_outcome_waits_for_an_operator(clock, run_worker):
-    enqueued = charge_once.enqueue(label="o")
-    job = Job.objects.get(pk=enqueued.id)
-    # What a crash mid-step leaves: the marker written before the step ran, no outcome.
+def _crashed_mid_charge(clock, label: str) -> Job:
+    """A charge_once job as a crash mid-step leaves it: the step's marker, no outcome."""
+    job = Job.objects.get(pk=charge_once.enqueue(label=label).id)
     JobStep.objects.create(
         job=job,
         name="charge",
@@ -165,6 +164,11 @@ def test_a_once_step_with_an_unknown_outcome_waits_for_an_operator(clock, run_wo
         executions=1,
         created_at=clock.now(),
     )
+    return job
+
+
+def test_a_once_step_with_an_unknown_outcome_waits_for_an_operator(clock, run_worker):
+    job = _crashed_mid_charge(clock, label="o")
     assert run_worker() == {"held": 1}
     job.refresh_from_db()
     assert (job.state, job.run_at, job.error_class) == (
@@ -182,16 +186,7 @@ def test_a_once_step_with_an_unknown_outcome_waits_for_an_operator(clock, run_wo
 
 
 def test_an_operator_saying_a_once_step_did_not_run_runs_it(clock, run_worker):
-    enqueued = charge_once.enqueue(label="n")
-    job = Job.objects.get(pk=enqueued.id)
-    JobStep.objects.create(
-        job=job,
-        name="charge",
-        state=StepState.STARTED,
-        once=True,
-        executions=1,
-        created_at=clock.now(),
-    )
+    job = _crashed_mid_charge(clock, label="n")
     run_worker()
     call_command("litejobs", "resolve-step", str(job.id), "charge", "--not-ran", "--by", "ops")
     assert run_worker() == {"done": 1}

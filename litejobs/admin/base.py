@@ -10,8 +10,25 @@ from ..exceptions import LitejobsError
 ACTION_LIMIT = 500
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Rows only the engine writes: nothing to add, change or delete by hand.
+class NoHandEdits:
+    """Rows and records only the engine (or an audited action) writes: nothing to add, change
+    or delete by hand, since an edit would bypass the conditional transitions."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        """Never: rows are written by enqueues, runtimes and actions, not typed in."""
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        """Never: detail pages are views."""
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        """Never: finished rows leave through ``purge`` by retention, live ones by cancel."""
+        return False
+
+
+class ReadOnlyAdmin(NoHandEdits, admin.ModelAdmin):
+    """Rows only the engine writes.
 
     Operators act through explicit actions (``has_operate_permission``), never by editing a
     row, so every change goes through ``litejobs.operations`` and its conditional statements.
@@ -20,23 +37,25 @@ class ReadOnlyAdmin(admin.ModelAdmin):
     #: The model permission that lets a user run this page's actions.
     operate_permission = "change"
 
-    def has_add_permission(self, request, obj=None) -> bool:
-        """Never: rows are written by enqueues and runtimes, not typed in."""
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        """Never: an edit would bypass the conditional transitions (detail pages are views)."""
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        """Never: finished rows leave through ``purge`` by retention, live ones by cancel."""
-        return False
-
     def has_operate_permission(self, request) -> bool:
         """May this user retry, cancel, pause...? The model's ``change`` permission says."""
         opts = self.opts
         codename = f"{self.operate_permission}_{opts.model_name}"
         return request.user.has_perm(f"{opts.app_label}.{codename}")
+
+
+class RecordInline(NoHandEdits, admin.TabularInline):
+    """Records kept under a row (a job's attempts and steps, an occurrence's replays): read-only,
+    and readable by whoever may view the row they belong to (``parent_view_permission``)."""
+
+    extra = 0
+    can_delete = False
+    #: e.g. "litejobs.view_job": the permission that shows the parent row.
+    parent_view_permission = ""
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        """Whoever may view the parent row may read its records."""
+        return request.user.has_perm(self.parent_view_permission)
 
 
 def acted_by(request) -> str:
@@ -57,4 +76,4 @@ def report(model_admin, request, verb, job_ids) -> None:
             model_admin.message_user(request, outcome.message, level)
 
 
-__all__ = ["ACTION_LIMIT", "ReadOnlyAdmin", "acted_by", "report"]
+__all__ = ["ACTION_LIMIT", "ReadOnlyAdmin", "RecordInline", "acted_by", "report"]

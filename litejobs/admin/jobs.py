@@ -14,7 +14,7 @@ from django.utils.html import format_html
 
 from .. import clock, operations, registry
 from ..models import Job, JobAttempt, JobStep, Occurrence, QueueState
-from .base import ACTION_LIMIT, ReadOnlyAdmin, report
+from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
 
 
 class CappedCountPaginator(Paginator):
@@ -79,27 +79,10 @@ def _pre(value) -> str:
     return format_html('<pre style="white-space: pre-wrap; margin: 0">{}</pre>', text)
 
 
-class JobRecordInline(admin.TabularInline):
+class JobRecordInline(RecordInline):
     """A read-only record kept under a job (its attempts, its steps), shown on its page."""
 
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        """Never: only the worker writes these records."""
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        """Never: the history is a record."""
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        """Never: these records go with their job when it is purged."""
-        return False
-
-    def has_view_permission(self, request, obj=None) -> bool:
-        """Whoever may view the job may view its records: they belong to the job."""
-        return request.user.has_perm("litejobs.view_job")
+    parent_view_permission = "litejobs.view_job"
 
 
 class JobStepInline(JobRecordInline):

@@ -19,8 +19,16 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from .. import clock, operations, outbox, webhooks
+from ..conf import settings
 from ..exceptions import LitejobsError
-from ..models import Job, OutboxMessage, RelayLease, WebhookDelivery, WebhookEndpoint
+from ..models import (
+    Job,
+    LeaderLease,
+    LeaderRole,
+    OutboxMessage,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
 from .base import ACTION_LIMIT, ReadOnlyAdmin, acted_by
 from .jobs import CappedCountPaginator
 from .schedules import _ask_reason, _selected_hidden
@@ -152,7 +160,7 @@ class OutboxMessageAdmin(ReadOnlyAdmin):
         """The listing, headed by the backlog and the relay leader."""
         now = clock.now()
         waiting = outbox.backlog(now=now)
-        lease = RelayLease.objects.filter(name="relay").first()
+        lease = LeaderLease.of(LeaderRole.RELAY, settings.DATABASE)
         context = {
             "backlog": waiting,
             "backlog_age": operations.format_age(waiting.oldest_age)

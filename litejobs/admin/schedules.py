@@ -24,7 +24,7 @@ from .. import clock
 from ..exceptions import LitejobsError
 from ..models import Job, Occurrence, OccurrenceReplay, Schedule
 from ..scheduling import operations as schedule_operations
-from .base import ACTION_LIMIT, ReadOnlyAdmin, acted_by
+from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, acted_by
 from .jobs import CappedCountPaginator
 
 REASON_TEMPLATE = "admin/litejobs/reason_form.html"
@@ -340,33 +340,16 @@ class ScheduleAdmin(ReadOnlyAdmin):
         return super().change_view(request, object_id, form_url, extra)
 
 
-class ReplayInline(admin.TabularInline):
+class ReplayInline(RecordInline):
     """The replay audit of an occurrence: who, when, why, and the job each replay started."""
 
     model = OccurrenceReplay
     verbose_name = "manual replay"
     verbose_name_plural = "manual replays (audit)"
-    extra = 0
-    can_delete = False
+    parent_view_permission = "litejobs.view_occurrence"
     fields = ("requested_at", "requested_by", "reason", "previous_state", "job_id")
     readonly_fields = fields
     ordering = ("requested_at",)
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        """Never: replays are recorded by the replay action only."""
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        """Never: the audit is a record."""
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        """Never: audit rows go with their occurrence (retention)."""
-        return False
-
-    def has_view_permission(self, request, obj=None) -> bool:
-        """Whoever may view occurrences may read their audit."""
-        return request.user.has_perm("litejobs.view_occurrence")
 
 
 @admin.register(Occurrence)

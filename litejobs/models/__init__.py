@@ -8,14 +8,14 @@ from .bulk import (
     BulkItemState,
 )
 from .jobs import Job, JobAttempt, QueueState, Worker
-from .outbox import OutboxMessage, RelayLease
+from .leases import LeaderLease, LeaderRole
+from .outbox import OutboxMessage
 from .schedules import (
     OCCURRENCE_FINISHED,
     Occurrence,
     OccurrenceReplay,
     OccurrenceState,
     Schedule,
-    SchedulerLease,
     ScheduleStatus,
 )
 from .states import CLAIMABLE, LIVE, TERMINAL, JobState
@@ -41,15 +41,15 @@ __all__ = [
     "JobAttempt",
     "JobState",
     "JobStep",
+    "LeaderLease",
+    "LeaderRole",
     "Occurrence",
     "OccurrenceReplay",
     "OccurrenceState",
     "OutboxMessage",
     "QueueState",
-    "RelayLease",
     "Schedule",
     "ScheduleStatus",
-    "SchedulerLease",
     "StepKind",
     "StepState",
     "WebhookDelivery",

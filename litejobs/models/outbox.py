@@ -1,4 +1,4 @@
-"""The transactional outbox's records: staged messages and the relay's leader lease.
+"""The transactional outbox's records: the staged messages.
 
 An ``OutboxMessage`` is written by ``litejobs.outbox.stage()`` in the caller's transaction, so
 it exists exactly when the business change that staged it committed. The relay publishes
@@ -11,7 +11,7 @@ import pgtrigger
 from django.db import models
 from django.db.models import Q
 
-__all__ = ["OUTBOX_CHANNEL", "OutboxMessage", "RelayLease"]
+__all__ = ["OUTBOX_CHANNEL", "OutboxMessage"]
 
 #: Idle relays LISTEN here; every INSERT statement into the outbox notifies it once.
 OUTBOX_CHANNEL = "litejobs_outbox"
@@ -99,23 +99,3 @@ class OutboxMessage(models.Model):
     def state(self) -> str:
         """``pending`` until the relay published it, then ``published``."""
         return "pending" if self.published_at is None else "published"
-
-
-class RelayLease(models.Model):
-    """The relay leader lease: the one relay that publishes the outbox right now."""
-
-    name = models.CharField(primary_key=True, max_length=32)
-    owner = models.CharField(max_length=64)
-    host = models.CharField(max_length=255)
-    pid = models.PositiveIntegerField()
-    fence = models.BigIntegerField(help_text="Rises with every change of leader.")
-    acquired_at = models.DateTimeField()
-    renewed_at = models.DateTimeField()
-    expires_at = models.DateTimeField()
-
-    class Meta:
-        db_table = "litejobs_relaylease"
-        verbose_name = "relay lease"
-
-    def __str__(self) -> str:
-        return f"{self.name}: {self.host}:{self.pid}"

@@ -1,4 +1,4 @@
-"""The scheduler's records: schedules, their occurrences, manual replays and the leader lease.
+"""The scheduler's records: schedules, their occurrences and manual replays.
 
 A ``Schedule`` row is a declaration's snapshot (refreshed by every ``runscheduler`` sync) plus
 operator state (enabled or disabled, why, by whom) that a sync never overwrites. An
@@ -21,7 +21,6 @@ __all__ = [
     "OccurrenceState",
     "Schedule",
     "ScheduleStatus",
-    "SchedulerLease",
 ]
 
 
@@ -179,22 +178,3 @@ class OccurrenceReplay(models.Model):
 
     def __str__(self) -> str:
         return f"replay of occurrence {self.occurrence_id} by {self.requested_by}"
-
-
-class SchedulerLease(models.Model):
-    """The leader lease: the one ``runscheduler`` replica that plans occurrences right now."""
-
-    name = models.CharField(primary_key=True, max_length=32)
-    owner = models.CharField(max_length=64)
-    host = models.CharField(max_length=255)
-    pid = models.PositiveIntegerField()
-    fence = models.BigIntegerField(help_text="Rises with every change of leader.")
-    acquired_at = models.DateTimeField()
-    renewed_at = models.DateTimeField()
-    expires_at = models.DateTimeField()
-
-    class Meta:
-        db_table = "litejobs_schedulerlease"
-
-    def __str__(self) -> str:
-        return f"{self.name}: {self.host}:{self.pid}"

@@ -25,11 +25,12 @@ from ..models import (
     LIVE,
     OCCURRENCE_FINISHED,
     Job,
+    LeaderLease,
+    LeaderRole,
     Occurrence,
     OccurrenceReplay,
     OccurrenceState,
     Schedule,
-    SchedulerLease,
     ScheduleStatus,
 )
 from ..sql import query
@@ -201,9 +202,9 @@ def occurrence_data(occurrence: Occurrence) -> dict[str, Any]:
     }
 
 
-def leader() -> SchedulerLease | None:
-    """The leader lease row, if any scheduler ever led."""
-    return SchedulerLease.objects.using(_alias()).filter(name="leader").first()
+def leader() -> LeaderLease | None:
+    """The scheduler's leader lease row, if any scheduler ever led."""
+    return LeaderLease.of(LeaderRole.SCHEDULER, _alias())
 
 
 def schedule_details(name: str, now: datetime | None = None) -> dict[str, Any]:

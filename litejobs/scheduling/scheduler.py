@@ -27,9 +27,9 @@ from datetime import datetime
 
 from django.db import connections, transaction
 
-from .. import clock
+from .. import clock, leadership
 from ..conf import settings
-from ..models import Schedule, ScheduleStatus
+from ..models import LeaderRole, Schedule, ScheduleStatus
 from ..sql import query
 from ..worker.outage import Outage, is_outage
 from ..worker.stopping import GracefulStop
@@ -206,18 +206,15 @@ class Scheduler:
 
     def _lead(self, now: datetime) -> int | None:
         with connections[self.alias].cursor() as cursor:
-            cursor.execute(
-                query("scheduler_lead"),
-                {
-                    "owner": self.id,
-                    "host": self.host[:255],
-                    "pid": self.pid,
-                    "now": now,
-                    "expires_at": now + self.lease,
-                },
+            return leadership.lead(
+                cursor,
+                LeaderRole.SCHEDULER,
+                owner=self.id,
+                host=self.host,
+                pid=self.pid,
+                now=now,
+                lease=self.lease,
             )
-            row = cursor.fetchone()
-        return row[0] if row else None
 
     def _plan(
         self, definition: ScheduleDefinition, row: Schedule, now: datetime, fence: int
@@ -236,10 +233,9 @@ class Scheduler:
             return 0, 0
         planned = 0
         with transaction.atomic(using=self.alias), connections[self.alias].cursor() as cursor:
-            cursor.execute(
-                query("scheduler_is_leader"), {"owner": self.id, "fence": fence, "now": now}
-            )
-            if cursor.fetchone() is None:
+            if not leadership.still_leader(
+                cursor, LeaderRole.SCHEDULER, owner=self.id, fence=fence, now=now
+            ):
                 raise LostLeadership
             cursor.execute(query("schedule_advance"), {"id": row.id, "through": plan.through})
             if cursor.fetchone() is None:
@@ -315,13 +311,6 @@ class Scheduler:
 
     def _resign(self) -> None:
         """Hand the lease on at once (a clean stop); an outage just lets it lapse."""
-        if self.fence is None:
-            return
-        try:
-            with connections[self.alias].cursor() as cursor:
-                cursor.execute(query("scheduler_resign"), {"owner": self.id, "now": clock.now()})
-        except Exception as error:
-            if not is_outage(error):
-                raise
-            logger.warning("scheduler stopped during an outage; its lease will lapse")
+        if self.fence is not None:
+            leadership.resign(self.alias, LeaderRole.SCHEDULER, owner=self.id, logger=logger)
         self.fence = None

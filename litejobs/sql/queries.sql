@@ -15,7 +15,8 @@ ON CONFLICT (name, tenant, key) WHERE state IN ({live}) DO NOTHING
 RETURNING id
 
 -- name: enqueue_many
--- Up to 1,000 jobs of one declaration in one statement.
+-- Up to 1,000 jobs of one declaration in one statement. The columns arrive as JSON arrays
+-- (the payloads already JSON text): one document to parse each, no array escaping.
 INSERT INTO litejobs_job (
     name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
     concurrency_key, concurrency_limit, created_at, traceparent
@@ -23,8 +24,12 @@ INSERT INTO litejobs_job (
 SELECT %(name)s, %(queue)s, rows.key, rows.tenant, rows.payload, %(state)s, %(priority)s,
        %(run_at)s, %(max_attempts)s, rows.concurrency_key, %(concurrency_limit)s, %(now)s,
        %(traceparent)s
-FROM unnest(%(keys)s::text[], %(tenants)s::text[], %(payloads)s::jsonb[],
-            %(concurrency_keys)s::text[]) AS rows (key, tenant, payload, concurrency_key)
+FROM ROWS FROM (
+    jsonb_array_elements_text(%(keys)s::jsonb),
+    jsonb_array_elements_text(%(tenants)s::jsonb),
+    jsonb_array_elements(%(payloads)s::jsonb),
+    jsonb_array_elements_text(%(concurrency_keys)s::jsonb)
+) AS rows (key, tenant, payload, concurrency_key)
 ON CONFLICT (name, tenant, key) WHERE state IN ({live}) DO NOTHING
 RETURNING id, key, tenant
 
@@ -285,14 +290,14 @@ WITH doomed AS (
 DELETE FROM litejobs_job WHERE id IN (SELECT id FROM doomed)
 
 
--- name: scheduler_lead
--- Take the scheduler leader lease when it is free or lapsed, or renew it when it is ours.
--- Answers the lease's fence (a new one whenever the leader changes); nothing when another
--- replica leads.
-INSERT INTO litejobs_schedulerlease AS lease (
+-- name: lead
+-- Take a role's leader lease when it is free or lapsed, or renew it when it is ours; answers
+-- its fence (a new one whenever the leader changes), nothing when another process leads. Run
+-- first in a transaction, the row lock holds a takeover off until that transaction ends.
+INSERT INTO litejobs_leaderlease AS lease (
     name, owner, host, pid, fence, acquired_at, renewed_at, expires_at
 ) VALUES (
-    'leader', %(owner)s, %(host)s, %(pid)s, nextval('litejobs_fence'), %(now)s, %(now)s,
+    %(role)s, %(owner)s, %(host)s, %(pid)s, nextval('litejobs_fence'), %(now)s, %(now)s,
     %(expires_at)s
 )
 ON CONFLICT (name) DO UPDATE SET
@@ -304,17 +309,17 @@ ON CONFLICT (name) DO UPDATE SET
 WHERE lease.owner = EXCLUDED.owner OR lease.expires_at < %(now)s
 RETURNING fence
 
--- name: scheduler_is_leader
--- Inside a planning transaction: the lease is still ours under this fence. FOR SHARE holds
--- off a takeover until the plan commits, so a deposed leader never plans.
-SELECT fence FROM litejobs_schedulerlease
-WHERE name = 'leader' AND owner = %(owner)s AND fence = %(fence)s AND expires_at >= %(now)s
+-- name: still_leader
+-- Inside a transaction: the role's lease is still ours under this fence. FOR SHARE holds off
+-- a takeover until the transaction commits, so a deposed leader never writes as leader.
+SELECT fence FROM litejobs_leaderlease
+WHERE name = %(role)s AND owner = %(owner)s AND fence = %(fence)s AND expires_at >= %(now)s
 FOR SHARE
 
--- name: scheduler_resign
--- A scheduler stopping cleanly hands the lease on at once.
-UPDATE litejobs_schedulerlease SET expires_at = %(now)s - interval '1 second'
-WHERE name = 'leader' AND owner = %(owner)s
+-- name: resign
+-- A leader stopping cleanly (or stepping aside) hands its lease on at once.
+UPDATE litejobs_leaderlease SET expires_at = %(now)s - interval '1 second'
+WHERE name = %(role)s AND owner = %(owner)s
 
 -- name: schedule_advance
 -- Move a schedule's planned_through forward; locks the row, so a concurrent disable either
@@ -485,30 +490,6 @@ INSERT INTO litejobs_outboxmessage (topic, key, tenant, payload, created_at)
 SELECT %(topic)s, %(key)s, %(tenant)s, %(payload)s::jsonb, %(now)s
 FROM serialised
 RETURNING id
-
--- name: relay_lead
--- Take the relay lease when it is free or lapsed, or renew it when it is ours; answers its
--- fence (a new one whenever the leader changes), nothing when another relay leads. Run first
--- in each batch's transaction: the row lock holds a takeover off until the batch commits.
-INSERT INTO litejobs_relaylease AS lease (
-    name, owner, host, pid, fence, acquired_at, renewed_at, expires_at
-) VALUES (
-    'relay', %(owner)s, %(host)s, %(pid)s, nextval('litejobs_fence'), %(now)s, %(now)s,
-    %(expires_at)s
-)
-ON CONFLICT (name) DO UPDATE SET
-    owner = EXCLUDED.owner, host = EXCLUDED.host, pid = EXCLUDED.pid,
-    fence = CASE WHEN lease.owner = EXCLUDED.owner THEN lease.fence ELSE EXCLUDED.fence END,
-    acquired_at = CASE WHEN lease.owner = EXCLUDED.owner THEN lease.acquired_at
-                       ELSE EXCLUDED.acquired_at END,
-    renewed_at = EXCLUDED.renewed_at, expires_at = EXCLUDED.expires_at
-WHERE lease.owner = EXCLUDED.owner OR lease.expires_at < %(now)s
-RETURNING fence
-
--- name: relay_resign
--- A relay stopping (or stepping aside) hands the lease on at once.
-UPDATE litejobs_relaylease SET expires_at = %(now)s - interval '1 second'
-WHERE name = 'relay' AND owner = %(owner)s
 
 -- name: outbox_publish
 -- Claim the next committed pending messages in id order and mark them published under the

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from django.conf import settings
-from django.core.management import call_command, get_commands
+from django.core.management import call_command
 from django.db import connections
 from django.urls import reverse
 
@@ -43,8 +43,6 @@ MANAGE_PY = database.BASE_DIR / "manage.py"
 TICK = 0.1
 #: Extra seconds children get beyond the worker's drain timeout before they are killed.
 STOP_GRACE = 15.0
-#: Optional long-running commands the demo also runs when litejobs provides them.
-OPTIONAL_RUNTIMES = ("runscheduler",)
 
 
 class DemoError(Exception):
@@ -169,16 +167,13 @@ class DemoRunner:
         connections.close_all()  # the children do the work from here on
 
     def start(self) -> None:
-        """Start the web server, the worker, and the other runtimes litejobs provides."""
+        """Start the web server, the worker (with its outbox relay) and the scheduler."""
         self._running = True
         addrport = f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
         self._spawn("web", "runserver", "--noreload", "--insecure", addrport)
         if self.worker:
             self._spawn("worker", "runworker")
-            available = get_commands()
-            for command in OPTIONAL_RUNTIMES:
-                if command in available:
-                    self._spawn(command.removeprefix("run"), command)
+            self._spawn("scheduler", "runscheduler")
 
     def wait_until_serving(self) -> bool:
         """Poll the admin login page until it answers; ``False`` if stopped or failed first."""

@@ -3,24 +3,13 @@ the receipt), never typed into a form that would skip it."""
 
 from django.contrib import admin
 
+from project.demo.readonly import ReadOnlyAdmin
+
 from .models import Checkout, Order
 
 
-class ReadOnly(admin.ModelAdmin):
-    """Rows written by services and jobs only; the admin shows them."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
 @admin.register(Order)
-class OrderAdmin(ReadOnly):
+class OrderAdmin(ReadOnlyAdmin):
     list_display = ("id", "customer_email", "total", "currency", "created_at", "receipt_sent_at")
     list_filter = ("currency",)
     search_fields = ("customer_email",)
@@ -28,7 +17,7 @@ class OrderAdmin(ReadOnly):
 
 
 @admin.register(Checkout)
-class CheckoutAdmin(ReadOnly):
+class CheckoutAdmin(ReadOnlyAdmin):
     """Checkouts and what their saga did; the saga's steps show on its job's page."""
 
     list_display = (

@@ -2,20 +2,13 @@
 
 from django.contrib import admin
 
+from project.demo.readonly import ReadOnlyAdmin
+
 from .models import ReceivedWebhook
 
 
 @admin.register(ReceivedWebhook)
-class ReceivedWebhookAdmin(admin.ModelAdmin):
+class ReceivedWebhookAdmin(ReadOnlyAdmin):
     list_display = ("id", "topic", "event_id", "delivery", "signed_at", "received_at")
     list_filter = ("topic",)
     readonly_fields = ("delivery", "event_id", "topic", "data", "signed_at", "received_at")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

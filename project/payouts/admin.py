@@ -12,24 +12,17 @@ from django.contrib import admin
 from django_otp.plugins.otp_totp.admin import TOTPDeviceAdmin
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from project.demo.readonly import ReadOnlyAdmin
+
 from .models import Payout
 
 
 @admin.register(Payout)
-class PayoutAdmin(admin.ModelAdmin):
+class PayoutAdmin(ReadOnlyAdmin):
     list_display = ("reference", "payee", "amount", "currency", "state", "paid_at")
     list_filter = ("state", "currency")
     search_fields = ("reference", "payee")
     readonly_fields = ("paid_by_bulk_action",)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 class OwnTOTPDeviceAdmin(TOTPDeviceAdmin):

@@ -1,0 +1,51 @@
+"""Taking, checking and handing on a leader lease (``LeaderLease``: the scheduler, the relay).
+
+Any number of replicas may run; the one holding a role's live lease does the role's work.
+Each answer of :func:`lead` is the lease's fence, which the leader writes beside its work.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.db import connections
+
+from . import clock
+from .models import LeaderRole
+from .store import run_query
+from .worker.outage import is_outage
+
+
+def lead(
+    cursor, role: LeaderRole, *, owner: str, host: str, pid: int, now: datetime, lease: timedelta
+) -> int | None:
+    """Take or renew the role's lease; its fence, or None while another process leads."""
+    params = {
+        "role": role,
+        "owner": owner,
+        "host": host[:255],
+        "pid": pid,
+        "now": now,
+        "expires_at": now + lease,
+    }
+    run_query(cursor, "lead", params)
+    row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def still_leader(cursor, role: LeaderRole, *, owner: str, fence: int, now: datetime) -> bool:
+    """Inside a transaction: the lease is still ours, and stays so until it ends."""
+    run_query(cursor, "still_leader", {"role": role, "owner": owner, "fence": fence, "now": now})
+    return cursor.fetchone() is not None
+
+
+def resign(alias: str, role: LeaderRole, *, owner: str, logger: logging.Logger) -> None:
+    """Hand the lease on at once (a clean stop); during an outage it just lapses."""
+    try:
+        with connections[alias].cursor() as cursor:
+            run_query(cursor, "resign", {"role": role, "owner": owner, "now": clock.now()})
+    except Exception as error:
+        if not is_outage(error):
+            raise
+        logger.warning("%s stopped during an outage; its lease will lapse", role.label)
