@@ -3,23 +3,24 @@
 ```python
 @use_case("lending.place-hold")
 def place_hold(ctx, input, outputs):          # -> JSON; outputs: earlier steps' results
-    ...
+    return {"hold": Hold.objects.create(book_id=input["book_id"]).pk}
 
 @use_case("lending.release-hold")
 def release_hold(ctx, input, output):         # undoes place-hold, given its output
-    ...
+    Hold.objects.filter(pk=output["hold"]).delete()
 
 loan = workflow(
-    "lending.open-loan", carried_by="workflow", key=lambda loan_id: f"loan:{loan_id}",
+    "lending.open-loan", carried_by="workflow",
+    key=lambda loan_id, book_id: f"loan:{loan_id}",
     steps=[
         Step(use_case="lending.place-hold",
              compensate=Compensation.use_case("lending.release-hold")),
-        Step("notify", use_case="lending.notify",
+        Step("notify", use_case="lending.notify-member",
              compensate=Compensation.none(reason="a sent notice cannot be unsent")),
     ],
     retry=Retry(attempts=5), timeout="5m",
 )
-loan.enqueue(loan_id=7)
+loan.enqueue(loan_id=7, book_id=3)
 ```
 
 Each step runs as a durable step (``ctx.step.run``): completed steps replay from storage, and

@@ -63,17 +63,18 @@ def acted_by(request) -> str:
     return request.user.get_username() or f"user:{request.user.pk}"
 
 
-def report(model_admin, request, verb, job_ids) -> None:
-    """Apply a job verb to each id and tell the user, job by job, what happened or why not."""
+def report(model_admin, request, verb, keys, *, level=None) -> None:
+    """Apply an operator verb (``verb(key, by=who)``) to each key and tell the user, one by
+    one, what happened or why not. ``level(outcome)`` picks a success's message level."""
     by = acted_by(request)
-    for job_id in job_ids:
+    for key in keys:
         try:
-            outcome = verb(job_id, by=by)
+            outcome = verb(key, by=by)
         except LitejobsError as error:
             model_admin.message_user(request, str(error), messages.ERROR)
         else:
-            level = messages.SUCCESS if outcome.action != "cancel-requested" else messages.WARNING
-            model_admin.message_user(request, outcome.message, level)
+            shown = level(outcome) if level is not None else messages.SUCCESS
+            model_admin.message_user(request, outcome.message, shown)
 
 
 __all__ = ["ACTION_LIMIT", "ReadOnlyAdmin", "RecordInline", "acted_by", "report"]

@@ -72,6 +72,11 @@ class NameFilter(admin.SimpleListFilter):
         return queryset.filter(name=self.value()) if self.value() else queryset
 
 
+def _job_level(outcome) -> int:
+    """A cancel that only asked a running job to stop is a warning: it has not stopped yet."""
+    return messages.WARNING if outcome.action == "cancel-requested" else messages.SUCCESS
+
+
 def _pre(value) -> str:
     if value in (None, "", {}, []):
         return "-"
@@ -281,7 +286,7 @@ class JobAdmin(ReadOnlyAdmin):
                 messages.ERROR,
             )
             return
-        report(self, request, verb, ids)
+        report(self, request, verb, ids, level=_job_level)
 
     @admin.action(
         description="Retry selected jobs (ready now, attempts reset)", permissions=["operate"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -21,10 +21,9 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from .. import clock
-from ..exceptions import LitejobsError
 from ..models import Job, Occurrence, OccurrenceReplay, Schedule
 from ..scheduling import operations as schedule_operations
-from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, acted_by
+from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
 from .jobs import CappedCountPaginator
 
 REASON_TEMPLATE = "admin/litejobs/reason_form.html"
@@ -266,24 +265,13 @@ class ScheduleAdmin(ReadOnlyAdmin):
         ]
 
     def _disable(self, request, rows, reason) -> None:
-        by = acted_by(request)
-        for row in rows:
-            try:
-                outcome = schedule_operations.disable(row.name, reason=reason, by=by)
-            except LitejobsError as error:
-                self.message_user(request, str(error), messages.ERROR)
-            else:
-                self.message_user(request, outcome.message, messages.SUCCESS)
+        def disable(name, by):
+            return schedule_operations.disable(name, reason=reason, by=by)
+
+        report(self, request, disable, [row.name for row in rows])
 
     def _enable(self, request, rows) -> None:
-        by = acted_by(request)
-        for row in rows:
-            try:
-                outcome = schedule_operations.enable(row.name, by=by)
-            except LitejobsError as error:
-                self.message_user(request, str(error), messages.ERROR)
-            else:
-                self.message_user(request, outcome.message, messages.SUCCESS)
+        report(self, request, schedule_operations.enable, [row.name for row in rows])
 
     @admin.action(description="Disable selected schedules (asks why)", permissions=["operate"])
     def disable_schedules(self, request, queryset):
@@ -441,14 +429,10 @@ class OccurrenceAdmin(ReadOnlyAdmin):
         ]
 
     def _replay(self, request, occurrences, reason) -> None:
-        by = acted_by(request)
-        for occurrence in occurrences:
-            try:
-                outcome = schedule_operations.replay(occurrence.pk, reason=reason, by=by)
-            except LitejobsError as error:
-                self.message_user(request, str(error), messages.ERROR)
-            else:
-                self.message_user(request, outcome.message, messages.SUCCESS)
+        def replay(occurrence_id, by):
+            return schedule_operations.replay(occurrence_id, reason=reason, by=by)
+
+        report(self, request, replay, [occurrence.pk for occurrence in occurrences])
 
     @admin.action(description="Replay selected occurrences (asks why)", permissions=["operate"])
     def replay_occurrences(self, request, queryset):
