@@ -7,36 +7,41 @@ An app declares the action in its ``queues.py``, beside the queue it acts on::
     release = bulk_money_action(
         "payouts.release", queue="payouts", permission="payouts.release_payout",
         amount=lambda payout: (payout.amount, payout.currency),   # -> (Decimal, "EUR")
+        bind=("payee", "account"),                                # who gets paid, where
         execute=pay_out,                                          # (payout, run) -> note
         description="Pays each payout to its payee and marks it paid.")
 
 It is never a direct action. ``preview`` reads the ticked items and lists every one with its
-amount, the count and the total per currency, and a **digest** (sha256 over the item ids,
-amounts and currencies); it executes nothing. ``confirm`` then takes a TOTP code from the
+amount, what it binds (the payee, the account: whatever decides where the money goes), the
+count and the total per currency, and a **digest** (sha256 over the item ids, amounts,
+currencies and bound values); it executes nothing. ``confirm`` then takes a TOTP code from the
 acting user's django-otp device (the finance phone) and is **bound to that digest**: the set
-is read again, and if anything changed (an item left the queue, was claimed, changed amount)
-the confirmation is refused with a fresh preview. The code is verified by django-otp's
+is read again, and if anything changed (an item left the queue, was claimed, changed amount or
+payee) the confirmation is refused with a fresh preview. The code is verified by django-otp's
 ``TOTPDevice.verify_token`` under a row lock on the device, so it is single-use (``last_t``)
 and wrong codes are throttled (``throttling_failure_count``, doubling waits); every attempt,
 right or wrong, is audited as a ``BulkConfirmationAttempt``.
 
 A verified confirmation writes the ``BulkAction`` record and enqueues **one job per item**
 (``enqueue_many``, keyed ``bulk:<action>:<item>:<confirmation>``) in one transaction. Each job
-runs its item in its own atomic block: lock the item's record, resolve its work item, call
-``execute``, record the outcome — all or nothing, so a replay, a double submit or a worker
-killed mid-batch moves no money twice. A failed item keeps its error and can be retried alone
-(``retry_item``).
+runs its item in its own atomic block: lock the item's record (only a pending or retrying item
+executes), lock the row and check it still reads the confirmed amount and bound values,
+resolve its work item, call ``execute``, record the outcome — all or nothing, so a replay, a
+double submit or a worker killed mid-batch moves no money twice, and a payee changed after the
+code was typed is never paid. A failed item keeps its error and can be retried alone
+(``retry_item``, which needs the action's permission; the generic job retry refuses these jobs).
 """
 
 from __future__ import annotations
 
 import hashlib
 import inspect
+import json
 import logging
 import re
 import sys
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -45,7 +50,7 @@ from typing import Any
 from django.apps import apps
 from django.core import signing
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
 from django.db.models import Count
 
 from . import clock, operations, queues, workqueues
@@ -62,8 +67,10 @@ from .exceptions import (
 )
 from .jobs import job
 from .models import (
+    BULK_ITEM_JOB,
     FINISHED_ITEM,
     UNFINISHED_BULK_ITEM,
+    UNFINISHED_ITEM_CONSTRAINT,
     BulkAction,
     BulkActionItem,
     BulkConfirmationAttempt,
@@ -89,11 +96,16 @@ EXPIRED_WINDOW = 20
 #: The django-otp app that holds TOTP devices.
 TOTP_APP = "django_otp.plugins.otp_totp"
 #: The job that executes one item (declared below).
-ITEM_JOB = "litejobs.bulk_item"
+ITEM_JOB = BULK_ITEM_JOB
 ITEM_QUEUE = "bulk"
+#: Values one action may bind, and the longest text a bound value may read.
+BIND_MAX = 10
+BOUND_VALUE_MAX = 500
+#: A bound name: an attribute of the row (``payee``, ``account``, ``payee_id``).
+BIND_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
 
 _SALT = "litejobs.bulk.preview"
-_DIGEST_VERSION = "litejobs.bulk.v1"
+_DIGEST_VERSION = "litejobs.bulk.v2"
 
 _actions: dict[str, BulkMoneyAction] = {}
 
@@ -112,6 +124,8 @@ class BulkRun:
     ``key`` is the item's idempotency key (``bulk:<action>:<item>:<confirmation>``): pass it to
     any outside system that moves the money (a bank's idempotency key), so a repeated call is
     recognised there too. ``bulk_action`` is the confirmed record (who, when, which device).
+    ``bound`` is what the code confirmed for the row (``{"payee": ..., "account": ...}``): the
+    row was checked to still read so, under its lock, before ``execute`` was called.
     """
 
     bulk_action: BulkAction
@@ -120,6 +134,7 @@ class BulkRun:
     amount: Decimal
     currency: str
     attempt: int
+    bound: Mapping[str, str | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)
@@ -134,6 +149,7 @@ class BulkMoneyAction:
     label: str
     description: str
     resolution: str
+    bind: tuple[str, ...] | Callable[[Any], Mapping[str, Any]] = ()
     module: str = ""
 
     def __repr__(self) -> str:
@@ -180,12 +196,79 @@ class BulkMoneyAction:
             raise self._bad(row, "answer the currency as three upper-case letters, e.g. 'EUR'")
         return amount, currency
 
-    def _bad(self, row: Any, fix: str) -> InvalidInput:
+    def bound_of(self, row: Any) -> dict[str, str | None]:
+        """What decides where ``row``'s money goes, as ``bind=`` declares it: ``{name: text}``
+        sorted by name (``None`` stays ``None``; a related row is its primary key).
+
+        Refused (``bulk-binding-invalid``): a name the row does not have, a ``bind`` callable
+        that answers no mapping of names, more than 10 names, or a value over 500 characters.
+        """
+        if callable(self.bind):
+            answer = self.bind(row)
+            if not isinstance(answer, Mapping) or not all(
+                isinstance(name, str) and name for name in answer
+            ):
+                raise self._bad(
+                    row,
+                    "answer bind(row) as a dict of names to values, e.g. "
+                    "{'payee': row.payee, 'account': row.account}",
+                    code="bulk-binding-invalid",
+                )
+            pairs = list(answer.items())
+        else:
+            pairs = [(name, _attribute(self, row, name)) for name in self.bind]
+        if len(pairs) > BIND_MAX:
+            raise self._bad(row, f"bind at most {BIND_MAX} values", code="bulk-binding-invalid")
+        bound = {}
+        for name, value in pairs:
+            text = _bound_text(value)
+            if text is not None and len(text) > BOUND_VALUE_MAX:
+                raise self._bad(
+                    row,
+                    f"keep each bound value within {BOUND_VALUE_MAX} characters ({name!r} is "
+                    "longer)",
+                    code="bulk-binding-invalid",
+                )
+            bound[name] = text
+        return dict(sorted(bound.items()))
+
+    def _bad(self, row: Any, fix: str, *, code: str = "bulk-amount-invalid") -> InvalidInput:
+        what = "amount" if code == "bulk-amount-invalid" else "binding"
         return InvalidInput(
-            f"Bulk money action {self.name!r} got an unusable amount for "
+            f"Bulk money action {self.name!r} got an unusable {what} for "
             f"{type(row).__name__} {getattr(row, 'pk', '?')}; {fix}.",
-            code="bulk-amount-invalid",
+            code=code,
         )
+
+
+def _attribute(action: BulkMoneyAction, row: Any, name: str) -> Any:
+    """``row.<name>``; a foreign key reads its column (``payee`` -> ``payee_id``), no query."""
+    try:
+        field_ = row._meta.get_field(name) if hasattr(row, "_meta") else None
+    except Exception:  # FieldDoesNotExist: a property or plain attribute
+        field_ = None
+    attribute = getattr(field_, "attname", None) if getattr(field_, "concrete", False) else None
+    try:
+        return getattr(row, attribute or name)
+    except AttributeError:
+        raise action._bad(
+            row,
+            f"bind= names {name!r}, which the row does not have; name its fields or attributes",
+            code="bulk-binding-invalid",
+        ) from None
+
+
+def _bound_text(value: Any) -> str | None:
+    """One bound value as the digest and the record hold it: exact text."""
+    if value is None:
+        return None
+    if isinstance(value, models.Model):
+        return str(value.pk)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Decimal):
+        return format(value.normalize(), "f") if value.is_finite() else str(value)
+    return str(value)
 
 
 def bulk_money_action(
@@ -195,6 +278,7 @@ def bulk_money_action(
     amount: Callable[[Any], Any],
     execute: Callable[[Any, BulkRun], Any],
     permission: str,
+    bind: Iterable[str] | Callable[[Any], Mapping[str, Any]] = (),
     label: str | None = None,
     description: str = "",
     resolution: str = "released",
@@ -206,6 +290,11 @@ def bulk_money_action(
     - ``queue``: the work queue (or its name) whose items it acts on.
     - ``amount(row) -> (Decimal, currency)``: what the item moves; shown on the preview and
       bound into the digest. It is read again at execution: a changed amount is refused.
+    - ``bind``: everything else that decides where the money goes — the names of the row's
+      fields (``bind=("payee", "account")``; a foreign key binds its id) or a function
+      ``bind(row) -> {"payee": ..., "account": ...}`` for values read elsewhere. They are shown
+      on the preview, enter the digest and the record, and are read again under the row's lock
+      before ``execute``: any change refuses the item (``bulk-binding-changed``).
     - ``execute(row, run)``: moves the money for one row, inside the item's transaction; may
       answer a short note. Make it idempotent on ``run.key`` (refuse to pay twice).
     - ``permission``: ``"app_label.codename"`` a user needs on top of the queue's permission.
@@ -224,6 +313,7 @@ def bulk_money_action(
         raise _invalid(what, f"queue= must be a work queue or its name, got {queue!r}.")
     _check_callable(what, "amount", amount, 1, "amount(row) -> (Decimal, currency)")
     _check_callable(what, "execute", execute, 2, "execute(row, run)")
+    bind = _check_bind(what, bind)
     if not isinstance(permission, str) or not queues.PERMISSION_PATTERN.match(permission):
         raise _invalid(
             what,
@@ -252,6 +342,7 @@ def bulk_money_action(
         or f"Runs {getattr(execute, '__qualname__', 'execute')} once for each item, each in its "
         f"own transaction, and resolves its work item as {resolution!r}.",
         resolution=resolution,
+        bind=bind,
         module=module,
     )
     existing = _actions.get(name)
@@ -270,6 +361,36 @@ def _check_callable(what: str, option: str, func: Any, arity: int, shape: str) -
         raise _invalid(
             what, f"{option}= must take {arity} positional argument(s): {shape}."
         ) from error
+
+
+def _check_bind(what: str, bind: Any):
+    """``bind=`` as the action keeps it: a tuple of names, or a one-argument function."""
+    if callable(bind):
+        _check_callable(what, "bind", bind, 1, "bind(row) -> {'payee': ..., 'account': ...}")
+        return bind
+    if isinstance(bind, str) or not isinstance(bind, Iterable):
+        raise _invalid(
+            what,
+            "bind= must be a tuple of the row's field names, e.g. bind=('payee', 'account'), or "
+            f"a function bind(row) -> dict; got {bind!r}.",
+        )
+    names = tuple(bind)
+    bad = [name for name in names if not isinstance(name, str) or not BIND_NAME.match(name)]
+    if bad or len(set(names)) != len(names) or len(names) > BIND_MAX:
+        raise _invalid(
+            what,
+            f"bind= must name at most {BIND_MAX} distinct fields or attributes of the row "
+            f"(letters, digits and '_'), e.g. ('payee', 'account'); got {bind!r}.",
+        )
+    return names
+
+
+def _has_attribute(model: Any, name: str) -> bool:
+    try:
+        model._meta.get_field(name)
+    except Exception:  # FieldDoesNotExist: a property or plain attribute may do
+        return hasattr(model, name)
+    return True
 
 
 def get_action(name: str) -> BulkMoneyAction:
@@ -301,14 +422,31 @@ def unregister(name: str) -> None:
 def problems() -> list[tuple[str, str, str]]:
     """What ``manage.py check`` reports (litejobs.E012): ``(code, module, message)``."""
     found = []
+    declared = {q.name: q for q in queues.all_queues()}
     for action in all_actions():
-        if action.queue_name not in {q.name for q in queues.all_queues()}:
+        queue = declared.get(action.queue_name)
+        if queue is None:
             found.append(
                 (
                     "bulk-action-invalid",
                     action.module,
                     f"bulk money action {action.name!r} acts on work queue "
                     f"{action.queue_name!r}, which no installed app declares.",
+                )
+            )
+            continue
+        missing = (
+            []
+            if callable(action.bind)
+            else [name for name in action.bind if not _has_attribute(queue.model, name)]
+        )
+        if missing:
+            found.append(
+                (
+                    "bulk-binding-invalid",
+                    action.module,
+                    f"bulk money action {action.name!r} binds {', '.join(map(repr, missing))}, "
+                    f"which {queue.model._meta.label} has no field or attribute named.",
                 )
             )
     if _actions and not (apps.is_installed("django_otp") and apps.is_installed(TOTP_APP)):
@@ -412,13 +550,15 @@ def unavailable_reason(action: BulkMoneyAction, user: Any) -> str:
 
 @dataclass(frozen=True)
 class PreviewLine:
-    """One item the action would act on, with the amount it would move."""
+    """One item the action would act on, with the amount it would move and what it binds
+    (``bound``: ``(name, value)`` pairs, such as the payee and the account)."""
 
     work_item_id: int
     object_id: str
     label: str
     amount: Decimal
     currency: str
+    bound: tuple[tuple[str, str | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -459,6 +599,12 @@ class Preview:
         return " · ".join(money(total, currency) for currency, total in self.totals)
 
 
+def bound_text(bound: Mapping[str, str | None] | Iterable[tuple[str, str | None]]) -> str:
+    """``payee: Acme · account: DE00 …``: bound values as the preview and the record show them."""
+    pairs = bound.items() if isinstance(bound, Mapping) else bound
+    return " · ".join(f"{name}: {'-' if value is None else value}" for name, value in pairs)
+
+
 def money(amount: Decimal, currency: str) -> str:
     """``EUR 1,900.00``: two decimals, more only when the amount has them."""
     amount = Decimal(amount)
@@ -468,16 +614,20 @@ def money(amount: Decimal, currency: str) -> str:
 
 
 def digest_of(action_name: str, lines: Iterable[PreviewLine]) -> str:
-    """sha256 over the action and the sorted (item id, row, amount, currency) of every line.
+    """sha256 over the action and the sorted (item id, row, amount, currency, bound values) of
+    every line.
 
     Amounts enter in canonical form (``Decimal.normalize``), so ``12.50`` and ``12.500000``
-    (the same money, as the record stores it) give one digest.
+    (the same money, as the record stores it) give one digest; the bound values enter as
+    sorted JSON (escaped, so no value can pass for another line or field).
     """
     hasher = hashlib.sha256(f"{_DIGEST_VERSION}\n{action_name}\n".encode())
     for line in sorted(lines, key=lambda line: line.work_item_id):
         amount = format(line.amount.normalize(), "f")
+        bound = json.dumps(dict(line.bound), sort_keys=True, separators=(",", ":"))
         hasher.update(
-            f"{line.work_item_id}\t{line.object_id}\t{amount}\t{line.currency}\n".encode()
+            f"{line.work_item_id}\t{json.dumps(line.object_id)}\t{amount}\t{line.currency}\t"
+            f"{bound}\n".encode()
         )
     return hasher.hexdigest()
 
@@ -541,7 +691,8 @@ def _read(action: BulkMoneyAction, selection: tuple[int, ...], user: Any) -> Pre
             continue
         row = rows[item.object_id]
         amount, currency = action.amount_of(row)
-        lines.append(PreviewLine(item_id, item.object_id, str(row)[:200], amount, currency))
+        bound = tuple(action.bound_of(row).items())
+        lines.append(PreviewLine(item_id, item.object_id, str(row)[:200], amount, currency, bound))
     totals: dict[str, Decimal] = {}
     for line in lines:
         totals[line.currency] = totals.get(line.currency, Decimal(0)) + line.amount
@@ -712,12 +863,7 @@ def confirm(
         audit.digest, audit.count = data["d"], fresh.count
         if fresh.digest != data["d"]:
             audit.write("bulk-set-changed")
-            refusal = BulkSetChanged(
-                "The items changed since your preview (an item left the queue, was claimed, "
-                "or changed amount): nothing moved. Read the fresh preview below and confirm "
-                "it with a new code.",
-                preview=fresh,
-            )
+            refusal = _set_changed(fresh)
         elif not fresh.lines:
             audit.write("selection-empty")
             refusal = InvalidInput(
@@ -741,17 +887,18 @@ def confirm(
                 try:
                     with transaction.atomic(using=_alias()):
                         record = _start(action, fresh, user, locked, data["n"])
-                except IntegrityError:
-                    # The same preview confirmed at this instant through another device of
-                    # the user's: its record won; this submit is the double.
-                    existing = (
-                        BulkAction.objects.using(_alias()).filter(confirmation=data["n"]).first()
-                    )
-                    if existing is None:
-                        raise
-                    audit.write("already-confirmed", bulk_action=existing)
-                    return Confirmation(existing, False)
-                audit.write("confirmed", bulk_action=record)
+                except IntegrityError as error:
+                    if _violates(error, UNFINISHED_ITEM_CONSTRAINT):
+                        # Another confirmation took one of these items at this instant: it
+                        # is being paid; read the set again (it is left out now).
+                        audit.write("bulk-set-changed")
+                        refusal = _set_changed(_read(action, tuple(data["i"]), user))
+                    else:
+                        existing = _double_submit(error, data["n"])
+                        audit.write("already-confirmed", bulk_action=existing)
+                        return Confirmation(existing, False)
+                else:
+                    audit.write("confirmed", bulk_action=record)
     if refusal is not None:  # the audit row and django-otp's throttling state are committed
         raise refusal
     logger.info(
@@ -763,6 +910,31 @@ def confirm(
         record.device,
     )
     return Confirmation(record, True)
+
+
+def _set_changed(fresh: Preview) -> BulkSetChanged:
+    return BulkSetChanged(
+        "The items changed since your preview (an item left the queue, was claimed or taken "
+        "by another bulk action, or changed amount or payee): nothing moved. Read the fresh "
+        "preview below and confirm it with a new code.",
+        preview=fresh,
+    )
+
+
+def _violates(error: IntegrityError, constraint: str) -> bool:
+    """Whether ``error`` is a violation of the named constraint."""
+    diag = getattr(error.__cause__, "diag", None)
+    name = getattr(diag, "constraint_name", None)
+    return name == constraint or (name is None and constraint in str(error))
+
+
+def _double_submit(error: IntegrityError, confirmation: uuid.UUID) -> BulkAction:
+    """The record a simultaneous submit of the same preview wrote (through another device of
+    the user's: its unique confirmation won the race); any other failed insert is raised."""
+    existing = BulkAction.objects.using(_alias()).filter(confirmation=confirmation).first()
+    if existing is None:
+        raise error
+    return existing
 
 
 def _verify(device: Any, code: Any) -> tuple[str, datetime | None]:
@@ -849,6 +1021,7 @@ def _start(action: BulkMoneyAction, fresh: Preview, user: Any, device: Any, conf
             label=line.label,
             amount=line.amount,
             currency=line.currency,
+            bound=dict(line.bound),
             state=BulkItemState.PENDING,
             updated_at=now,
         )
@@ -898,10 +1071,12 @@ def run_bulk_item(ctx, action: str, item: int, confirmation: int, entry: int) ->
     """Execute one item of a confirmed bulk money action, once.
 
     One transaction: lock the item's record (a second run of the same key waits here, then
-    finds it succeeded and does nothing), check the row's amount is still the confirmed one,
-    resolve the work item for the confirming user, call ``execute``, record ``succeeded``.
-    Any error rolls all of it back; the failure is then recorded on the item (``retrying`` or
-    ``failed`` with the error) and the job fails or retries as its policy says.
+    finds it succeeded and does nothing; only a pending or retrying item goes on — a failed
+    one runs again only through ``retry_item``), lock the row and check it still reads the
+    confirmed amount and bound values, resolve the work item for the confirming user, call
+    ``execute``, record ``succeeded``. Any error rolls all of it back; the failure is then
+    recorded on the item (``retrying`` or ``failed`` with the error) and the job fails or
+    retries as its policy says.
     """
     alias = _alias()
     try:
@@ -914,11 +1089,29 @@ def run_bulk_item(ctx, action: str, item: int, confirmation: int, entry: int) ->
             )
             if record.state == BulkItemState.SUCCEEDED:
                 return {"outcome": "succeeded", "again": True}
+            if record.state not in UNFINISHED_BULK_ITEM:
+                raise _NotPending(record)
             return _execute_item(ctx, get_action(action), record)
+    except _NotPending:
+        raise  # the item's own record (its state and error) stays as it is
     except Exception as error:
         if ctx.cancel_reason not in ("drain", "lease_lost", "abandoned"):
             _record_failure(ctx, entry, error)
         raise
+
+
+class _NotPending(BulkRefused):
+    """The item's job ran while the item is not pending or retrying (its job was sent back to
+    ready by other means than ``retry_item``): nothing executes."""
+
+    def __init__(self, record: BulkActionItem) -> None:
+        super().__init__(
+            f"Item #{record.work_item_id} of bulk action #{record.bulk_action_id} is "
+            f"{record.get_state_display().lower()}, so its job executed nothing: only a pending "
+            "or retrying item executes. Retry a failed item from its bulk action's page in the "
+            "admin (Bulk actions), which needs the action's permission.",
+            code="bulk-item-not-pending",
+        )
 
 
 def _execute_item(ctx, action: BulkMoneyAction, record: BulkActionItem) -> dict:
@@ -928,7 +1121,9 @@ def _execute_item(ctx, action: BulkMoneyAction, record: BulkActionItem) -> dict:
         key = queue.model._meta.pk.to_python(record.object_id)
     except (ValidationError, ValueError, TypeError):  # not a key of this model: no row
         key = None
-    row = queue.model._default_manager.using(_alias()).filter(pk=key).first() if key else None
+    rows = queue.model._default_manager.using(_alias()).select_for_update(of=("self",))
+    # Locked until the item's transaction ends: nobody changes the payee while it is paid.
+    row = rows.filter(pk=key).first() if key is not None else None
     if row is None:
         raise LitejobsError(
             f"{queue.model._meta.label} {record.object_id} no longer exists: nothing moved for "
@@ -942,6 +1137,17 @@ def _execute_item(ctx, action: BulkMoneyAction, record: BulkActionItem) -> dict:
             f"{money(record.amount, record.currency)}: nothing moved. Preview and confirm it "
             "again if the new amount is right.",
             code="bulk-amount-changed",
+        )
+    bound = action.bound_of(row)
+    if bound != record.bound:
+        changed = sorted(
+            name for name in {*bound, *record.bound} if bound.get(name) != record.bound.get(name)
+        )
+        raise BulkRefused(
+            f"Item #{record.work_item_id}'s {', '.join(changed)} changed since it was confirmed: "
+            "nothing moved. The confirmed values stay on this record; preview and confirm the "
+            "item again if the new ones are right.",
+            code="bulk-binding-changed",
         )
     workqueues.settle(
         record.work_item_id,
@@ -958,6 +1164,7 @@ def _execute_item(ctx, action: BulkMoneyAction, record: BulkActionItem) -> dict:
         amount=record.amount,
         currency=record.currency,
         attempt=ctx.attempt,
+        bound=dict(record.bound),
     )
     note = action.execute(row, run)
     now = clock.now()
@@ -1057,11 +1264,13 @@ def summary(bulk_action: BulkAction | int) -> Summary:
 
 def retry_item(entry: BulkActionItem | int, user: Any) -> BulkActionItem:
     """Run a failed item again, under the same confirmation and key (no new code needed: the
-    item was confirmed; its amount is checked again when it runs).
+    item was confirmed; its amount and bound values are checked again when it runs).
 
     Only ``failed`` items (their job gave up) may be retried (``bulk-item-not-failed``); the
-    user needs the action's permission. Uses ``litejobs.operations.retry`` on the item's job,
-    or enqueues it again under the same key if the job was purged.
+    user needs the action's permission. Refused (``bulk-item-pending``) while another bulk
+    action is paying the same work item. Sends the item's job back to ready
+    (``litejobs.operations.requeue``; the generic job retry refuses bulk items), or enqueues it
+    again under the same key if the job was purged.
     """
     pk = entry.pk if isinstance(entry, BulkActionItem) else int(entry)
     record = (
@@ -1072,32 +1281,24 @@ def retry_item(entry: BulkActionItem | int, user: Any) -> BulkActionItem:
     action = get_action(record.bulk_action.action)
     check_user(action, user)
     by = _username(user)
-    with transaction.atomic(using=_alias()):
-        locked = BulkActionItem.objects.using(_alias()).select_for_update().get(pk=pk)
-        if locked.state != BulkItemState.FAILED:
-            raise BulkRefused(
-                f"Item #{locked.work_item_id} of bulk action #{record.bulk_action_id} is "
-                f"{locked.get_state_display().lower()}, not failed: only a failed item is "
-                "retried by hand (a retrying one retries by itself).",
-                code="bulk-item-not-failed",
-            )
-        job_id = locked.job_id
-        try:
-            if job_id is None:
-                raise JobNotFound("no job")
-            operations.retry(job_id, by=by)
-        except JobNotFound:
-            job_id = run_bulk_item.enqueue(
-                action=action.name,
-                item=locked.work_item_id,
-                confirmation=locked.bulk_action_id,
-                entry=locked.pk,
-            ).id
-        locked.state = BulkItemState.PENDING
-        locked.job_id = job_id
-        locked.finished_at = None
-        locked.updated_at = clock.now()
-        locked.save(using=_alias(), update_fields=["state", "job_id", "finished_at", "updated_at"])
+    try:
+        with transaction.atomic(using=_alias()):
+            locked, job_id = _send_back(action, pk, record, by)
+    except IntegrityError as error:
+        if not _violates(error, UNFINISHED_ITEM_CONSTRAINT):
+            raise
+        other = (
+            BulkActionItem.objects.using(_alias())
+            .filter(work_item_id=record.work_item_id, state__in=UNFINISHED_BULK_ITEM)
+            .values_list("bulk_action_id", flat=True)
+            .first()
+        )
+        raise BulkRefused(
+            f"Item #{record.work_item_id} is being paid by bulk action #{other or '?'} now: one "
+            "bulk action pays a work item at a time. Retry this item after that one finished, "
+            "if it still needs paying.",
+            code="bulk-item-pending",
+        ) from error
     logger.info(
         "bulk item retried bulk=%s item=%s job=%s by=%s",
         record.bulk_action_id,
@@ -1106,6 +1307,36 @@ def retry_item(entry: BulkActionItem | int, user: Any) -> BulkActionItem:
         by,
     )
     return locked
+
+
+def _send_back(action: BulkMoneyAction, pk: int, record: BulkActionItem, by: str):
+    """Mark the failed item pending and its job ready again (the caller's transaction)."""
+    locked = BulkActionItem.objects.using(_alias()).select_for_update().get(pk=pk)
+    if locked.state != BulkItemState.FAILED:
+        raise BulkRefused(
+            f"Item #{locked.work_item_id} of bulk action #{record.bulk_action_id} is "
+            f"{locked.get_state_display().lower()}, not failed: only a failed item is "
+            "retried by hand (a retrying one retries by itself).",
+            code="bulk-item-not-failed",
+        )
+    job_id = locked.job_id
+    try:
+        if job_id is None:
+            raise JobNotFound("no job")
+        operations.requeue(job_id, by=by)
+    except JobNotFound:
+        job_id = run_bulk_item.enqueue(
+            action=action.name,
+            item=locked.work_item_id,
+            confirmation=locked.bulk_action_id,
+            entry=locked.pk,
+        ).id
+    locked.state = BulkItemState.PENDING
+    locked.job_id = job_id
+    locked.finished_at = None
+    locked.updated_at = clock.now()
+    locked.save(using=_alias(), update_fields=["state", "job_id", "finished_at", "updated_at"])
+    return locked, job_id
 
 
 def _alias() -> str:
@@ -1123,6 +1354,7 @@ __all__ = [
     "Summary",
     "actions_for",
     "all_actions",
+    "bound_text",
     "bulk_money_action",
     "confirm",
     "devices_for",

@@ -23,7 +23,17 @@ from . import clock, outbox, registry
 from .conf import settings
 from .exceptions import InvalidInput, JobNotFound, LitejobsError, TransitionRefused
 from .jobs import _QUEUE_NAME
-from .models import CLAIMABLE, LIVE, TERMINAL, Job, JobState, Occurrence, QueueState, Worker
+from .models import (
+    BULK_ITEM_JOB,
+    CLAIMABLE,
+    LIVE,
+    TERMINAL,
+    Job,
+    JobState,
+    Occurrence,
+    QueueState,
+    Worker,
+)
 from .models.jobs import NOTIFY_CHANNEL
 from .payloads import REDACTED, redact
 from .scheduling import operations as schedule_operations
@@ -135,11 +145,23 @@ def retry(job_id: int, *, by: str) -> Outcome:
     Its attempts start again from 0 and the error on the row is cleared; the ``JobAttempt``
     history stays. Refused (``key-live``) while another live job holds the same idempotency key:
     running both would do the same work twice. A job that runs a scheduled occurrence is
-    refused (``retry-refused``): replay the occurrence instead, which is audited.
+    refused (``retry-refused``): replay the occurrence instead, which is audited. A job that
+    executes an item of a bulk money action is refused (``bulk-retry-required``): that item is
+    retried from its bulk action, which needs the action's permission and re-checks the item.
     """
     by = _check_by(by)
-    now = clock.now()
-    occurrence_id = _jobs().filter(pk=job_id).values_list("occurrence_id", flat=True).first()
+    row = _jobs().filter(pk=job_id).values("occurrence_id", "name", "payload").first()
+    if row is not None and row["name"] == BULK_ITEM_JOB:
+        bulk_action = (row["payload"] or {}).get("confirmation", "?")
+        logger.info("job retry refused id=%s reason=bulk-item by=%s", job_id, by)
+        raise TransitionRefused(
+            f"Job {job_id} pays an item of bulk money action #{bulk_action}; a job retry may "
+            "not move money. Retry the item from that bulk action's page in the admin (Bulk "
+            "actions, 'Retry this item', or litejobs.bulk.retry_item), which needs the "
+            "action's permission and checks the item is failed and unchanged.",
+            code="bulk-retry-required",
+        )
+    occurrence_id = row["occurrence_id"] if row is not None else None
     if (
         occurrence_id is not None
         and Occurrence.objects.using(_alias()).filter(pk=occurrence_id).exists()
@@ -152,6 +174,14 @@ def retry(job_id: int, *, by: str) -> Outcome:
             "replayed it and why.",
             code="retry-refused",
         )
+    return requeue(job_id, by=by)
+
+
+def requeue(job_id: int, *, by: str) -> Outcome:
+    """``retry`` without its refusals of occurrence and bulk-item jobs: for the paths that
+    checked more first (``litejobs.bulk.retry_item``). Operators use ``retry``."""
+    by = _check_by(by)
+    now = clock.now()
     try:
         with transaction.atomic(using=_alias()):
             changed = (

@@ -84,6 +84,9 @@ DEMO_WEBHOOK_SECRET = env("DEMO_WEBHOOK_SECRET", default="whsec_litejobs_demo_no
 
 # The issuer authenticator apps show beside the finance user's demo TOTP device.
 OTP_TOTP_ISSUER = "litejobs demo"
+# The admin never shows a saved device's key or QR code: a session that could read it could
+# clone the finance phone (litejobs.W060 warns when bulk money actions exist without this).
+OTP_ADMIN_HIDE_SENSITIVE_DATA = True
 
 # The demo prints its emails (receipts) to the console.
 if django.VERSION >= (6, 1):

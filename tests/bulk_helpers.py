@@ -37,12 +37,19 @@ def make_finance(username: str = "fiona", *, device: bool = True, perms=FINANCE_
     return user
 
 
-def make_payout(amount: str = "100.00", currency: str = "EUR", *, payee: str = "Acme") -> Payout:
+def make_payout(
+    amount: str = "100.00",
+    currency: str = "EUR",
+    *,
+    payee: str = "Acme",
+    account: str = "DE00 1111 2222 3333 4444 55",
+) -> Payout:
     """A pending payout, queued in ``payouts`` (as the app would queue it)."""
     number = next(_numbers)
     payout = Payout.objects.create(
         reference=f"T-PO-{number:05d}",
         payee=payee,
+        account=account,
         amount=Decimal(amount),
         currency=currency,
         created_at=clock.now(),

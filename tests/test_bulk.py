@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import threading
 from datetime import timedelta
 from decimal import Decimal
@@ -9,11 +10,18 @@ from decimal import Decimal
 import pytest
 from django.core import signing
 from django.core.checks import run_checks
+from django.core.management import call_command
 from django.db import connection
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from litejobs import bulk, operations, workqueues
-from litejobs.exceptions import BulkRefused, BulkSetChanged, DeclarationError, WorkQueueForbidden
+from litejobs.exceptions import (
+    BulkRefused,
+    BulkSetChanged,
+    DeclarationError,
+    TransitionRefused,
+    WorkQueueForbidden,
+)
 from litejobs.models import (
     BulkAction,
     BulkActionItem,
@@ -82,20 +90,37 @@ def test_the_preview_lists_every_item_with_its_amount_the_count_and_totals_per_c
     assert not BulkConfirmationAttempt.objects.exists()
 
 
-def test_the_digest_covers_ids_amounts_and_currencies_in_any_order():
-    line = bulk.PreviewLine(1, "10", "x", Decimal("12.50"), "EUR")
+def test_the_digest_covers_ids_amounts_currencies_and_bound_values_in_any_order():
+    paid_to = (("account", "DE01"), ("payee", "Acme"))
+    line = bulk.PreviewLine(1, "10", "x", Decimal("12.50"), "EUR", paid_to)
     other = bulk.PreviewLine(2, "11", "y", Decimal("3"), "USD")
     digest = bulk.digest_of(ACTION, [line, other])
     assert bulk.digest_of(ACTION, [other, line]) == digest
-    same_money = bulk.PreviewLine(1, "10", "x", Decimal("12.500000"), "EUR")
+    same_money = bulk.PreviewLine(1, "10", "x", Decimal("12.500000"), "EUR", paid_to)
     assert bulk.digest_of(ACTION, [same_money, other]) == digest
     for changed in (
-        bulk.PreviewLine(1, "10", "x", Decimal("12.51"), "EUR"),
-        bulk.PreviewLine(1, "10", "x", Decimal("12.50"), "USD"),
-        bulk.PreviewLine(3, "10", "x", Decimal("12.50"), "EUR"),
+        bulk.PreviewLine(1, "10", "x", Decimal("12.51"), "EUR", paid_to),
+        bulk.PreviewLine(1, "10", "x", Decimal("12.50"), "USD", paid_to),
+        bulk.PreviewLine(3, "10", "x", Decimal("12.50"), "EUR", paid_to),
+        bulk.PreviewLine(1, "10", "x", Decimal("12.50"), "EUR", (("account", "DE01"),)),
+        bulk.PreviewLine(1, "10", "x", Decimal("12.50"), "EUR", (("payee", "Mallory"),)),
+        bulk.PreviewLine(
+            1, "10", "x", Decimal("12.50"), "EUR", (("account", "DE02"), ("payee", "Acme"))
+        ),
+        bulk.PreviewLine(
+            1, "10", "x", Decimal("12.50"), "EUR", (("account", None), ("payee", "Acme"))
+        ),
     ):
         assert bulk.digest_of(ACTION, [changed, other]) != digest
     assert bulk.digest_of("other.action", [line, other]) != digest
+
+
+def test_the_preview_shows_and_binds_who_gets_paid(finance, clock):
+    payout = make_payout(payee="Casa Verde", account="DE00 5001 0517 0000 0000 03")
+    made = bulk.preview(ACTION, [item_of(payout).pk], finance)
+    [line] = made.lines
+    assert line.bound == (("account", "DE00 5001 0517 0000 0000 03"), ("payee", "Casa Verde"))
+    assert bulk.bound_text(line.bound) == "account: DE00 5001 0517 0000 0000 03 · payee: Casa Verde"
 
 
 def test_the_preview_leaves_out_items_that_cannot_be_acted_on_and_says_why(finance, clock):
@@ -305,6 +330,31 @@ def test_an_amount_changed_after_the_preview_is_refused(finance, clock):
     nothing_moved()
 
 
+@pytest.mark.parametrize(
+    ("field", "value"), [("payee", "Mallory Ltd"), ("account", "GB00 EVIL 0000 0000 0000 66")]
+)
+def test_a_payee_changed_after_the_preview_is_refused_with_a_fresh_preview(
+    finance, clock, field, value
+):
+    payouts = payouts_set()
+    made = bulk.preview(ACTION, ids_of(payouts), finance)
+    Payout.objects.filter(pk=payouts[1].pk).update(**{field: value})
+    code = fresh_code(device_of(finance))
+
+    with pytest.raises(BulkSetChanged) as changed:
+        bulk.confirm(made.token, code, finance)
+
+    nothing_moved()
+    assert BulkConfirmationAttempt.objects.get().result == "bulk-set-changed"
+    fresh = changed.value.preview
+    assert fresh.digest != made.digest and fresh.count == 5
+    assert dict(fresh.lines[1].bound)[field] == value  # the fresh preview shows the new payee
+    # Confirming the fresh preview records the payee it showed.
+    done = bulk.confirm(fresh.token, code, finance)
+    item = done.bulk_action.items.get(object_id=str(payouts[1].pk))
+    assert item.bound[field] == value
+
+
 def test_a_tampered_another_users_or_expired_preview_is_refused(finance, clock):
     made = bulk.preview(ACTION, ids_of(payouts_set()), finance)
     code = fresh_code(device_of(finance))
@@ -368,6 +418,7 @@ def test_a_confirmed_action_is_recorded_and_each_item_is_paid_once_by_its_own_jo
     assert [item.state for item in items] == ["succeeded"] * 5
     assert all(item.attempts == 1 and item.finished_at for item in items)
     assert items[0].note == "paid EUR 1,900.00 to Acme"
+    assert items[0].bound == {"account": "DE00 1111 2222 3333 4444 55", "payee": "Acme"}
     assert bulk.summary(record).status == "succeeded"
     for item_id in item_ids:  # each payout left the queue, released by fiona
         work_item = WorkItem.objects.get(pk=item_id)
@@ -381,7 +432,7 @@ def test_a_replayed_item_job_moves_no_money_twice(finance, clock, run_worker):
     record = confirmed(finance, payouts)
     run_worker()
     job = Job.objects.filter(name=bulk.ITEM_JOB).first()
-    operations.retry(job.pk, by="test")  # the same job, run again
+    operations.requeue(job.pk, by="test")  # the same job, run again
     bulk.run_bulk_item.enqueue(  # and the same key enqueued again after it finished
         action=ACTION, item=job.payload["item"], confirmation=record.pk, entry=job.payload["entry"]
     )
@@ -481,6 +532,129 @@ def test_a_failed_item_keeps_its_error_and_can_be_retried_alone(finance, clock, 
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("field", "value"), [("payee", "Mallory Ltd"), ("account", "GB00 EVIL 0000 0000 0000 66")]
+)
+def test_a_payee_changed_after_the_confirmation_is_refused_at_execution_and_not_paid(
+    finance, clock, run_worker, field, value
+):
+    payouts = payouts_set()
+    record = confirmed(finance, payouts)
+    Payout.objects.filter(pk=payouts[2].pk).update(**{field: value})  # before its job runs
+    run_worker()
+
+    refused = record.items.get(object_id=str(payouts[2].pk))
+    assert (refused.state, refused.error_code) == ("failed", "bulk-binding-changed")
+    assert f"{field} changed since it was confirmed: nothing moved" in refused.error
+    assert value not in refused.error
+    # The audit keeps the payee the code confirmed, not the new one.
+    assert refused.bound == {"account": "DE00 1111 2222 3333 4444 55", "payee": "Acme"}
+    assert refused.label == str(payouts[2])
+    paid = Payout.objects.get(pk=payouts[2].pk)
+    assert (paid.state, paid.paid_by_bulk_action_id) == ("pending", None)  # no money moved
+    assert item_of(payouts[2]).state == "open"
+    assert Job.objects.get(pk=refused.job_id).state == JobState.DEAD
+    assert Payout.objects.filter(state="paid").count() == 4
+
+    # A retry checks again: still changed, still refused.
+    bulk.retry_item(refused, finance)
+    run_worker()
+    refused.refresh_from_db()
+    assert (refused.state, refused.error_code) == ("failed", "bulk-binding-changed")
+    assert Payout.objects.get(pk=payouts[2].pk).state == "pending"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_generic_job_retry_of_a_bulk_item_is_refused_and_names_the_bulk_retry(
+    finance, clock, run_worker
+):
+    payouts = payouts_set()
+    record = confirmed(finance, payouts[:1])
+    Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("9999.00"))
+    run_worker()
+    failed = record.items.get()
+    assert failed.state == "failed"
+    Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("1900.00"))
+
+    with pytest.raises(TransitionRefused) as refused:
+        operations.retry(failed.job_id, by="ops")
+    assert refused.value.code == "bulk-retry-required"
+    assert f"bulk money action #{record.pk}" in str(refused.value)
+    assert "Retry this item" in str(refused.value)
+    err = io.StringIO()
+    with pytest.raises(SystemExit) as exited:  # manage.py litejobs retry: exit 1, the code
+        call_command("litejobs", "retry", str(failed.job_id), stderr=err, stdout=io.StringIO())
+    assert exited.value.code == 1 and err.getvalue().startswith("[bulk-retry-required]")
+    run_worker()
+    assert Payout.objects.get(pk=payouts[0].pk).state == "pending"  # nothing ran
+    assert Job.objects.get(pk=failed.job_id).state == JobState.DEAD
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_item_that_is_not_pending_executes_nothing_when_its_job_runs(finance, clock, run_worker):
+    payouts = payouts_set()
+    record = confirmed(finance, payouts[:1])
+    Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("9999.00"))
+    run_worker()
+    failed = record.items.get()
+    Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("1900.00"))
+    # The item's job sent back to ready by anything but the bulk retry (its item stays failed).
+    operations.requeue(failed.job_id, by="someone")
+    run_worker()
+
+    job = Job.objects.get(pk=failed.job_id)
+    assert job.state == JobState.DEAD and "[bulk-item-not-pending]" in job.error_message
+    assert Payout.objects.get(pk=payouts[0].pk).state == "pending"
+    failed.refresh_from_db()
+    assert (failed.state, failed.error_code) == ("failed", "bulk-amount-changed")  # kept
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_work_item_has_at_most_one_unfinished_bulk_item(finance, clock, run_worker):
+    payouts = payouts_set()
+    first = confirmed(finance, payouts[:1])
+    Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("9999.00"))
+    run_worker()
+    failed = first.items.get()
+    assert failed.state == "failed"
+    Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("1900.00"))
+    second = confirmed(finance, payouts[:1])  # the work item is free again: a new action
+    assert second.items.get().state == "pending"
+
+    with pytest.raises(BulkRefused) as refused:
+        bulk.retry_item(failed, finance)
+    assert refused.value.code == "bulk-item-pending"
+    assert f"bulk action #{second.pk}" in str(refused.value)
+    failed.refresh_from_db()
+    assert failed.state == "failed"
+    run_worker()
+    assert Payout.objects.get(pk=payouts[0].pk).paid_by_bulk_action_id == second.pk
+
+
+def test_a_confirmation_racing_another_for_the_same_item_is_refused_with_a_fresh_preview(
+    finance, clock, monkeypatch
+):
+    payouts = payouts_set()
+    made = bulk.preview(ACTION, ids_of(payouts), finance)
+    other = make_finance("frank")
+    theirs = bulk.preview(ACTION, ids_of(payouts[:1]), other)
+    verify = bulk._verify
+
+    def meanwhile(device, code):
+        # Frank's confirmation of the first payout commits between the read and the insert.
+        monkeypatch.setattr(bulk, "_verify", verify)
+        bulk.confirm(theirs.token, fresh_code(device_of(other)), other)
+        return verify(device, code)
+
+    monkeypatch.setattr(bulk, "_verify", meanwhile)
+    with pytest.raises(BulkSetChanged) as changed:
+        bulk.confirm(made.token, fresh_code(device_of(finance)), finance)
+    assert [left.code for left in changed.value.preview.excluded] == ["bulk-item-pending"]
+    assert BulkAction.objects.get().username == "frank"
+    assert BulkActionItem.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_payout_paid_elsewhere_fails_its_item_without_paying_twice(finance, clock, run_worker):
     payouts = payouts_set()
     first = confirmed(finance, payouts[:1])
@@ -530,6 +704,10 @@ def test_invalid_declarations_are_refused_with_the_fix():
         ({"execute": lambda row: None}, "execute="),
         ({"permission": "release"}, "permission="),
         ({"resolution": "Paid Out"}, "resolution="),
+        ({"bind": "payee"}, "bind="),
+        ({"bind": ("payee", "payee")}, "bind="),
+        ({"bind": ("payee.name",)}, "bind="),
+        ({"bind": lambda: {}}, "bind="),
     ]
     for override, fix in cases:
         options = {
@@ -562,6 +740,43 @@ def test_amount_answers_that_are_not_money_are_refused(finance, clock):
         with pytest.raises(Exception) as refused:
             declared.amount_of(payout)
         assert refused.value.code == "bulk-amount-invalid"
+
+
+def test_bind_answers_that_cannot_be_bound_are_refused(finance, clock):
+    action = bulk.get_action(ACTION)
+    payout = make_payout()
+    for bind in (
+        lambda row: "Acme",
+        lambda row: {1: "x"},
+        lambda row: {"payee": "x" * 501},
+        lambda row: {f"n{i}": i for i in range(11)},
+        ("no_such_field",),
+    ):
+        declared = bulk.BulkMoneyAction(**{**action.__dict__, "bind": bind})
+        with pytest.raises(Exception) as refused:
+            declared.bound_of(payout)
+        assert refused.value.code == "bulk-binding-invalid"
+    declared = bulk.BulkMoneyAction(
+        **{**action.__dict__, "bind": lambda row: {"payee": row.payee, "n": 2, "none": None}}
+    )
+    assert declared.bound_of(payout) == {"n": "2", "none": None, "payee": "Acme"}
+
+
+def test_an_action_binding_an_unknown_field_is_a_check_error(db):
+    bulk.bulk_money_action(
+        "tests.unbound",
+        queue="payouts",
+        amount=lambda row: (row.amount, "EUR"),
+        bind=("payee", "iban"),
+        execute=lambda row, run: None,
+        permission="payouts.release_payout",
+    )
+    try:
+        errors = [e for e in run_checks(tags=["litejobs"]) if e.id == "litejobs.E012"]
+        assert len(errors) == 1 and "[bulk-binding-invalid]" in errors[0].msg
+        assert "'iban'" in errors[0].msg and "'payee'" not in errors[0].msg
+    finally:
+        bulk.unregister("tests.unbound")
 
 
 def test_an_action_on_an_undeclared_queue_is_a_check_error(db):

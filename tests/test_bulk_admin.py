@@ -73,6 +73,8 @@ def test_the_preview_page_lists_every_item_with_amounts_and_totals_and_moves_not
     assert '<td id="bulk-count">3</td>' in page
     assert 'name="code"' in page and 'autocomplete="one-time-code"' in page
     assert "Pays each payout to its payee" in page  # what will happen
+    assert "paid to" in page  # and who gets paid, where: the values the code binds
+    assert '<td class="bulk-bound">account: DE00 1111 2222 3333 4444 55 · payee: Acme</td>' in page
     assert not BulkAction.objects.exists() and not Job.objects.exists()
     assert set(Payout.objects.values_list("state", flat=True)) == {"pending"}
 
@@ -205,6 +207,83 @@ def test_a_failed_item_can_be_retried_from_its_page(client, clock, run_worker):
     assert client.post(retry).status_code == 403
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_payee_changed_before_its_job_ran_shows_refused_with_the_confirmed_payee(
+    client, clock, run_worker
+):
+    finance = make_finance()
+    payouts = [make_payout("10.00", payee="Casa Verde"), make_payout("20.00")]
+    client = signed_in(client, finance)
+    token = token_of(preview_page(client, payouts))
+    client.post(CONFIRM, {"token": token, "code": fresh_code(TOTPDevice.objects.get(user=finance))})
+    Payout.objects.filter(pk=payouts[0].pk).update(payee="Mallory Ltd")
+    run_worker()
+
+    record = BulkAction.objects.get()
+    page = client.get(reverse("admin:litejobs_bulkaction_change", args=[record.pk])).content
+    page = page.decode()
+    assert "paid to (as confirmed)" in page and "payee: Casa Verde" in page
+    assert "Mallory" not in page
+    assert "[bulk-binding-changed]" in page and "payee changed since it was confirmed" in page
+    assert Payout.objects.get(pk=payouts[0].pk).state == "pending"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_jobs_admin_retry_refuses_a_bulk_item_job(admin_client, clock, run_worker):
+    finance = make_finance()
+    payouts = [make_payout("10.00")]
+    client = signed_in(admin_client, finance)
+    token = token_of(preview_page(client, payouts))
+    client.post(CONFIRM, {"token": token, "code": fresh_code(TOTPDevice.objects.get(user=finance))})
+    Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("11.00"))
+    run_worker()
+    item = BulkAction.objects.get().items.get()
+    Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("10.00"))
+
+    operator = make_user("ops", "litejobs.view_job", "litejobs.change_job")
+    client.force_login(operator)
+    response = client.post(
+        reverse("admin:litejobs_job_changelist"),
+        {"action": "retry_jobs", "_selected_action": [str(item.job_id)]},
+        follow=True,
+    )
+    shown = [str(m) for m in response.context["messages"]]
+    assert any("[bulk-retry-required]" in m for m in shown), shown
+    run_worker()
+    assert Job.objects.get(pk=item.job_id).state == "dead"
+    assert Payout.objects.get(pk=payouts[0].pk).state == "pending"
+
+
+@pytest.mark.django_db
+def test_the_code_typed_never_reaches_an_error_report(client, finance, clock, monkeypatch):
+    from django.core.signals import got_request_exception
+    from django.views.debug import ExceptionReporter
+
+    from litejobs import bulk
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(bulk, "confirm", broken)
+    reports = []
+
+    def capture(sender, request, **kwargs):
+        reports.append(ExceptionReporter(request, RuntimeError, RuntimeError("x"), None))
+
+    got_request_exception.connect(capture)
+    client = signed_in(client, finance)
+    client.raise_request_exception = False
+    try:
+        response = client.post(CONFIRM, {"token": "t", "code": "493817"})
+    finally:
+        got_request_exception.disconnect(capture)
+    assert response.status_code == 500
+    [report] = reports
+    assert "493817" not in report.get_traceback_text()
+    assert "493817" not in report.get_traceback_html()
+    assert report.filter.get_post_parameters(report.request)["code"] == "********************"
+
+
 @pytest.mark.django_db
 def test_records_are_read_only_and_visible_to_finance_and_auditors_only(client, finance, clock):
     for url in (
@@ -222,21 +301,14 @@ def test_records_are_read_only_and_visible_to_finance_and_auditors_only(client, 
 
 
 @pytest.mark.django_db
-def test_the_owner_sees_their_device_qr_code_and_nobody_else_does(client, clock):
+def test_users_who_may_view_devices_see_only_their_own(client, clock, settings):
     owner = make_finance("fiona", perms=("otp_totp.view_totpdevice",))
     other = make_finance("frank", device=False, perms=("otp_totp.view_totpdevice",))
     device = TOTPDevice.objects.get(user=owner)
-    config = reverse("admin:otp_totp_totpdevice_config", kwargs={"pk": device.pk})
-    qrcode = reverse("admin:otp_totp_totpdevice_qrcode", kwargs={"pk": device.pk})
-
+    change = reverse("admin:otp_totp_totpdevice_change", args=[device.pk])
     client.force_login(owner)
-    assert client.get(config).status_code == 200
-    image = client.get(qrcode)
-    assert image.status_code == 200 and image["Content-Type"] == "image/svg+xml"
-    assert b"<svg" in image.content
-
+    assert client.get(change).status_code == 200
     client.force_login(other)
-    assert client.get(config).status_code == 403
-    assert client.get(qrcode).status_code == 403
+    assert client.get(change).status_code in (302, 403)  # not found for them, or refused
     listing = client.get(reverse("admin:otp_totp_totpdevice_changelist")).content.decode()
     assert "fiona" not in listing

@@ -55,7 +55,7 @@ def test_seeding_queues_a_few_hundred_payouts_in_two_currencies_and_a_finance_ph
 
 
 @pytest.mark.django_db
-def test_the_banner_prints_the_finance_login_secret_uri_and_qr_page(clock):
+def test_the_banner_prints_the_finance_login_secret_and_uri(clock):
     report = seed_demo_data()
     text = banner(report)
     secret = report.payouts.secret
@@ -63,9 +63,30 @@ def test_the_banner_prints_the_finance_login_secret_uri_and_qr_page(clock):
     assert "finance/finance" in text
     assert f"Finance TOTP secret: {secret}" in text
     assert f"otpauth://totp/litejobs%20demo%3Afinance?secret={secret}" in text
+    assert "QR" not in text  # the admin never shows a device's key (OTP_ADMIN_HIDE_SENSITIVE_DATA)
+
+
+@pytest.mark.django_db
+def test_finance_cannot_read_any_totp_device_and_the_admin_hides_every_key(client, clock):
+    report = seed_demo_data()
     device = report.payouts.device
-    qr = reverse("admin:otp_totp_totpdevice_config", kwargs={"pk": device.pk})
-    assert f"Finance QR code: http://127.0.0.1:8123{qr}" in text
+    finance = device.user
+    assert not finance.has_perm("otp_totp.view_totpdevice")
+    assert not finance.has_perm("otp_totp.change_totpdevice")
+    config = reverse("admin:otp_totp_totpdevice_config", kwargs={"pk": device.pk})
+    qrcode = reverse("admin:otp_totp_totpdevice_qrcode", kwargs={"pk": device.pk})
+    change = reverse("admin:otp_totp_totpdevice_change", args=[device.pk])
+    client.force_login(finance)
+    for url in (config, qrcode, change):
+        assert client.get(url).status_code == 403
+    # Not even a superuser's session can show a saved key or QR code in the demo's admin.
+    from django.contrib.auth import get_user_model
+
+    root = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    client.force_login(root)
+    assert client.get(config).status_code == 403 and client.get(qrcode).status_code == 403
+    page = client.get(change).content.decode()
+    assert device.key not in page and report.payouts.secret not in page
 
 
 @pytest.mark.django_db(transaction=True)

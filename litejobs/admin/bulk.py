@@ -20,6 +20,7 @@ from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html
+from django.views.decorators.debug import sensitive_post_parameters
 
 from .. import bulk, queues
 from ..exceptions import (
@@ -127,7 +128,10 @@ class BulkActionAdmin(_ByActionAdmin):
                 "preview/<str:action>/", view(self.preview_view), name="litejobs_bulkaction_preview"
             ),
             path(
-                "confirm/<str:action>/", view(self.confirm_view), name="litejobs_bulkaction_confirm"
+                "confirm/<str:action>/",
+                # The code typed never reaches an error report (Django masks it there).
+                view(sensitive_post_parameters("code")(self.confirm_view)),
+                name="litejobs_bulkaction_confirm",
             ),
             path(
                 "<int:pk>/retry/<int:entry>/",
@@ -242,6 +246,7 @@ class BulkActionAdmin(_ByActionAdmin):
             "queue_url": self._queue_url(action),
             "preview": made,
             "lines": [self._line(action, line) for line in made.lines] if made else [],
+            "binds": bool(made and any(line.bound for line in made.lines)),
             "totals": [bulk.money(total, currency) for currency, total in made.totals]
             if made
             else [],
@@ -257,6 +262,7 @@ class BulkActionAdmin(_ByActionAdmin):
         return {
             "line": line,
             "amount": bulk.money(line.amount, line.currency),
+            "bound": bulk.bound_text(line.bound),
             "url": _row_url(self.admin_site, action.queue().model, line.object_id),
         }
 
@@ -293,12 +299,14 @@ class BulkActionAdmin(_ByActionAdmin):
                 {
                     "item": item,
                     "amount": bulk.money(item.amount, item.currency),
+                    "bound": bulk.bound_text(item.bound or {}),
                     "url": _row_url(self.admin_site, model, item.object_id) if model else "",
                     "job_url": _job_url(item.job_id),
                     "can_retry": can_retry and item.state == BulkItemState.FAILED,
                 }
                 for item in items
             ],
+            "binds": any(item.bound for item in items),
             "attempts": attempts,
             "refresh": REFRESH_SECONDS if summary.status == "executing" else 0,
             "has_view_permission": True,

@@ -1,7 +1,9 @@
 """litejobs records (Django models), grouped by concern."""
 
 from .bulk import (
+    BULK_ITEM_JOB,
     UNFINISHED_BULK_ITEM,
+    UNFINISHED_ITEM_CONSTRAINT,
     BulkAction,
     BulkActionItem,
     BulkConfirmationAttempt,
@@ -24,6 +26,7 @@ from .webhooks import DeliveryState, WebhookDelivery, WebhookEndpoint
 from .workqueues import FINISHED_ITEM, LIVE_ITEM, WorkItem, WorkItemState
 
 __all__ = [
+    "BULK_ITEM_JOB",
     "CLAIMABLE",
     "FINISHED_ITEM",
     "LIVE",
@@ -31,6 +34,7 @@ __all__ = [
     "OCCURRENCE_FINISHED",
     "TERMINAL",
     "UNFINISHED_BULK_ITEM",
+    "UNFINISHED_ITEM_CONSTRAINT",
     "BulkAction",
     "BulkActionItem",
     "BulkConfirmationAttempt",

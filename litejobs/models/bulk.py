@@ -6,7 +6,8 @@ device, the digest of the previewed item set and the totals per currency. Its
 that item's outcome, written by the item's own job in the transaction that moved the money.
 Every confirmation attempt, right or wrong, leaves a ``BulkConfirmationAttempt``. Triggers keep
 all three honest: a confirmed action and an attempt never change, an item's confirmed amount
-never changes and a succeeded item never leaves ``succeeded``, and none of them is deleted.
+and bound values (who gets paid) never change and a succeeded item never leaves
+``succeeded``, and none of them is deleted.
 """
 
 import pgtrigger
@@ -24,8 +25,12 @@ class BulkItemState(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
-#: Items whose job has not reached an outcome yet.
+#: Items whose job has not reached an outcome yet: the only states an item executes in.
 UNFINISHED_BULK_ITEM = (BulkItemState.PENDING, BulkItemState.RETRYING)
+#: The job that executes one item of a confirmed bulk money action (``litejobs.bulk``).
+BULK_ITEM_JOB = "litejobs.bulk_item"
+#: At most one unfinished item per work item: its violation is a coded refusal, not a crash.
+UNFINISHED_ITEM_CONSTRAINT = "litejobs_bulkitem_unfinished_once"
 
 _DELETE_PROTECTED = "litejobs: bulk money records are an audit trail and are never deleted"
 
@@ -96,9 +101,12 @@ class BulkAction(models.Model):
 class BulkActionItem(models.Model):
     """One item of a confirmed bulk money action and its outcome.
 
-    ``job_id`` is the job that executes it (no foreign key: finished jobs are purged by
-    retention while this record stays). ``attempts`` counts the job's attempts that reached an
-    outcome; ``error`` is the last failure, ``note`` what the execute callable answered.
+    ``bound`` holds the values the action binds (``bind=``: the payee, the account — whatever
+    decides where the money goes) as the preview showed them and the code confirmed them; the
+    item executes only while the row still reads the same. ``job_id`` is the job that executes
+    it (no foreign key: finished jobs are purged by retention while this record stays).
+    ``attempts`` counts the job's attempts that reached an outcome; ``error`` is the last
+    failure, ``note`` what the execute callable answered.
     """
 
     id = models.BigAutoField(primary_key=True)
@@ -108,6 +116,11 @@ class BulkActionItem(models.Model):
     label = models.CharField(max_length=200, help_text="How the row read at confirmation.")
     amount = models.DecimalField(max_digits=24, decimal_places=6)
     currency = models.CharField(max_length=3)
+    bound = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What decides where the money goes (the action's bind=), as confirmed.",
+    )
     state = models.CharField(
         max_length=12, choices=BulkItemState.choices, db_default=BulkItemState.PENDING
     )
@@ -124,15 +137,14 @@ class BulkActionItem(models.Model):
         ordering = ["bulk_action_id", "id"]
         verbose_name = "bulk action item"
         verbose_name_plural = "bulk action items"
-        indexes = [
-            # "Is this work item already being paid?" (the preview excludes such items).
-            models.Index(
+        constraints = [
+            # One work item is paid by one unfinished item at a time (the preview leaves busy
+            # items out; this holds under races too, and answers "is it being paid?").
+            models.UniqueConstraint(
                 fields=["work_item_id"],
-                name="litejobs_bulkitem_unfinished",
+                name=UNFINISHED_ITEM_CONSTRAINT,
                 condition=Q(state__in=UNFINISHED_BULK_ITEM),
             ),
-        ]
-        constraints = [
             models.UniqueConstraint(
                 fields=["bulk_action", "work_item_id"], name="litejobs_bulkitem_once"
             ),
@@ -158,7 +170,15 @@ class BulkActionItem(models.Model):
             # What was confirmed for the item never changes; only its outcome does.
             pgtrigger.ReadOnly(
                 name="litejobs_bulkitem_confirmed",
-                fields=["bulk_action", "work_item_id", "object_id", "label", "amount", "currency"],
+                fields=[
+                    "bulk_action",
+                    "work_item_id",
+                    "object_id",
+                    "label",
+                    "amount",
+                    "currency",
+                    "bound",
+                ],
             ),
             _no_delete("litejobs_bulkitem_kept"),
         ]

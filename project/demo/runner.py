@@ -211,18 +211,16 @@ class DemoRunner:
 
     def announce_finance(self) -> None:
         """The payouts queue, the finance login and its TOTP device: the secret and otpauth URI
-        (deliberately printed: a demo device, so a person can add it to a phone or compute
-        codes), and where the admin draws its QR code for its owner."""
+        (deliberately printed here, on the terminal of whoever runs the demo, so a person can
+        add it to a phone or compute codes; the admin never shows a device's key)."""
         finance = self._finance
         if not finance:
             return
         login = f"{FINANCE_USERNAME}/{FINANCE_PASSWORD}"
         queue = self.url(reverse("admin:litejobs_workitem_queue", kwargs={"queue": "payouts"}))
-        qr = self.url(reverse("admin:otp_totp_totpdevice_config", kwargs={"pk": finance["pk"]}))
         self.say(f"  Payouts: {queue}  ({login}: tick payouts, preview, confirm with a code)")
         self.say(f"  Finance TOTP secret: {finance['secret']}  (device {finance['name']!r})")
-        self.say(f"  Finance otpauth URI: {finance['uri']}")
-        self.say(f"  Finance QR code: {qr}  (signed in as {FINANCE_USERNAME})")
+        self.say(f"  Finance otpauth URI: {finance['uri']}  (paste or scan into an authenticator)")
 
     def supervise(self) -> int:
         """Wait for a signal or a dead child; stop every child; answer the exit code."""

@@ -1,11 +1,11 @@
 """Payouts in the admin, read-only (finance releases them through the ``payouts`` queue), and
 the TOTP devices page narrowed to each user's own devices.
 
-django-otp's TOTP device admin draws a device's QR code (``django_otp.qr``) for anyone with the
-model's view permission. The demo lets finance open it to add their device to a phone, so it
-shows each non-superuser **only their own** devices. In production, enrol devices outside the
-admin session and set ``OTP_ADMIN_HIDE_SENSITIVE_DATA = True``: a session that can show the QR
-code can clone the phone.
+A session that can read a device's key (its QR code) can clone the phone, so the demo sets
+``OTP_ADMIN_HIDE_SENSITIVE_DATA = True`` (django-otp then never shows a saved key or QR code)
+and finance holds no TOTP device permission at all: ``make demo`` prints the device's secret
+in the terminal instead. Users who may view devices (administrators) see only their own unless
+they are superusers.
 """
 
 from django.contrib import admin
@@ -19,14 +19,14 @@ from .models import Payout
 
 @admin.register(Payout)
 class PayoutAdmin(ReadOnlyAdmin):
-    list_display = ("reference", "payee", "amount", "currency", "state", "paid_at")
+    list_display = ("reference", "payee", "account", "amount", "currency", "state", "paid_at")
     list_filter = ("state", "currency")
     search_fields = ("reference", "payee")
     readonly_fields = ("paid_by_bulk_action",)
 
 
 class OwnTOTPDeviceAdmin(TOTPDeviceAdmin):
-    """django-otp's TOTP device admin (with its QR code page), owner-only for non-superusers."""
+    """django-otp's TOTP device admin, owner-only for non-superusers."""
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request)

@@ -16,6 +16,9 @@ class Payout(models.Model):
 
     reference = models.CharField(max_length=20, unique=True)
     payee = models.CharField(max_length=100)
+    account = models.CharField(
+        max_length=34, default="", help_text="The payee's bank account (IBAN) it is paid to."
+    )
     amount = models.DecimalField(max_digits=12, decimal_places=2)
     currency = models.CharField(max_length=3, choices=[("EUR", "EUR"), ("USD", "USD")])
     state = models.CharField(max_length=10, choices=PayoutState.choices, default="pending")

@@ -2,8 +2,9 @@
 
 Payouts wait oldest first; anyone with ``payouts.review_payout`` sees the queue (and may hold
 or reject a payout by hand), but money moves only through ``payouts.release``: finance ticks
-payouts, reads the preview (every payout, its amount, the totals per currency) and confirms
-with the TOTP code of their phone. Each payout is then paid by its own job, once.
+payouts, reads the preview (every payout, its amount, its payee and account, the totals per
+currency) and confirms with the TOTP code of their phone. Each payout is then paid by its own
+job, once — and only to the payee and account the code confirmed.
 """
 
 from litejobs.bulk import bulk_money_action
@@ -33,6 +34,8 @@ release = bulk_money_action(
     "payouts.release",
     queue=payouts,
     amount=payout_amount,
+    # Who gets paid, and where: bound into the confirmation, re-checked before paying.
+    bind=("payee", "account"),
     execute=release_payout,
     permission="payouts.release_payout",
     label="Release payouts",

@@ -32,27 +32,27 @@ FINANCE_DEVICE_NAME = "finance phone"
 FINANCE_TOTP_KEY = b"litejobs-demo-phone!".hex()
 PAYOUT_COUNT = 240
 CURRENCIES = ("EUR", "EUR", "USD")
+#: The demo's sellers and the (made-up) bank accounts their payouts go to.
 PAYEES = (
-    "Atelier Nord",
-    "Blue Finch Books",
-    "Casa Verde",
-    "Delta Ceramics",
-    "Eastwood Prints",
-    "Fjord Outdoor",
-    "Granite & Oak",
-    "Harbor Tea Co.",
-    "Indigo Textiles",
-    "Juniper Labs",
+    ("Atelier Nord", "DE00 5001 0517 0000 0000 01"),
+    ("Blue Finch Books", "DE00 5001 0517 0000 0000 02"),
+    ("Casa Verde", "DE00 5001 0517 0000 0000 03"),
+    ("Delta Ceramics", "DE00 5001 0517 0000 0000 04"),
+    ("Eastwood Prints", "DE00 5001 0517 0000 0000 05"),
+    ("Fjord Outdoor", "DE00 5001 0517 0000 0000 06"),
+    ("Granite & Oak", "DE00 5001 0517 0000 0000 07"),
+    ("Harbor Tea Co.", "DE00 5001 0517 0000 0000 08"),
+    ("Indigo Textiles", "DE00 5001 0517 0000 0000 09"),
+    ("Juniper Labs", "DE00 5001 0517 0000 0000 10"),
 )
-#: What finance may do: see and work the payouts queue, release payouts, read the audit,
-#: and see their own TOTP device (with its QR code).
+#: What finance may do: see and work the payouts queue, release payouts and read the audit.
+#: Not their TOTP device: a session that can read the device's key can clone the phone.
 FINANCE_PERMISSIONS = (
     ("payouts", "review_payout"),
     ("payouts", "release_payout"),
     ("payouts", "view_payout"),
     ("litejobs", "view_bulkaction"),
     ("litejobs", "view_bulkconfirmationattempt"),
-    ("otp_totp", "view_totpdevice"),
 )
 
 
@@ -80,9 +80,11 @@ def seed_payouts(count: int = PAYOUT_COUNT, *, seed: int = 7) -> PayoutSeed:
     chance = random.Random(seed)  # noqa: S311 - demo data, reproducible on purpose
     now = clock.now()
     for number in range(1, count + 1):
+        payee, account = chance.choice(PAYEES)
         payout = Payout.objects.create(
             reference=f"PO-{number:04d}",
-            payee=chance.choice(PAYEES),
+            payee=payee,
+            account=account,
             amount=Decimal(round(10 ** chance.uniform(1.5, 3.6), 2)).quantize(Decimal("0.01")),
             currency=chance.choice(CURRENCIES),
             created_at=now - timedelta(minutes=chance.randrange(10, 14 * 24 * 60)),

@@ -17,7 +17,8 @@ def release_payout(payout: Payout, run) -> str:
     Idempotent on the item's key: the row is locked, and a payout already paid by this same
     bulk action answers so without paying again; one paid by another action is refused
     (``PayoutAlreadyPaid``, which fails the item at once). A real integration would call the
-    bank here with ``run.key`` as its idempotency key.
+    bank here with ``run.key`` as its idempotency key, paying ``run.bound["account"]``: the
+    account the code confirmed (litejobs checked the locked row still names it).
     """
     locked = Payout.objects.select_for_update().get(pk=payout.pk)
     if locked.state == PayoutState.PAID:

@@ -32,6 +32,7 @@ release_gated = bulk_money_action(
     "payouts.release_gated",
     queue="payouts",
     amount=payout_amount,
+    bind=("payee", "account"),
     execute=gated_release,
     permission="payouts.release_payout",
     label="Release payouts (gated, tests)",
