@@ -215,3 +215,28 @@ def check_bulk_actions(app_configs=None, **kwargs):
         )
         for code, module, message in bulk.problems()
     ]
+
+
+@checks.register("litejobs")
+def check_bulk_device_keys(app_configs=None, **kwargs):
+    """litejobs.W060: bulk money actions are declared while django-otp's admin still shows a
+    device's key and QR code (``OTP_ADMIN_HIDE_SENSITIVE_DATA`` is not True): a stolen admin
+    session that can read the key can clone the phone that confirms payments."""
+    from django.apps import apps
+    from django.conf import settings as django_settings
+
+    from . import bulk
+
+    if not bulk.all_actions() or not apps.is_installed("django_otp"):
+        return []
+    if getattr(django_settings, "OTP_ADMIN_HIDE_SENSITIVE_DATA", False) is True:
+        return []
+    return [
+        checks.Warning(
+            "Bulk money actions are confirmed with TOTP codes, but django-otp's admin shows a "
+            "device's key and QR code to anyone who may view devices.",
+            hint="Set OTP_ADMIN_HIDE_SENSITIVE_DATA = True in your settings, and enrol devices "
+            "outside the admin session (or only while adding them).",
+            id="litejobs.W060",
+        )
+    ]

@@ -793,3 +793,15 @@ def test_an_action_on_an_undeclared_queue_is_a_check_error(db):
     finally:
         bulk.unregister("tests.nowhere")
     assert not [e for e in run_checks(tags=["litejobs"]) if e.id == "litejobs.E012"]
+
+
+def test_a_warning_names_the_setting_that_hides_totp_keys_in_the_admin(db, settings):
+    def w060():
+        return [e for e in run_checks(tags=["litejobs"]) if e.id == "litejobs.W060"]
+
+    assert not w060()  # the demo's settings hide them
+    settings.OTP_ADMIN_HIDE_SENSITIVE_DATA = False
+    [warning] = w060()
+    assert "OTP_ADMIN_HIDE_SENSITIVE_DATA = True" in warning.hint
+    del settings.OTP_ADMIN_HIDE_SENSITIVE_DATA
+    assert len(w060()) == 1  # unset is django-otp's default: shown
