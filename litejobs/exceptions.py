@@ -157,8 +157,9 @@ class WebhookEndpointNotFound(LitejobsError, LookupError):
 
 class SignatureInvalid(LitejobsError, ValueError):
     """A received webhook's signature does not verify: ``webhook-signature-missing``,
-    ``webhook-signature-malformed``, ``webhook-signature-mismatch`` (wrong secret or altered
-    body) or ``webhook-signature-expired`` (outside the tolerance: a replay, or clock skew).
+    ``webhook-signature-malformed``, ``webhook-signature-mismatch`` (wrong secret, or an altered
+    body, delivery id or topic) or ``webhook-signature-expired`` (outside the tolerance: a
+    replay, or clock skew).
     Answer such a request with 400 and do not act on it."""
 
     code = "webhook-signature-invalid"

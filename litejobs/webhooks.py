@@ -3,12 +3,16 @@
 The relay creates one delivery job per (endpoint, message) for every enabled endpoint whose
 topics and tenant match a published message. The job POSTs the event as JSON, signed:
 
-    Litejobs-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">
+    Litejobs-Signature: t=<unix seconds>,v2=<hex HMAC-SHA256(secret, signed)>
     Litejobs-Event: <topic>
     Litejobs-Delivery: <delivery id, the same on every retry: deduplicate on it>
 
-Receivers check it with ``verify_signature(secret, header, body)`` (this module has no
-litejobs state a receiver needs, so another Django project can import just this function).
+where ``signed`` is ``"<t>\n<delivery id>\n<topic>\n"`` followed by the raw body: the MAC
+covers everything a receiver acts on — the time (replay window), the delivery id (which it
+deduplicates on: a captured request replayed under a new id does not verify), the topic (which
+it routes on) and the body. Receivers check it with ``verify_request(secret, request.headers,
+request.body)`` or ``verify_signature(secret, header, body, delivery=..., event=...)`` (this
+module has no litejobs state a receiver needs, so another Django project can import just these).
 
 A 2xx answer is a success and resets the endpoint's failure streak. Anything else (another
 status, a timeout, a refused connection) is a failed attempt: it is retried with the
@@ -27,10 +31,12 @@ import hmac
 import http.client
 import ipaddress
 import logging
+import re
 import secrets
 import socket
 import ssl
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -59,11 +65,13 @@ __all__ = [
     "DELIVERY_HEADER",
     "EVENT_HEADER",
     "SIGNATURE_HEADER",
+    "SignedDelivery",
     "create_endpoint",
     "deliver",
     "disable_endpoint",
     "enable_endpoint",
     "sign",
+    "verify_request",
     "verify_signature",
 ]
 
@@ -80,19 +88,88 @@ URL_MAX = 2000
 ANSWER_KEPT = 500
 #: Bytes of an answer read at most (the rest is not waited for).
 ANSWER_READ = 65536
+#: The signature scheme: ``v2`` signs the time, the delivery id, the topic and the body.
+SCHEME = "v2"
+#: Bounds of what a receiver reads from the headers before any HMAC is computed.
+SIGNATURE_HEADER_MAX = 2048
+SIGNATURES_MAX = 8
+_TIMESTAMP = re.compile(r"[0-9]{1,12}")  # ASCII digits only: int() also reads other scripts'
+_HEX_MAC = re.compile(r"[0-9a-f]{64}")
+_SIGNED_VALUE = re.compile(r"[\x21-\x7e]{1,200}")  # a delivery id or a topic: printable ASCII
+#: The longest wait a ``Retry-After`` answer may ask for (a delivery caps it at its retry
+#: policy's ``max`` too).
+RETRY_AFTER_MAX = timedelta(days=1)
+_RETRY_SECONDS = re.compile(r"[0-9]{1,20}")
 
 
 # Signing (both halves) ---------------------------------------------------------------------
 
 
-def _mac(secret: str, timestamp: int, body: bytes) -> str:
-    signed = str(timestamp).encode() + b"." + body
+def _mac(secret: str, timestamp: int, delivery: str, event: str, body: bytes) -> str:
+    signed = f"{timestamp}\n{delivery}\n{event}\n".encode() + body
     return hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
 
 
-def sign(secret: str, body: bytes, timestamp: int) -> str:
-    """The ``Litejobs-Signature`` header value for ``body`` sent at ``timestamp`` (unix s)."""
-    return f"t={int(timestamp)},v1={_mac(secret, int(timestamp), body)}"
+def _signed_value(value: Any, header: str) -> str:
+    """A delivery id or topic as it enters the MAC: 1-200 printable ASCII characters."""
+    text = "" if value is None else str(value)
+    if not _SIGNED_VALUE.fullmatch(text):
+        raise SignatureInvalid(
+            f"The request's {header} header is missing or not 1-200 printable ASCII "
+            "characters; litejobs signs it, so the request cannot be verified. Refuse it.",
+            code="webhook-signature-malformed",
+        )
+    return text
+
+
+def sign(secret: str, body: bytes, timestamp: int, *, delivery: Any, event: str) -> str:
+    """The ``Litejobs-Signature`` header value for ``body`` of delivery ``delivery`` and topic
+    ``event``, sent at ``timestamp`` (unix seconds)."""
+    delivery = _signed_value(delivery, DELIVERY_HEADER)
+    event = _signed_value(event, EVENT_HEADER)
+    return f"t={int(timestamp)},{SCHEME}={_mac(secret, int(timestamp), delivery, event, body)}"
+
+
+@dataclass(frozen=True)
+class SignedDelivery:
+    """What a verified request vouches for: when it was signed, its delivery id (deduplicate on
+    it) and its topic (route on it)."""
+
+    timestamp: int
+    delivery: str
+    event: str
+
+
+def verify_request(
+    secret: str,
+    headers: Mapping[str, str],
+    body: bytes | str,
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    now: datetime | float | None = None,
+) -> SignedDelivery:
+    """Check a received webhook from its headers (``request.headers``) and raw body; answers
+    the signed delivery id, topic and time, or raises ``SignatureInvalid``. See
+    ``verify_signature``."""
+    delivery, event = _header(headers, DELIVERY_HEADER), _header(headers, EVENT_HEADER)
+    timestamp = verify_signature(
+        secret,
+        _header(headers, SIGNATURE_HEADER),
+        body,
+        delivery=delivery,
+        event=event,
+        tolerance=tolerance,
+        now=now,
+    )
+    return SignedDelivery(timestamp, str(delivery), str(event))
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    value = headers.get(name)
+    if value is None:  # a plain dict: match the name case-insensitively, as HTTP does
+        wanted = name.lower()
+        value = next((v for k, v in headers.items() if str(k).lower() == wanted), None)
+    return value
 
 
 def verify_signature(
@@ -100,16 +177,20 @@ def verify_signature(
     header: str | None,
     body: bytes | str,
     *,
+    delivery: str | None,
+    event: str | None,
     tolerance: float = DEFAULT_TOLERANCE,
     now: datetime | float | None = None,
 ) -> int:
     """Check a received webhook: answers its timestamp, or raises ``SignatureInvalid``.
 
     ``header`` is the ``Litejobs-Signature`` value, ``body`` the raw request body (bytes, as
-    received: verify before parsing). The HMAC must match one ``v1`` entry (constant-time
-    comparison) and the timestamp be within ``tolerance`` seconds of ``now`` (default: the
-    current time), which limits how long a captured request can be replayed; deduplicate
-    deliveries on the ``Litejobs-Delivery`` header as well.
+    received: verify before parsing), ``delivery`` and ``event`` the ``Litejobs-Delivery`` and
+    ``Litejobs-Event`` values: the HMAC covers them, so a request replayed under another
+    delivery id, or relabelled with another topic, does not verify. The HMAC must match one
+    ``v2`` entry (constant-time comparison) and the timestamp be within ``tolerance`` seconds
+    of ``now`` (default: the current time), which limits how long a captured request can be
+    replayed; deduplicate on the delivery id within that window.
     """
     if not header:
         raise SignatureInvalid(
@@ -117,21 +198,11 @@ def verify_signature(
             "proxy dropped the header). Refuse it.",
             code="webhook-signature-missing",
         )
-    timestamp, candidates = None, []
-    for part in header.split(","):
-        name, _, value = part.strip().partition("=")
-        if name == "t" and value.isdigit():
-            timestamp = int(value)
-        elif name == "v1" and value:
-            candidates.append(value)
-    if timestamp is None or not candidates:
-        raise SignatureInvalid(
-            f"The {SIGNATURE_HEADER} header is not 't=<unix seconds>,v1=<hex>'. Refuse the "
-            "request.",
-            code="webhook-signature-malformed",
-        )
+    timestamp, candidates = _parse_signature(header)
+    delivery = _signed_value(delivery, DELIVERY_HEADER)
+    event = _signed_value(event, EVENT_HEADER)
     raw = body.encode() if isinstance(body, str) else bytes(body)
-    expected = _mac(secret, timestamp, raw)
+    expected = _mac(secret, timestamp, delivery, event, raw)
     if not any(hmac.compare_digest(expected, candidate) for candidate in candidates):
         raise SignatureInvalid(
             "The signature does not match the body: the body was altered, or it was signed "
@@ -149,6 +220,36 @@ def verify_signature(
             code="webhook-signature-expired",
         )
     return timestamp
+
+
+def _parse_signature(header: str) -> tuple[int, list[str]]:
+    """``t=<unix seconds>,v2=<hex>[,v2=<hex>...]`` as (timestamp, candidate MACs); anything
+    else — other digits than ASCII, an over-long header or timestamp, no ``v2`` — is refused
+    before any HMAC is computed. Entries of other schemes are ignored."""
+    malformed = SignatureInvalid(
+        f"The {SIGNATURE_HEADER} header is not 't=<unix seconds>,{SCHEME}=<64 hex digits>' (a "
+        f"sender signing another scheme, such as the older v1, is refused too). Refuse the "
+        "request.",
+        code="webhook-signature-malformed",
+    )
+    if len(header) > SIGNATURE_HEADER_MAX:
+        raise malformed
+    timestamps, candidates = [], []
+    for part in header.split(","):
+        name, _, value = part.strip().partition("=")
+        if name == "t":
+            timestamps.append(value)
+        elif name == SCHEME:
+            candidates.append(value)
+    if (
+        len(timestamps) != 1
+        or not _TIMESTAMP.fullmatch(timestamps[0])
+        or not candidates
+        or len(candidates) > SIGNATURES_MAX
+        or not all(_HEX_MAC.fullmatch(candidate) for candidate in candidates)
+    ):
+        raise malformed
+    return int(timestamps[0]), candidates
 
 
 # The address policy ------------------------------------------------------------------------
@@ -493,20 +594,32 @@ def post(target: Target, body: bytes, headers: dict[str, str], timeout: float) -
         connection.close()
 
 
-def retry_after(value: str | None, now: datetime) -> timedelta | None:
-    """A ``Retry-After`` value (seconds, or an HTTP date) as a delay from ``now``."""
+def retry_after(
+    value: str | None, now: datetime, *, cap: timedelta = RETRY_AFTER_MAX
+) -> timedelta | None:
+    """A ``Retry-After`` value (ASCII seconds, or an HTTP date) as a delay from ``now``, at
+    most ``cap`` (and at most ``RETRY_AFTER_MAX``); ``None`` for anything else, which the
+    retry policy's backoff then replaces. A hostile receiver cannot park a delivery forever."""
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
-        return timedelta(seconds=int(value))
+    cap = min(cap, RETRY_AFTER_MAX)
+    if _RETRY_SECONDS.fullmatch(value):
+        seconds = int(value)
+        return cap if seconds >= cap.total_seconds() else timedelta(seconds=seconds)
+    if not value.isascii() or len(value) > 64:
+        return None
     try:
         when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return max(when - now, timedelta(0))
+    try:
+        wait = when - now
+    except OverflowError:
+        return cap
+    return min(max(wait, timedelta(0)), cap)
 
 
 def _describe(error: BaseException) -> str:
@@ -574,7 +687,7 @@ def deliver(
     headers = {
         "Content-Type": "application/json",
         "User-Agent": f"litejobs/{__version__}",
-        SIGNATURE_HEADER: sign(endpoint.secret, body, timestamp),
+        SIGNATURE_HEADER: sign(endpoint.secret, body, timestamp, delivery=delivery_id, event=topic),
         EVENT_HEADER: topic,
         DELIVERY_HEADER: str(delivery_id),
     }
@@ -604,9 +717,9 @@ def deliver(
         return {"status": answer.status}
     if answer is not None:
         failure = f"HTTP {answer.status}" + (f": {answer.text}" if answer.text else "")
-    wait = retry_after(answer.retry_after, now) if answer is not None else None
-    if wait is not None:
-        wait = min(wait, deliver.retry.max)
+    wait = None
+    if answer is not None:
+        wait = retry_after(answer.retry_after, now, cap=deliver.retry.max)
     disabled = _failed(
         endpoint,
         delivery,

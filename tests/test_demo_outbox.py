@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from litejobs.models import Job, JobState, OutboxMessage, WebhookDelivery
 from litejobs.relay import OutboxRelay
-from litejobs.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, deliver, sign
+from litejobs.webhooks import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, deliver, sign
 from project.orders.jobs import ask_warehouse_to_ship
 from project.orders.services import place_order
 from project.partners.endpoint import ensure_endpoint
@@ -20,15 +20,38 @@ from project.partners.models import ReceivedWebhook
 RECEIVER = reverse("partner-webhooks")
 
 
-def signed_post(client, clock, body: dict, *, delivery="1", secret=None, at=None, raw=None):
+def signed_post(
+    client,
+    clock,
+    body: dict,
+    *,
+    delivery="1",
+    secret=None,
+    at=None,
+    raw=None,
+    sent_delivery=None,
+    sent_event=None,
+):
+    """POST ``body`` signed as litejobs signs it; ``raw``, ``sent_delivery`` and ``sent_event``
+    replace what is sent after signing (a tampered or replayed request)."""
     raw = raw if raw is not None else json.dumps(body).encode()
     stamp = int((at or clock.now()).timestamp())
-    header = sign(secret or django_settings.DEMO_WEBHOOK_SECRET, json.dumps(body).encode(), stamp)
+    header = sign(
+        secret or django_settings.DEMO_WEBHOOK_SECRET,
+        json.dumps(body).encode(),
+        stamp,
+        delivery=delivery,
+        event=body["topic"],
+    )
     return client.post(
         RECEIVER,
         data=raw,
         content_type="application/json",
-        headers={SIGNATURE_HEADER: header, DELIVERY_HEADER: delivery},
+        headers={
+            SIGNATURE_HEADER: header,
+            DELIVERY_HEADER: sent_delivery or delivery,
+            EVENT_HEADER: sent_event or body["topic"],
+        },
     )
 
 
@@ -53,6 +76,9 @@ def test_the_partner_stores_a_verified_delivery_once(client, clock):
         ({"raw": json.dumps({**EVENT, "data": {"a": 2}}).encode()}, "webhook-signature-mismatch"),
         ({"secret": "whsec_somebody_else_entirely"}, "webhook-signature-mismatch"),
         ({"at": "expired"}, "webhook-signature-expired"),
+        # A captured delivery replayed under a new delivery id, or relabelled with a topic.
+        ({"sent_delivery": "2"}, "webhook-signature-mismatch"),
+        ({"sent_event": "orders.refunded"}, "webhook-signature-mismatch"),
     ],
 )
 def test_the_partner_refuses_what_does_not_verify(client, clock, tamper, code):
@@ -62,6 +88,15 @@ def test_the_partner_refuses_what_does_not_verify(client, clock, tamper, code):
     assert response.status_code == 400
     assert response.json() == {"error": code}
     assert not ReceivedWebhook.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.django_db
+def test_a_replay_under_a_new_delivery_id_is_not_stored_twice(client, clock):
+    assert signed_post(client, clock, EVENT).content == b"stored"
+    replay = signed_post(client, clock, EVENT, sent_delivery="999")  # inside the window
+    assert (replay.status_code, replay.json()) == (400, {"error": "webhook-signature-mismatch"})
+    assert list(ReceivedWebhook.objects.values_list("delivery", flat=True)) == ["1"]
 
 
 @pytest.mark.django_db

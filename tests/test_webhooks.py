@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from datetime import timedelta
@@ -26,13 +27,16 @@ from litejobs.relay import OutboxRelay
 from litejobs.webhooks import (
     DELIVERY_HEADER,
     EVENT_HEADER,
+    RETRY_AFTER_MAX,
     SIGNATURE_HEADER,
+    SignedDelivery,
     create_endpoint,
     deliver,
     disable_endpoint,
     enable_endpoint,
     retry_after,
     sign,
+    verify_request,
     verify_signature,
 )
 
@@ -116,12 +120,50 @@ def delivery_job(delivery: WebhookDelivery) -> Job:
 # Signatures --------------------------------------------------------------------------------
 
 
+DELIVERY, TOPIC = "41", "orders.paid"
+
+
+def signed(secret: str, body: bytes, timestamp: int, *, delivery=DELIVERY, event=TOPIC) -> str:
+    return sign(secret, body, timestamp, delivery=delivery, event=event)
+
+
+def verify(header, body, now, *, delivery=DELIVERY, event=TOPIC, **options) -> int:
+    return verify_signature(
+        SECRET, header, body, delivery=delivery, event=event, now=now, **options
+    )
+
+
 def test_a_signature_verifies_and_answers_its_timestamp():
     body = b'{"id":1,"topic":"orders.paid"}'
-    header = sign(SECRET, body, 1_800_000_000)
-    assert header.startswith("t=1800000000,v1=")
-    assert verify_signature(SECRET, header, body, now=1_800_000_100) == 1_800_000_000
-    assert verify_signature(SECRET, header, body.decode(), now=1_800_000_000) == 1_800_000_000
+    header = signed(SECRET, body, 1_800_000_000)
+    assert header.startswith("t=1800000000,v2=")
+    assert verify(header, body, 1_800_000_100) == 1_800_000_000
+    assert verify(header, body.decode(), 1_800_000_000) == 1_800_000_000
+    headers = {SIGNATURE_HEADER: header, DELIVERY_HEADER: DELIVERY, EVENT_HEADER: TOPIC}
+    assert verify_request(SECRET, headers, body, now=1_800_000_000) == SignedDelivery(
+        1_800_000_000, DELIVERY, TOPIC
+    )
+    lower = {name.lower(): value for name, value in headers.items()}  # any header case
+    assert verify_request(SECRET, lower, body, now=1_800_000_000).delivery == DELIVERY
+
+
+def test_the_signature_covers_the_delivery_id_and_the_topic():
+    """What receivers deduplicate and route on is signed: a captured request replayed under a
+    new delivery id inside the window, or relabelled with another topic, does not verify."""
+    body = b'{"id":1}'
+    header = signed(SECRET, body, 1_800_000_000)
+    for changed in ({"delivery": "42"}, {"event": "orders.refunded"}):
+        with pytest.raises(SignatureInvalid) as refused:
+            verify(header, body, 1_800_000_000, **changed)
+        assert refused.value.code == "webhook-signature-mismatch"
+    # The pieces cannot slide into each other (each ends at a newline).
+    assert signed(SECRET, b"x", 1, delivery="4", event="a.b") != signed(
+        SECRET, b"x", 1, delivery="4", event="a"
+    )
+    for missing in ({"delivery": None}, {"event": ""}, {"delivery": "4 2"}, {"event": "a\nb"}):
+        with pytest.raises(SignatureInvalid) as refused:
+            verify(header, body, 1_800_000_000, **missing)
+        assert refused.value.code == "webhook-signature-malformed"
 
 
 @pytest.mark.parametrize(
@@ -129,47 +171,66 @@ def test_a_signature_verifies_and_answers_its_timestamp():
     [
         (None, b"{}", 1_800_000_000, "webhook-signature-missing"),
         ("", b"{}", 1_800_000_000, "webhook-signature-missing"),
-        ("v1=abc", b"{}", 1_800_000_000, "webhook-signature-malformed"),
+        ("v2=" + "a" * 64, b"{}", 1_800_000_000, "webhook-signature-malformed"),
         ("t=1800000000", b"{}", 1_800_000_000, "webhook-signature-malformed"),
-        ("t=soon,v1=abc", b"{}", 1_800_000_000, "webhook-signature-malformed"),
+        ("t=soon,v2=" + "a" * 64, b"{}", 1_800_000_000, "webhook-signature-malformed"),
+        # The older scheme (no delivery id, no topic) is not accepted.
+        ("t=1800000000,v1=" + "a" * 64, b"{}", 1_800_000_000, "webhook-signature-malformed"),
+        # Digits of other scripts, which int() reads: ASCII only.
+        ("t=\u0661\u0668" + "0" * 8 + ",v2=" + "a" * 64, b"{}", 1, "webhook-signature-malformed"),
+        ("t=\u00b2,v2=" + "a" * 64, b"{}", 1, "webhook-signature-malformed"),
+        # Unbounded values are refused before any arithmetic on them.
+        ("t=" + "9" * 5000 + ",v2=" + "a" * 64, b"{}", 1, "webhook-signature-malformed"),
+        ("t=" + "9" * 13 + ",v2=" + "a" * 64, b"{}", 1, "webhook-signature-malformed"),
+        ("t=1800000000" + ",v2=" + "a" * 64 * 40, b"{}", 1, "webhook-signature-malformed"),
+        ("t=1800000000" + ",v2=" + "a" * 64 * 9, b"{}", 1, "webhook-signature-malformed"),
+        ("t=1800000000,t=1800000001,v2=" + "a" * 64, b"{}", 1, "webhook-signature-malformed"),
+        ("t=1800000000,v2=XYZ", b"{}", 1, "webhook-signature-malformed"),
         # A tampered body.
         (
-            sign(SECRET, b'{"amount":1}', 1_800_000_000),
+            signed(SECRET, b'{"amount":1}', 1_800_000_000),
             b'{"amount":9}',
             1_800_000_000,
             "webhook-signature-mismatch",
         ),
         # Another secret.
         (
-            sign("whsec_another_secret_entirely", b"{}", 1_800_000_000),
+            signed("whsec_another_secret_entirely", b"{}", 1_800_000_000),
             b"{}",
             1_800_000_000,
             "webhook-signature-mismatch",
         ),
         # A tampered timestamp (the MAC covers it).
         (
-            sign(SECRET, b"{}", 1_800_000_000).replace("t=1800000000", "t=1800000100"),
+            signed(SECRET, b"{}", 1_800_000_000).replace("t=1800000000", "t=1800000100"),
             b"{}",
             1_800_000_100,
             "webhook-signature-mismatch",
         ),
         # Expired: replayed six minutes later, and a timestamp from the future.
-        (sign(SECRET, b"{}", 1_800_000_000), b"{}", 1_800_000_360, "webhook-signature-expired"),
-        (sign(SECRET, b"{}", 1_800_000_400), b"{}", 1_800_000_000, "webhook-signature-expired"),
+        (signed(SECRET, b"{}", 1_800_000_000), b"{}", 1_800_000_360, "webhook-signature-expired"),
+        (signed(SECRET, b"{}", 1_800_000_400), b"{}", 1_800_000_000, "webhook-signature-expired"),
     ],
 )
 def test_a_bad_signature_is_refused_with_a_stable_code(header, body, now, code):
     with pytest.raises(SignatureInvalid) as refused:
-        verify_signature(SECRET, header, body, now=now)
+        verify(header, body, now)
     assert refused.value.code == code
     assert SECRET not in str(refused.value)
 
 
 def test_the_tolerance_is_the_receivers_choice_and_rotated_secrets_verify():
-    header = sign(SECRET, b"{}", 1_800_000_000)
-    assert verify_signature(SECRET, header, b"{}", now=1_800_000_900, tolerance=1000)
-    rotated = header + ",v1=" + sign("whsec_the_next_secret_value", b"{}", 1_800_000_000)[-64:]
-    assert verify_signature("whsec_the_next_secret_value", rotated, b"{}", now=1_800_000_000)
+    header = signed(SECRET, b"{}", 1_800_000_000)
+    assert verify(header, b"{}", 1_800_000_900, tolerance=1000)
+    rotated = header + ",v2=" + signed("whsec_the_next_secret_value", b"{}", 1_800_000_000)[-64:]
+    assert verify_signature(
+        "whsec_the_next_secret_value",
+        rotated,
+        b"{}",
+        delivery=DELIVERY,
+        event=TOPIC,
+        now=1_800_000_000,
+    )
 
 
 def test_retry_after_reads_seconds_and_http_dates(clock):
@@ -183,6 +244,19 @@ def test_retry_after_reads_seconds_and_http_dates(clock):
     )
     assert retry_after("soon", now) is None
     assert retry_after(None, now) is None
+
+
+def test_retry_after_reads_ascii_digits_only_and_is_bounded(clock):
+    now = clock.now()
+    for unicode_digits in ("\u0663", "\u00b2", "\uff13\uff10", "1\u0663"):
+        assert retry_after(unicode_digits, now) is None  # the policy's backoff then
+    assert retry_after("99999999999", now) == RETRY_AFTER_MAX
+    assert retry_after("9" * 20, now) == RETRY_AFTER_MAX
+    assert retry_after("9" * 21, now) is None
+    assert retry_after("7200", now, cap=timedelta(hours=1)) == timedelta(hours=1)
+    far = format_datetime(now.replace(year=9999), usegmt=True)
+    assert retry_after(far, now) == RETRY_AFTER_MAX
+    assert retry_after("Fri, 31 Dec 99999 23:59:59 GMT", now) is None
 
 
 # Endpoints and the address policy ----------------------------------------------------------
@@ -286,8 +360,8 @@ def test_a_delivery_is_signed_and_verifies_at_the_receiver(clock, local, receive
     [request] = receiver.requests
     headers = request["headers"]
     delivery = WebhookDelivery.objects.get()
-    assert verify_signature(SECRET, headers[SIGNATURE_HEADER], request["body"]) == int(
-        clock.now().timestamp()
+    assert verify_request(SECRET, headers, request["body"]) == SignedDelivery(
+        int(clock.now().timestamp()), str(delivery.pk), "test.webhook-only"
     )
     assert headers[EVENT_HEADER] == "test.webhook-only"
     assert headers[DELIVERY_HEADER] == str(delivery.pk)
@@ -300,9 +374,11 @@ def test_a_delivery_is_signed_and_verifies_at_the_receiver(clock, local, receive
         "created_at": clock.now().isoformat(),
         "data": {"order": 3, "total": "9.90"},
     }
-    # A body altered on the way fails verification.
+    # A body altered on the way, or the request replayed under another delivery id, fails.
     with pytest.raises(SignatureInvalid):
-        verify_signature(SECRET, headers[SIGNATURE_HEADER], request["body"].replace(b"9.90", b"0"))
+        verify_request(SECRET, headers, request["body"].replace(b"9.90", b"0"))
+    with pytest.raises(SignatureInvalid):
+        verify_request(SECRET, {**headers, DELIVERY_HEADER: "999"}, request["body"])
 
     assert delivery.state == DeliveryState.DELIVERED
     assert (delivery.attempts, delivery.last_status, delivery.message_id) == (1, 200, message_id)
@@ -356,6 +432,36 @@ def test_retry_after_seconds_sets_the_next_attempt(clock, local, receiver, run_w
     delivery.refresh_from_db()
     assert (delivery.state, delivery.attempts, delivery.last_status) == ("delivered", 2, 200)
     assert len(receiver.requests) == 2
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("value", ["9" * 30, "99999999999", "\u00b2"])
+def test_a_hostile_retry_after_is_a_counted_failure_and_its_wait_is_bounded(
+    clock, settings, receiver, run_worker, value
+):
+    """Huge or non-ASCII values neither crash the delivery (which would skip counting the
+    failure, so the endpoint would never be disabled) nor park it beyond the policy's max."""
+    settings.LITEJOBS = {**LOCAL, "WEBHOOK_MAX_FAILURES": 1}
+    endpoint = create_endpoint(receiver.url(), ["test.webhook-only"], secret=SECRET)
+    receiver.answers = [(503, {"Retry-After": value}, b"")]
+    stage("test.webhook-only", {"n": 1})
+    publish_and_deliver(run_worker)
+
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.attempts, delivery.last_status) == (1, 503)
+    endpoint.refresh_from_db()
+    assert endpoint.consecutive_failures == 1 and not endpoint.enabled  # disabled after 1
+    assert delivery.state == DeliveryState.DEAD
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_retry_after_past_the_policys_max_waits_the_max(clock, local, receiver, run_worker):
+    create_endpoint(receiver.url(), ["test.webhook-only"], secret=SECRET)
+    receiver.answers = [(429, {"Retry-After": "99999999999"}, b"")]
+    stage("test.webhook-only", {"n": 1})
+    publish_and_deliver(run_worker)
+    job = delivery_job(WebhookDelivery.objects.get())
+    assert job.run_at == clock.now() + deliver.retry.max  # 2h, not three thousand years
 
 
 @pytest.mark.django_db(transaction=True)
@@ -457,6 +563,48 @@ def test_the_address_is_checked_again_at_delivery(clock, settings, receiver, run
     assert delivery_job(delivery).state == JobState.DEAD
     endpoint.refresh_from_db()
     assert endpoint.consecutive_failures == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_dns_rebind_after_the_check_cannot_reach_an_internal_address(
+    clock, receiver, run_worker, monkeypatch
+):
+    """The host is resolved once per delivery and the connection goes to the address that was
+    checked. Here DNS answers a public address to that one lookup and 127.0.0.1 to any later
+    one (a rebind), where a receiver listens: it must never be reached. No packet goes to the
+    public address either: the test refuses that connection before it is made."""
+    host, public, port = "rebind.example", "93.184.215.14", receiver.server.server_address[1]
+    answers, lookups, connected = [], [], []
+    real_getaddrinfo, real_connect = socket.getaddrinfo, socket.socket.connect
+
+    def rebinding_dns(name, *args, **kwargs):
+        if name != host:
+            return real_getaddrinfo(name, *args, **kwargs)
+        address = answers.pop(0) if answers else "127.0.0.1"
+        lookups.append(address)
+        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (address, port))]
+
+    def connect(sock, address):
+        if address[0] == public:
+            connected.append(address)
+            raise ConnectionRefusedError(111, "refused by the test: no traffic leaves")
+        return real_connect(sock, address)
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding_dns)
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    answers.append(public)
+    create_endpoint(f"http://{host}:{port}/hooks", ["test.webhook-only"], secret=SECRET)
+    stage("test.webhook-only", {"n": 1})
+    answers.append(public)  # the delivery's check sees a public address ...
+    lookups.clear()
+    publish_and_deliver(run_worker)  # ... and any second lookup would answer 127.0.0.1
+
+    assert receiver.requests == []  # the rebound address was never reached
+    assert lookups == [public]  # one lookup per delivery
+    assert connected == [(public, port)]  # the connection went to the checked address
+    delivery = WebhookDelivery.objects.get()
+    assert delivery.state == DeliveryState.FAILED
+    assert "ConnectionRefusedError" in delivery.last_error
 
 
 @pytest.mark.django_db(transaction=True)

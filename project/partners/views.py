@@ -1,9 +1,10 @@
 """The demo partner's webhook endpoint: verify the signature, then record the event once.
 
 This is what a receiver of litejobs webhooks writes: read the raw body, verify it with
-``litejobs.webhooks.verify_signature`` and the endpoint's secret before parsing it, answer 400
-to anything that does not verify, and deduplicate on the ``Litejobs-Delivery`` header (a
-delivery is retried until it is answered 2xx, so the same one may arrive twice).
+``litejobs.webhooks.verify_request`` and the endpoint's secret before parsing it, answer 400
+to anything that does not verify, and deduplicate on the delivery id the signature vouches for
+(a delivery is retried until it is answered 2xx, so the same one may arrive twice; a captured
+request replayed under a new ``Litejobs-Delivery`` id does not verify).
 """
 
 import json
@@ -16,7 +17,7 @@ from django.views.decorators.http import require_POST
 
 from litejobs import clock
 from litejobs.exceptions import SignatureInvalid
-from litejobs.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, verify_signature
+from litejobs.webhooks import verify_request
 
 from .models import ReceivedWebhook
 
@@ -27,26 +28,21 @@ def receive_webhook(request):
     """Answer 200 once the delivery is stored (or was already), 400 when it does not verify."""
     body = request.body
     try:
-        signed_at = verify_signature(
-            settings.DEMO_WEBHOOK_SECRET, request.headers.get(SIGNATURE_HEADER), body
-        )
+        signed = verify_request(settings.DEMO_WEBHOOK_SECRET, request.headers, body)
     except SignatureInvalid as error:
         return JsonResponse({"error": error.code}, status=400)
-    delivery = request.headers.get(DELIVERY_HEADER, "")
     try:
         event = json.loads(body)
-        event_id, topic, data = int(event["id"]), str(event["topic"]), event["data"]
+        event_id, data = int(event["id"]), event["data"]
     except (ValueError, KeyError, TypeError):
         return JsonResponse({"error": "body-invalid"}, status=400)
-    if not delivery:
-        return JsonResponse({"error": "delivery-missing"}, status=400)
     _, created = ReceivedWebhook.objects.get_or_create(
-        delivery=delivery[:50],
+        delivery=signed.delivery[:50],
         defaults={
             "event_id": event_id,
-            "topic": topic[:200],
+            "topic": signed.event,
             "data": data,
-            "signed_at": datetime.fromtimestamp(signed_at, tz=UTC),
+            "signed_at": datetime.fromtimestamp(signed.timestamp, tz=UTC),
             "received_at": clock.now(),
         },
     )
