@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 from django.contrib.auth.models import Permission, User
@@ -110,6 +111,34 @@ def test_an_endpoint_added_in_the_admin_is_validated_and_gets_a_secret(
     assert endpoint.url.endswith("/v2") and endpoint.secret.startswith("whsec_")
     short = admin_client.post(change, {"url": endpoint.url, "topics": ["*"], "secret": "short"})
     assert "webhook-secret-invalid" in short.content.decode()
+
+
+def test_the_saved_secret_is_never_shown_and_a_blank_keeps_it(admin_client, clock, settings):
+    settings.LITEJOBS = {"WEBHOOK_ALLOWED_HOSTS": ["127.0.0.1"]}
+    endpoint = create_endpoint("http://127.0.0.1:9/hooks", ["*"])
+    change = reverse("admin:litejobs_webhookendpoint_change", args=[endpoint.pk])
+    page = admin_client.get(change).content.decode()
+    assert endpoint.secret not in page
+    assert 'type="password"' in page and 'name="secret"' in page
+
+    kept = admin_client.post(change, {"url": endpoint.url, "topics": ["*"], "secret": ""})
+    assert kept.status_code == 302
+    assert WebhookEndpoint.objects.get().secret == endpoint.secret
+    refused = admin_client.post(change, {"url": "http://10.0.0.5/x", "topics": ["*"]})
+    assert endpoint.secret not in refused.content.decode()  # not on a re-rendered form either
+    rotated = "whsec_rotated_secret_of_enough_length"
+    admin_client.post(change, {"url": endpoint.url, "topics": ["*"], "secret": rotated})
+    assert WebhookEndpoint.objects.get().secret == rotated
+    assert rotated not in admin_client.get(change).content.decode()
+
+    # A new endpoint's form proposes a fresh secret to copy before saving; it is the one saved.
+    add = admin_client.get(reverse("admin:litejobs_webhookendpoint_add")).content.decode()
+    proposed = re.search(r'name="secret" value="(whsec_[^"]+)"', add).group(1)
+    admin_client.post(
+        reverse("admin:litejobs_webhookendpoint_add"),
+        {"url": "http://127.0.0.1:9/new", "topics": ["*"], "secret": proposed},
+    )
+    assert WebhookEndpoint.objects.get(url__endswith="/new").secret == proposed
 
 
 def test_endpoints_are_disabled_with_a_reason_and_enabled_again(admin_client, clock):

@@ -174,7 +174,13 @@ class OutboxMessageAdmin(ReadOnlyAdmin):
 
 
 class EndpointForm(forms.ModelForm):
-    """An endpoint as an operator writes it: topics chosen among the declared ones."""
+    """An endpoint as an operator writes it: topics chosen among the declared ones, and a
+    write-only secret.
+
+    A saved secret is never rendered (a page, a screenshot or a cached response would give the
+    key that signs every event): the change form shows an empty password field, and leaving it
+    empty keeps the current secret. The add form proposes a freshly generated one to copy to
+    the receiver before saving."""
 
     # Explicit scheme: a URL typed without one is https (Django 5.2 and 6 agree then).
     url = forms.URLField(
@@ -188,8 +194,9 @@ class EndpointForm(forms.ModelForm):
     secret = forms.CharField(
         required=False,
         max_length=webhooks.SECRET_MAX,
-        help_text="The signing secret the receiver verifies with. Leave empty to have one "
-        "generated (shown on this page after saving).",
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="The signing secret the receiver verifies with. It is never shown again once "
+        "saved: leave this empty to keep the current one, or type a new one to rotate it.",
     )
 
     class Meta:
@@ -209,6 +216,15 @@ class EndpointForm(forms.ModelForm):
                 choices.append((stale, f"{stale} (no longer declared)"))
         if "topics" in self.fields:  # absent from a viewer's read-only form
             self.fields["topics"].choices = choices
+        if "secret" in self.fields:
+            self.initial.pop("secret", None)  # never the saved one, whatever the widget
+            if self.instance.pk is None:  # a new endpoint: propose one to copy now
+                self.fields["secret"].widget = forms.TextInput(attrs={"autocomplete": "off"})
+                self.fields["secret"].initial = webhooks.new_secret()
+                self.fields["secret"].help_text = (
+                    "The signing secret the receiver verifies with: copy this generated one to "
+                    "the receiver now (or type your own). It is never shown again once saved."
+                )
 
     def clean_secret(self) -> str:
         """Empty: generate one (new endpoints) or keep the current one (existing)."""
