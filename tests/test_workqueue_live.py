@@ -9,10 +9,11 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AnonymousUser, Permission
 from django.db import connection
 
-from litejobs import live, workqueues
+from litejobs import consumers, live, workqueues
 from litejobs.routing import websocket_path, websocket_urlpatterns
 from tests.workqueue_helpers import make_dispute, reviewers
 
@@ -126,6 +127,61 @@ def test_only_users_who_may_work_the_queue_get_a_socket(clock, reviewers):
             await socket.disconnect()
 
     async_to_sync(scenario)()
+
+
+@pytest.mark.parametrize("revoke", ["deactivate", "remove-permission"])
+def test_a_user_who_loses_the_queue_stops_receiving_and_the_socket_closes(
+    clock, reviewers, monkeypatch, revoke
+):
+    alice, bob, _ = reviewers
+    item = workqueues.enqueue_item("disputes", make_dispute())
+    monkeypatch.setattr(consumers, "PERMISSION_RECHECK", 0)  # read it again for every event
+
+    def take_away_from_bob():
+        if revoke == "deactivate":
+            get_user_model().objects.filter(pk=bob.pk).update(is_active=False)
+        else:
+            bob.user_permissions.remove(
+                Permission.objects.get(
+                    content_type__app_label="payments", codename="review_dispute"
+                )
+            )
+
+    async def scenario():
+        watching = await open_page(alice, [item.pk])
+        socket = await open_page(bob, [item.pk])
+        await database_sync_to_async(take_away_from_bob)()  # bob's scope user still says yes
+        await database_sync_to_async(workqueues.claim)(item.pk, alice)
+        assert await socket.receive_output(timeout=5) == {
+            "type": "websocket.close",
+            "code": consumers.CLOSE_FORBIDDEN,
+        }
+        # alice, still allowed, keeps receiving.
+        assert (await watching.receive_json_from(timeout=5))["holder"] == "alice"
+        await watching.disconnect()
+        await eventually(lambda: listen_connections() == 0)
+
+    async_to_sync(scenario)()
+
+
+def test_the_permission_is_read_again_at_most_every_few_seconds(clock, reviewers, monkeypatch):
+    alice, bob, _ = reviewers
+    item = workqueues.enqueue_item("disputes", make_dispute())
+    reads = []
+    monkeypatch.setattr(consumers, "PERMISSION_RECHECK", 60)
+    real = consumers._still_allowed
+    monkeypatch.setattr(consumers, "_still_allowed", lambda *a: reads.append(a) or real(*a))
+
+    async def scenario():
+        socket = await open_page(bob, [item.pk])
+        await database_sync_to_async(workqueues.claim)(item.pk, alice)
+        await database_sync_to_async(workqueues.release)(item.pk, alice)
+        for _ in range(2):
+            await socket.receive_json_from(timeout=5)
+        await socket.disconnect()
+
+    async_to_sync(scenario)()
+    assert reads == []  # within PERMISSION_RECHECK of the last read: no query per event
 
 
 def test_one_listen_connection_serves_every_page_of_a_process(clock, reviewers):
