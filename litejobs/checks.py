@@ -240,3 +240,24 @@ def check_bulk_device_keys(app_configs=None, **kwargs):
             id="litejobs.W060",
         )
     ]
+
+
+@checks.register("litejobs")
+def check_metrics_token(app_configs=None, **kwargs):
+    """litejobs.E060: ``LITEJOBS['METRICS_TOKEN']`` is neither None nor a string of at least
+    32 characters (the token is not quoted)."""
+    from .conf import METRICS_TOKEN_MIN
+
+    token = settings.METRICS_TOKEN
+    if token is None or settings.metrics_token() is not None:
+        return []
+    return [
+        checks.Error(
+            f"LITEJOBS['METRICS_TOKEN'] must be None or a string of at least "
+            f"{METRICS_TOKEN_MIN} characters (got a {type(token).__name__}"
+            f"{f' of {len(token)} characters' if isinstance(token, str) else ''}).",
+            hint='Generate one, e.g. python -c "import secrets; print(secrets.token_urlsafe(32))", '
+            "and give it to the scraper; or leave it unset so only staff users read /metrics.",
+            id="litejobs.E060",
+        )
+    ]

@@ -82,7 +82,13 @@ DEFAULTS: dict[str, Any] = {
     "WEBHOOK_MAX_FAILURES": 20,
     # and hosts that may resolve to loopback or private addresses (e.g. ["127.0.0.1"]).
     "WEBHOOK_ALLOWED_HOSTS": [],
+    # A bearer token a Prometheus scraper may send to read /metrics (litejobs.views.metrics);
+    # None: only signed-in staff users may. At least 32 characters (litejobs.E060).
+    "METRICS_TOKEN": None,
 }
+
+#: The shortest ``METRICS_TOKEN`` accepted (a shorter one grants nothing; litejobs.E060).
+METRICS_TOKEN_MIN = 32
 
 
 class Settings:
@@ -100,6 +106,11 @@ class Settings:
                 code="settings-invalid",
             )
         return user.get(name, DEFAULTS[name])
+
+    def metrics_token(self) -> str | None:
+        """``METRICS_TOKEN`` when it is a usable token (a string of 32 characters or more)."""
+        token = self.METRICS_TOKEN
+        return token if isinstance(token, str) and len(token) >= METRICS_TOKEN_MIN else None
 
     def duration(self, name: str) -> timedelta:
         """A duration setting as a ``timedelta`` (refuses zero and negatives)."""

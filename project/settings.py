@@ -1,16 +1,25 @@
-"""Settings of the litejobs demo marketplace. Environment is read here only (django-environ)."""
+"""Settings of the litejobs demo marketplace. Environment is read here only (django-environ).
+
+``PRODUCTION=true`` runs it as a deployment would: behind HTTPS only (redirects, HSTS, secure
+cookies), mail over SMTP, and every secret from the environment (``SECRET_KEY``,
+``DEMO_WEBHOOK_SECRET``; none of the demo's defaults), so that ``manage.py check --deploy``
+is clean. Without it, the demo runs on plain http://localhost as ``make demo`` serves it.
+"""
 
 from pathlib import Path
 
 import django
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 from project.database import database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 
-SECRET_KEY = env("SECRET_KEY", default="litejobs-demo-not-secret")
+PRODUCTION = env.bool("PRODUCTION", default=False)
+DEMO_SECRET_KEY = "litejobs-demo-not-secret"  # noqa: S105 - refused in production below
+SECRET_KEY = env("SECRET_KEY", default=None if PRODUCTION else DEMO_SECRET_KEY)
 DEBUG = env.bool("DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 
@@ -78,9 +87,14 @@ LITEJOBS = {
     # Every key is optional; see litejobs/conf.py and the README for the defaults.
     # The demo delivers webhooks to its own partner view (project.partners) on this machine.
     "WEBHOOK_ALLOWED_HOSTS": ["127.0.0.1", "localhost", "::1"],
+    # /metrics answers signed-in staff, and a scraper sending this bearer token when it is set.
+    "METRICS_TOKEN": env("METRICS_TOKEN", default=None),
 }
 # The signing secret the demo's webhook endpoint and its partner receiver share.
-DEMO_WEBHOOK_SECRET = env("DEMO_WEBHOOK_SECRET", default="whsec_litejobs_demo_not_secret")
+DEMO_WEBHOOK_DEFAULT = "whsec_litejobs_demo_not_secret"  # refused in production (below)
+DEMO_WEBHOOK_SECRET = env(
+    "DEMO_WEBHOOK_SECRET", default=None if PRODUCTION else DEMO_WEBHOOK_DEFAULT
+)
 
 # The issuer authenticator apps show beside the finance user's demo TOTP device.
 OTP_TOTP_ISSUER = "litejobs demo"
@@ -88,11 +102,18 @@ OTP_TOTP_ISSUER = "litejobs demo"
 # clone the finance phone (litejobs.W060 warns when bulk money actions exist without this).
 OTP_ADMIN_HIDE_SENSITIVE_DATA = True
 
-# The demo prints its emails (receipts) to the console.
+# The demo prints its emails (receipts) to the console; in production they go over SMTP.
+MAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if PRODUCTION
+    else "django.core.mail.backends.console.EmailBackend"
+)
+MAIL_OPTIONS = {"host": env("EMAIL_HOST", default="localhost"), "port": env.int("EMAIL_PORT", 25)}
 if django.VERSION >= (6, 1):
-    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
+    MAILERS = {"default": {"BACKEND": MAIL_BACKEND, "OPTIONS": MAIL_OPTIONS}}
 else:
-    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+    EMAIL_BACKEND = MAIL_BACKEND
+    EMAIL_HOST, EMAIL_PORT = MAIL_OPTIONS["host"], MAIL_OPTIONS["port"]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -112,3 +133,25 @@ LOGGING = {
         "litejobs": {"handlers": ["console"], "level": env("LITEJOBS_LOG_LEVEL", default="INFO")}
     },
 }
+
+if PRODUCTION:
+    # Refuse to run in production with the demo's well-known secrets or with DEBUG.
+    if DEBUG:
+        raise ImproperlyConfigured("PRODUCTION=true cannot run with DEBUG=true: unset DEBUG.")
+    for name, value in (("SECRET_KEY", SECRET_KEY), ("DEMO_WEBHOOK_SECRET", DEMO_WEBHOOK_SECRET)):
+        if not value or value in (DEMO_SECRET_KEY, DEMO_WEBHOOK_DEFAULT):
+            raise ImproperlyConfigured(
+                f"PRODUCTION=true needs {name} from the environment (not the demo's default): "
+                "generate one with python -c 'import secrets; print(secrets.token_urlsafe(50))'."
+            )
+    # HTTPS only: every http request is redirected, browsers remember it (HSTS), and cookies
+    # never travel over plain http. Behind a TLS-terminating proxy that sets
+    # X-Forwarded-Proto, set SECURE_PROXY_SSL_HEADER=true (only then: the header is trusted).
+    SECURE_SSL_REDIRECT = True
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    if env.bool("SECURE_PROXY_SSL_HEADER", default=False):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -312,3 +312,91 @@ def test_make_demo_serves_the_shop_runs_receipts_and_ctrl_c_stops_every_process(
             demo.wait()
         kill_everything(leftovers + processes_mentioning(str(home)))
         shutil.rmtree(home, ignore_errors=True)
+
+
+# Production mode and the metrics endpoint -------------------------------------------------
+
+
+def manage(*args: str, **environ: str) -> subprocess.CompletedProcess:
+    """``manage.py ARGS`` with the demo's own settings and ``environ`` (no DEBUG, and a
+    DATABASE_URL no check connects to, so no database is started)."""
+    env = {key: value for key, value in os.environ.items() if key not in ("DEBUG", "PRODUCTION")}
+    env |= {
+        "DJANGO_SETTINGS_MODULE": "project.settings",
+        "DATABASE_URL": "postgres://litejobs@127.0.0.1:9/unused",
+        **environ,
+    }
+    return subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+PRODUCTION = {
+    "PRODUCTION": "true",
+    "SECRET_KEY": "k3Y-" + "x7Qm2P9vLr4Wz8Ns1Bd6Fh0Tj5Gc3Ka" * 2,
+    "DEMO_WEBHOOK_SECRET": "whsec_" + "p4Rt9eRs3cR3t7Xq2Mz8Wn1Lk6Jb0Vf5",
+    "ALLOWED_HOSTS": "shop.example.com",
+}
+
+
+def test_the_production_settings_pass_check_deploy_with_no_warning():
+    done = manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "System check identified no issues" in done.stdout
+    # The development settings are not production-ready, and check --deploy says so.
+    dev = manage("check", "--deploy", "--fail-level", "WARNING")
+    assert dev.returncode != 0 and "security.W008" in dev.stderr
+
+
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [
+        ({"SECRET_KEY": ""}, "SECRET_KEY"),
+        ({"SECRET_KEY": "litejobs-demo-not-secret"}, "SECRET_KEY"),
+        ({"DEMO_WEBHOOK_SECRET": ""}, "DEMO_WEBHOOK_SECRET"),
+        ({"DEBUG": "true"}, "DEBUG"),
+    ],
+)
+def test_production_refuses_the_demos_well_known_secrets_and_debug(override, named):
+    environ = {**PRODUCTION, **override}
+    done = manage("check", **{k: v for k, v in environ.items() if v})
+    assert done.returncode != 0
+    assert "ImproperlyConfigured" in done.stderr and named in done.stderr
+    assert PRODUCTION["SECRET_KEY"] not in done.stderr
+
+
+@pytest.mark.django_db
+def test_metrics_need_a_staff_login_or_the_bearer_token(client, settings):
+    anonymous = client.get("/metrics")
+    assert anonymous.status_code == 401
+    assert anonymous["WWW-Authenticate"].startswith("Bearer")
+    assert b"litejobs_" not in anonymous.content
+
+    user_model = get_user_model()
+    client.force_login(user_model.objects.create_user("shopper", password="x"))
+    assert client.get("/metrics").status_code == 403
+    client.force_login(user_model.objects.create_user("ops2", password="x", is_staff=True))
+    staff = client.get("/metrics")
+    assert staff.status_code == 200 and staff["Content-Type"].startswith("text/plain")
+    client.logout()
+
+    token = "m3tr1cs-" + "Tq8Vz2Lw5Nb9Kc4Xr7Jp1Hs6" * 2
+    settings.LITEJOBS = {"METRICS_TOKEN": token}
+    scraped = client.get("/metrics", headers={"Authorization": f"Bearer {token}"})
+    assert scraped.status_code == 200 and b"litejobs_" in scraped.content
+    for wrong in (f"Bearer {token[:-1]}", f"Basic {token}", "Bearer "):
+        assert client.get("/metrics", headers={"Authorization": wrong}).status_code == 401
+    assert client.get("/metrics").status_code == 401
+
+    settings.LITEJOBS = {"METRICS_TOKEN": "short"}  # unusable: grants nothing (and E060)
+    assert client.get("/metrics", headers={"Authorization": "Bearer short"}).status_code == 401
+    from django.core.checks import run_checks
+
+    [error] = [e for e in run_checks(tags=["litejobs"]) if e.id == "litejobs.E060"]
+    assert "short" not in error.msg and "5 characters" in error.msg
