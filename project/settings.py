@@ -103,17 +103,22 @@ OTP_TOTP_ISSUER = "litejobs demo"
 OTP_ADMIN_HIDE_SENSITIVE_DATA = True
 
 # The demo prints its emails (receipts) to the console; in production they go over SMTP.
-MAIL_BACKEND = (
-    "django.core.mail.backends.smtp.EmailBackend"
-    if PRODUCTION
-    else "django.core.mail.backends.console.EmailBackend"
-)
-MAIL_OPTIONS = {"host": env("EMAIL_HOST", default="localhost"), "port": env.int("EMAIL_PORT", 25)}
-if django.VERSION >= (6, 1):
-    MAILERS = {"default": {"BACKEND": MAIL_BACKEND, "OPTIONS": MAIL_OPTIONS}}
+if PRODUCTION:
+    MAILER = {
+        "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "OPTIONS": {
+            "host": env("EMAIL_HOST", default="localhost"),
+            "port": env.int("EMAIL_PORT", 25),
+        },
+    }
 else:
-    EMAIL_BACKEND = MAIL_BACKEND
-    EMAIL_HOST, EMAIL_PORT = MAIL_OPTIONS["host"], MAIL_OPTIONS["port"]
+    MAILER = {"BACKEND": "django.core.mail.backends.console.EmailBackend"}
+if django.VERSION >= (6, 1):
+    MAILERS = {"default": MAILER}
+else:
+    EMAIL_BACKEND = MAILER["BACKEND"]
+    EMAIL_HOST = env("EMAIL_HOST", default="localhost")
+    EMAIL_PORT = env.int("EMAIL_PORT", 25)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
