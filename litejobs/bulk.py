@@ -49,7 +49,7 @@ from typing import Any
 
 from django.apps import apps
 from django.core import signing
-from django.core.exceptions import ValidationError
+from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import IntegrityError, models, transaction
 from django.db.models import Count
 
@@ -245,7 +245,7 @@ def _attribute(action: BulkMoneyAction, row: Any, name: str) -> Any:
     """``row.<name>``; a foreign key reads its column (``payee`` -> ``payee_id``), no query."""
     try:
         field_ = row._meta.get_field(name) if hasattr(row, "_meta") else None
-    except Exception:  # FieldDoesNotExist: a property or plain attribute
+    except FieldDoesNotExist:  # a property or plain attribute
         field_ = None
     attribute = getattr(field_, "attname", None) if getattr(field_, "concrete", False) else None
     try:
@@ -388,7 +388,7 @@ def _check_bind(what: str, bind: Any):
 def _has_attribute(model: Any, name: str) -> bool:
     try:
         model._meta.get_field(name)
-    except Exception:  # FieldDoesNotExist: a property or plain attribute may do
+    except FieldDoesNotExist:  # a property or plain attribute may do
         return hasattr(model, name)
     return True
 
