@@ -215,3 +215,24 @@ def check_bulk_actions(app_configs=None, **kwargs):
         )
         for code, module, message in bulk.problems()
     ]
+
+
+@checks.register("litejobs")
+def check_shadowed_commands(app_configs=None, **kwargs):
+    """litejobs.W040: another installed app ships a command named like one of litejobs'
+    runtimes (channels' ``runworker``); ``manage.py NAME`` runs litejobs' whatever the order of
+    ``INSTALLED_APPS``, so the other app's command is only reachable through its class."""
+    from .management.precedence import RUNTIME_COMMANDS, shadowed_commands
+
+    return [
+        checks.Warning(
+            f"[command-shadowed] The `{name}` command of {app} is shadowed: `manage.py {name}` "
+            f"runs litejobs' {RUNTIME_COMMANDS[name]}, whatever the order of INSTALLED_APPS.",
+            hint=f"To run the one of {app}, call its class: call_command(import_module("
+            f"'{app}.management.commands.{name}').Command(), ...). Silence this warning with "
+            "SILENCED_SYSTEM_CHECKS = ['litejobs.W040'].",
+            obj=app,
+            id="litejobs.W040",
+        )
+        for app, name in shadowed_commands()
+    ]
