@@ -102,7 +102,7 @@ def wait_for_database(alias: str, runtime: str, stop: threading.Event) -> bool:
         try:
             connections[alias].ensure_connection()
         except Exception as error:
-            if not is_outage(error):
+            if not is_outage(error) or refused_for_good(error):
                 return True
             connections[alias].close()
             stop.wait(outage.failed(error))
@@ -110,6 +110,24 @@ def wait_for_database(alias: str, runtime: str, stop: threading.Event) -> bool:
         outage.succeeded()
         return True
     return False
+
+
+#: What the server says (libpq carries no SQLSTATE at connect) when it refuses a connection in
+#: a way waiting does not heal; a server that is starting, stopping or full is waited for.
+REFUSED_FOR_GOOD = (
+    "does not exist",  # the database or the role
+    "password authentication failed",
+    "no pg_hba.conf entry",
+    "authentication failed",
+    "permission denied",
+)
+
+
+def refused_for_good(error: BaseException) -> bool:
+    """Whether a failed connection is a refusal by a server that answers (a wrong database
+    name, user or password) rather than a server that cannot be reached."""
+    text = str(error)
+    return "FATAL:" in text and any(marker in text for marker in REFUSED_FOR_GOOD)
 
 
 def database_checks(alias: str) -> list[checks.CheckMessage]:

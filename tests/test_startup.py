@@ -136,3 +136,11 @@ def test_without_logging_configured_the_runtimes_say_what_they_serve(processes):
     scheduler.send_signal(signal.SIGTERM)
     assert scheduler.wait(30) == 0
     assert "database='default'" in processes.log(scheduler)
+
+
+def test_a_runtime_refused_by_the_server_for_good_says_why_instead_of_waiting(processes):
+    from django.db import connection
+
+    missing = database_url({**connection.settings_dict, "NAME": "litejobs_no_such_database"})
+    result = manage(processes, "runworker", "--once", DATABASE_URL=missing)
+    assert_refused(result, "litejobs.E042", "does not exist", "createdb")
