@@ -185,7 +185,7 @@ def check_settings(app_configs=None, **kwargs):
         )
     try:
         import_string(settings.CLOCK)
-    except (ImportError, TypeError, ValueError) as error:
+    except (ImportError, AttributeError, TypeError, ValueError) as error:
         refuse(
             f"LITEJOBS['CLOCK'] {settings.CLOCK!r} cannot be imported ({error}).",
             "Remove it (the default is litejobs.clock.SystemClock) or fix the dotted path.",
