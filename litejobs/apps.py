@@ -1,4 +1,5 @@
-"""litejobs' Django app: loads every installed app's ``jobs.py`` and registers the checks."""
+"""litejobs' Django app: loads every installed app's ``jobs.py``, registers the checks and keeps
+``runworker``, ``runscheduler`` and ``runrelay`` litejobs' whatever the order of apps."""
 
 from django.apps import AppConfig
 
@@ -13,6 +14,9 @@ class LitejobsConfig(AppConfig):
         from django.core.signals import setting_changed
 
         from . import checks, clock, queues, registry  # noqa: F401 - checks register themselves
+        from .management.precedence import pin_runtime_commands
+
+        pin_runtime_commands()
 
         setting_changed.connect(clock.forget_configured_clock)
         from . import (

@@ -1,18 +1,26 @@
 """System checks (``manage.py check``): litejobs problems with stable ids and the fix."""
 
+import contextlib
+from collections.abc import Mapping
+
 from django.core import checks
 from django.db import connections
 
 from . import registry
 from .conf import settings
 from .exceptions import LitejobsError
+from .spelling import did_you_mean
 
 
-@checks.register(checks.Tags.database, "litejobs")
+@checks.register("litejobs")
 def check_database(app_configs=None, **kwargs):
-    """litejobs.E001: the litejobs database must be PostgreSQL."""
+    """litejobs.E001: the litejobs database must be PostgreSQL.
+
+    Not tagged ``database``: it reads the configured engine without connecting, so plain
+    ``manage.py check`` (which skips database checks) and every runtime report it.
+    """
     alias = settings.DATABASE
-    if alias not in connections.settings:
+    if not isinstance(alias, str) or alias not in connections.settings:
         return [
             checks.Error(
                 f"LITEJOBS['DATABASE'] names {alias!r}, which is not in DATABASES.",
@@ -61,41 +69,163 @@ def check_declarations(app_configs=None, **kwargs):
     return found
 
 
+#: Duration settings (each positive); the relay's and webhooks' are litejobs.E020's.
+DURATION_SETTINGS = (
+    "LEASE",
+    "HEARTBEAT",
+    "POLL_INTERVAL",
+    "DEFAULT_TIMEOUT",
+    "TIMEOUT_GRACE",
+    "DRAIN_TIMEOUT",
+    "ACK_FLUSH",
+    "OUTAGE_BACKOFF_MAX",
+    "OUTAGE_LOG_INTERVAL",
+    "SCHEDULER_LEASE",
+    "SCHEDULER_TICK",
+    "SCHEDULER_HORIZON",
+    "SCHEDULER_MISFIRE_GRACE",
+)
+#: Whole-number settings and the range each may take.
+COUNT_SETTINGS = {
+    "CLAIM_BATCH": (1, 1000),
+    "ACK_BATCH": (1, 10_000),
+    "MAX_PAYLOAD_BYTES": (1, 100_000_000),
+    "PURGE_BATCH": (1, 1_000_000),
+}
+
+
+def _is_count(value, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+@checks.register("litejobs")
+def check_setting_names(app_configs=None, **kwargs):
+    """litejobs.E041: ``LITEJOBS`` is not a dict (``settings-invalid``), or has a key that is no
+    litejobs setting (``settings-unknown``: a typo, named with the key it most likely misspells).
+    The key is ignored until then; no runtime starts with it."""
+    from django.conf import settings as django_settings
+
+    from .conf import DEFAULTS
+
+    configured = getattr(django_settings, "LITEJOBS", None)
+    if configured is not None and not isinstance(configured, Mapping):
+        return [
+            checks.Error(
+                f"[settings-invalid] LITEJOBS must be a dict; got a {type(configured).__name__}.",
+                hint='Write LITEJOBS = {"LEASE": "60s", ...} (every key is optional).',
+                id="litejobs.E041",
+            )
+        ]
+    return [
+        checks.Error(
+            f"[settings-unknown] LITEJOBS has an unknown key {key!r}; litejobs ignores it."
+            f"{did_you_mean(key, DEFAULTS)}",
+            hint=f"Rename or remove it. The keys are: {', '.join(DEFAULTS)}.",
+            id="litejobs.E041",
+        )
+        for key in settings.unknown_keys()
+    ]
+
+
 @checks.register("litejobs")
 def check_settings(app_configs=None, **kwargs):
-    """litejobs.E004: settings that cannot work together."""
+    """litejobs.E004 (``settings-invalid``): a setting whose value cannot work, or settings that
+    cannot work together."""
+    from django.utils.module_loading import import_string
+
+    from .conf import DEFAULTS
+    from .retry import Retry
+
+    problems = []
+
+    def refuse(message: str, hint: str) -> None:
+        problems.append(
+            checks.Error(f"[settings-invalid] {message}", hint=hint, id="litejobs.E004")
+        )
+
+    durations = {}
+    for name in DURATION_SETTINGS:
+        try:
+            durations[name] = settings.duration(name)
+        except LitejobsError as error:
+            refuse(error.args[0], f"Use a positive duration such as {DEFAULTS[name]!r}.")
+    for name, (low, high) in COUNT_SETTINGS.items():
+        value = getattr(settings, name)
+        if not _is_count(value, low, high):
+            refuse(
+                f"LITEJOBS[{name!r}] must be a whole number from {low} to {high}; got {value!r}.",
+                f"The default is {DEFAULTS[name]}.",
+            )
     try:
-        lease = settings.duration("LEASE")
-        heartbeat = settings.duration("HEARTBEAT")
-        for name in ("POLL_INTERVAL", "DEFAULT_TIMEOUT", "TIMEOUT_GRACE", "ACK_FLUSH"):
-            settings.duration(name)
-        scheduler_lease = settings.duration("SCHEDULER_LEASE")
-        scheduler_tick = settings.duration("SCHEDULER_TICK")
-        settings.duration("SCHEDULER_HORIZON")
-        settings.duration("SCHEDULER_MISFIRE_GRACE")
+        Retry.coerce(settings.DEFAULT_RETRY)
     except LitejobsError as error:
-        return [checks.Error(str(error), id="litejobs.E004")]
-    if scheduler_tick * 2 > scheduler_lease:
-        return [
-            checks.Error(
-                f"LITEJOBS['SCHEDULER_TICK'] ({settings.SCHEDULER_TICK}) must be at most half "
-                f"of LITEJOBS['SCHEDULER_LEASE'] ({settings.SCHEDULER_LEASE}), or the leader's "
-                "lease lapses between renewals.",
-                hint="Lower SCHEDULER_TICK or raise SCHEDULER_LEASE (the default is 1s within "
-                "15s).",
-                id="litejobs.E004",
-            )
-        ]
-    if heartbeat * 2 > lease:
-        return [
-            checks.Error(
-                f"LITEJOBS['HEARTBEAT'] ({settings.HEARTBEAT}) must be at most half of "
-                f"LITEJOBS['LEASE'] ({settings.LEASE}), or leases lapse between renewals.",
-                hint="Lower HEARTBEAT or raise LEASE (the default is 20s within 60s).",
-                id="litejobs.E004",
-            )
-        ]
-    return []
+        refuse(f"LITEJOBS['DEFAULT_RETRY']: {error.args[0]}", "See Retry in the README.")
+    retention = settings.RETENTION
+    states = DEFAULTS["RETENTION"]
+    if not isinstance(retention, Mapping) or not set(retention) <= set(states):
+        unknown = sorted(set(retention) - set(states)) if isinstance(retention, Mapping) else []
+        refuse(
+            f"LITEJOBS['RETENTION'] must be a dict of {', '.join(states)} to durations; got "
+            f"{retention!r}.{did_you_mean(str(unknown[0]), states) if unknown else ''}",
+            f"The default is {states!r}.",
+        )
+    else:
+        for state in states:
+            try:
+                settings.retention(state)
+            except LitejobsError as error:
+                refuse(error.args[0], f"The default is {states[state]!r}.")
+    if not isinstance(settings.PREPARED_STATEMENTS, bool):
+        refuse("LITEJOBS['PREPARED_STATEMENTS'] must be True or False.", "The default is True.")
+    deployment = settings.DEPLOYMENT
+    if not isinstance(deployment, str) or not deployment.strip():
+        refuse(
+            f"LITEJOBS['DEPLOYMENT'] must be a non-empty name; got {deployment!r}.",
+            "Name this deployment, e.g. 'production' (manual jobs declare where they run).",
+        )
+    try:
+        import_string(settings.CLOCK)
+    except (ImportError, AttributeError, TypeError, ValueError) as error:
+        refuse(
+            f"LITEJOBS['CLOCK'] {settings.CLOCK!r} cannot be imported ({error}).",
+            "Remove it (the default is litejobs.clock.SystemClock) or fix the dotted path.",
+        )
+    scheduler_lease, scheduler_tick = (
+        durations.get(n) for n in ("SCHEDULER_LEASE", "SCHEDULER_TICK")
+    )
+    if scheduler_lease and scheduler_tick and scheduler_tick * 2 > scheduler_lease:
+        refuse(
+            f"LITEJOBS['SCHEDULER_TICK'] ({settings.SCHEDULER_TICK}) must be at most half "
+            f"of LITEJOBS['SCHEDULER_LEASE'] ({settings.SCHEDULER_LEASE}), or the leader's "
+            "lease lapses between renewals.",
+            "Lower SCHEDULER_TICK or raise SCHEDULER_LEASE (the default is 1s within 15s).",
+        )
+    lease, heartbeat = durations.get("LEASE"), durations.get("HEARTBEAT")
+    if lease and heartbeat and heartbeat * 2 > lease:
+        refuse(
+            f"LITEJOBS['HEARTBEAT'] ({settings.HEARTBEAT}) must be at most half of "
+            f"LITEJOBS['LEASE'] ({settings.LEASE}), or leases lapse between renewals.",
+            "Lower HEARTBEAT or raise LEASE (the default is 20s within 60s).",
+        )
+    return problems
+
+
+@checks.register("litejobs")
+def check_pgtrigger_installed(app_configs=None, **kwargs):
+    """litejobs.E040 (``pgtrigger-missing``): litejobs' database triggers (fences, wake-ups,
+    append-only records) are declared with django-pgtrigger, whose app must be installed."""
+    from django.apps import apps
+
+    if apps.is_installed("pgtrigger"):
+        return []
+    return [
+        checks.Error(
+            "[pgtrigger-missing] litejobs declares its database triggers with django-pgtrigger, "
+            "and 'pgtrigger' is not in INSTALLED_APPS: migrations would not install them.",
+            hint='Add "pgtrigger" to INSTALLED_APPS (anywhere in the list).',
+            id="litejobs.E040",
+        )
+    ]
 
 
 @checks.register("litejobs")
@@ -157,6 +287,7 @@ def check_workflows(app_configs=None, **kwargs):
 @checks.register("litejobs")
 def check_outbox_settings(app_configs=None, **kwargs):
     """litejobs.E020: outbox and webhook settings that cannot work (``settings-invalid``)."""
+    from .jobs import queue_name
     from .retry import Retry
 
     problems = []
@@ -168,6 +299,7 @@ def check_outbox_settings(app_configs=None, **kwargs):
         for name in ("RELAY_LEASE", "RELAY_POLL_INTERVAL", "OUTBOX_RETENTION", "WEBHOOK_TIMEOUT"):
             settings.duration(name)
         Retry.coerce(settings.WEBHOOK_RETRY)
+        queue_name(settings.WEBHOOK_QUEUE, what="LITEJOBS['WEBHOOK_QUEUE']")
     except LitejobsError as error:
         refuse(str(error), "Use durations such as '15s' and a Retry's fields (see README).")
     batch = settings.OUTBOX_BATCH
@@ -215,6 +347,87 @@ def check_bulk_actions(app_configs=None, **kwargs):
         )
         for code, module, message in bulk.problems()
     ]
+
+
+@checks.register("litejobs")
+def check_shadowed_commands(app_configs=None, **kwargs):
+    """litejobs.W040: another installed app ships a command named like one of litejobs'
+    runtimes (channels' ``runworker``); ``manage.py NAME`` runs litejobs' whatever the order of
+    ``INSTALLED_APPS``, so the other app's command is only reachable through its class."""
+    from .management.precedence import RUNTIME_COMMANDS, shadowed_commands
+
+    return [
+        checks.Warning(
+            f"[command-shadowed] The `{name}` command of {app} is shadowed: `manage.py {name}` "
+            f"runs litejobs' {RUNTIME_COMMANDS[name]}, whatever the order of INSTALLED_APPS.",
+            hint=f"To run the one of {app}, call its class: call_command(import_module("
+            f"'{app}.management.commands.{name}').Command(), ...). Silence this warning with "
+            "SILENCED_SYSTEM_CHECKS = ['litejobs.W040'].",
+            obj=app,
+            id="litejobs.W040",
+        )
+        for app, name in shadowed_commands()
+    ]
+
+
+@checks.register("litejobs")
+def check_queue_names(app_configs=None, **kwargs):
+    """litejobs.W041 (``queue-unused``): a queue only one declaration uses, close to a queue
+    others use (``queue="emials"`` beside ``"emails"``): a worker serving the intended queue
+    never runs that job."""
+    from .spelling import close_match
+
+    queues = registry.declared_queues()
+    found = []
+    for queue, users in sorted(queues.items()):
+        if len(users) != 1:
+            continue
+        match = close_match(queue, queues)
+        if match is not None:
+            found.append(
+                checks.Warning(
+                    f"[queue-unused] {users[0]} uses queue {queue!r}, which no other "
+                    f"declaration uses. Did you mean {match!r}?",
+                    hint=f"Fix queue= (a worker started with --queues {match} never runs it), or "
+                    "silence this with SILENCED_SYSTEM_CHECKS = ['litejobs.W041'].",
+                    obj=queue,
+                    id="litejobs.W041",
+                )
+            )
+    return found
+
+
+@checks.register("litejobs")
+def check_job_discovery(app_configs=None, **kwargs):
+    """litejobs.W042 (``job-undiscovered``): a ``@job`` declared in a module Django's startup
+    does not import (found here once the URLconf is imported, as ``runserver`` does). A worker
+    runs ``django.setup()`` and every app's ``jobs.py``, never that module: its runs would die
+    ``unknown-job``."""
+    from django.urls import get_resolver
+
+    # Import the views and what they import; Django's URL checks report a broken URLconf.
+    with contextlib.suppress(Exception):
+        get_resolver().url_patterns  # noqa: B018
+    return [
+        checks.Warning(
+            f"[job-undiscovered] Job {definition.name!r} is declared in "
+            f"{definition.func.__module__}, which Django's startup does not import: workers "
+            "never know it, so its runs die with unknown-job.",
+            hint=f"Declare it in {_jobs_module(definition.func.__module__)} (discovered like "
+            f"admin.py), or import {definition.func.__module__} from there.",
+            obj=definition.func.__module__,
+            id="litejobs.W042",
+        )
+        for definition in registry.declared_late()
+    ]
+
+
+def _jobs_module(module: str) -> str:
+    """Where the jobs of ``module``'s app are discovered: ``<app>/jobs.py``."""
+    from django.apps import apps
+
+    app = apps.get_containing_app_config(module)
+    return f"{app.name.replace('.', '/')}/jobs.py" if app else "an installed app's jobs.py"
 
 
 @checks.register("litejobs")

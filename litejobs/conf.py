@@ -5,13 +5,13 @@ Every key is optional. Durations accept ``"30s"``-style strings, numbers of seco
 parsed ``timedelta``.
 """
 
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings as django_settings
 
 from .durations import parse_duration
-from .exceptions import DeclarationError
 
 DEFAULTS: dict[str, Any] = {
     # The database alias litejobs stores its rows in (and runs atomic job bodies on).
@@ -92,20 +92,42 @@ METRICS_TOKEN_MIN = 32
 
 
 class Settings:
-    """Attribute access to ``LITEJOBS`` merged over ``DEFAULTS``."""
+    """Attribute access to ``LITEJOBS`` merged over ``DEFAULTS``.
+
+    An unknown key (a typo) is never raised here: reading settings happens while Django starts
+    (job declarations read their defaults at import), so raising would break every command,
+    ``manage.py check`` included. The check litejobs.E041 reports it instead, with the key it
+    most likely misspells, and no runtime starts with it.
+    """
 
     def __getattr__(self, name: str) -> Any:
         if name not in DEFAULTS:
             raise AttributeError(f"Unknown litejobs setting {name!r}.")
-        user = getattr(django_settings, "LITEJOBS", {}) or {}
-        unknown = set(user) - set(DEFAULTS)
-        if unknown:
-            raise DeclarationError(
-                f"LITEJOBS has unknown keys {sorted(unknown)}; the known keys are "
-                f"{sorted(DEFAULTS)}.",
-                code="settings-invalid",
-            )
-        return user.get(name, DEFAULTS[name])
+        return self.configured().get(name, DEFAULTS[name])
+
+    def configured(self) -> Mapping[str, Any]:
+        """The project's ``LITEJOBS`` dict (empty when unset, or when it is not a dict: the
+        check litejobs.E041 reports that)."""
+        user = getattr(django_settings, "LITEJOBS", None)
+        return user if isinstance(user, Mapping) else {}
+
+    def unknown_keys(self) -> list[str]:
+        """Keys of ``LITEJOBS`` that are no litejobs setting."""
+        return sorted(str(key) for key in self.configured() if key not in DEFAULTS)
+
+    def or_default(self, name: str, parse: Callable[[Any], Any]) -> Any:
+        """``parse(setting)``, or ``parse(its default)`` when the configured value is refused.
+
+        For values read while modules import (job declarations read their defaults then):
+        raising there would break every command, ``manage.py check`` included, while the
+        settings checks (litejobs.E004, E020) report the invalid value and no runtime starts.
+        """
+        from .exceptions import LitejobsError
+
+        try:
+            return parse(getattr(self, name))
+        except LitejobsError:
+            return parse(DEFAULTS[name])
 
     def metrics_token(self) -> str | None:
         """``METRICS_TOKEN`` when it is a usable token (a string of 32 characters or more)."""

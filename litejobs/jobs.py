@@ -57,15 +57,52 @@ class _ArgumentPicker:
     """Calls a key/tenant/concurrency callable with the payload arguments it names.
 
     The signature is read once, at declaration: enqueue_many calls this 1,000 times a batch.
+    The payload it is given holds the job function's defaults too (``prepare``), so a callable
+    may name an argument the caller left to its default.
     """
 
-    def __init__(self, func: Callable[..., Any]) -> None:
+    def __init__(self, func: Callable[..., Any], what: str, job: JobDefinition) -> None:
         self.func = func
+        self.what = what
+        self.job_name = job.name
         parameters = inspect.signature(func).parameters.values()
         self.takes_all = any(p.kind is p.VAR_KEYWORD for p in parameters)
-        self.names = tuple(p.name for p in parameters)
+        self.names = tuple(
+            p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        )
+        self.required = tuple(
+            p.name
+            for p in parameters
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is p.empty
+        )
+        # Arguments of a job that takes **kwargs may be absent from one enqueue.
+        self.check_given = job._takes_any
+        # Called by name with the job's arguments: a required positional-only parameter, or
+        # one no job argument fills, could never be given.
+        unusable = [
+            p.name
+            for p in parameters
+            if (p.kind is p.POSITIONAL_ONLY and p.default is p.empty)
+            or (p.name in self.required and not job._takes_any and p.name not in job._accepted)
+        ]
+        if unusable:
+            raise DeclarationError(
+                f"Job {job.name!r}: its {what} callable takes {unusable}, which are not "
+                f"arguments of the function ({', '.join(sorted(job._accepted))}). It is called "
+                "with the job's arguments by name: name only those it needs, e.g. "
+                "lambda order_id: f'receipt:{order_id}'.",
+                code=f"{what.replace(' ', '-')}-invalid",
+            )
 
     def __call__(self, payload: Mapping[str, Any]) -> Any:
+        if self.check_given:
+            missing = [name for name in self.required if name not in payload]
+            if missing:
+                raise InvalidInput(
+                    f"The {self.what} of job {self.job_name!r} needs the arguments {missing}, "
+                    "which this enqueue does not give.",
+                    code="argument-invalid",
+                )
         if self.takes_all:
             return self.func(**payload)
         return self.func(**{name: payload[name] for name in self.names if name in payload})
@@ -110,18 +147,17 @@ class JobDefinition:
                 code="key-missing",
             )
         self.key = key
-        if not _QUEUE_NAME.match(queue or ""):
-            raise DeclarationError(
-                f"Job {self.name!r}: queue {queue!r} must be 1-100 letters, digits, or '_.:-'.",
-                code="queue-invalid",
-            )
-        self.queue = queue
-        self.retry = Retry.coerce(retry if retry is not None else settings.DEFAULT_RETRY)
+        self.queue = queue_name(queue, what=f"Job {self.name!r}")
+        self.retry = (
+            Retry.coerce(retry)
+            if retry is not None
+            else settings.or_default("DEFAULT_RETRY", Retry.coerce)
+        )
         try:
-            self.timeout = parse_duration(
-                timeout if timeout is not None else settings.DEFAULT_TIMEOUT,
-                name=f"timeout of job {self.name!r}",
-                allow_zero=False,
+            self.timeout = (
+                parse_duration(timeout, name=f"timeout of job {self.name!r}", allow_zero=False)
+                if timeout is not None
+                else settings.or_default("DEFAULT_TIMEOUT", _positive_duration)
             )
         except InvalidInput as exc:
             raise DeclarationError(exc.args[0], code="timeout-invalid") from exc
@@ -151,10 +187,14 @@ class JobDefinition:
         self._accepted = {p.name for p in parameters if p.kind in keyword}
         self._required = {p.name for p in parameters if p.kind in keyword and p.default is p.empty}
         self._takes_any = any(p.kind is p.VAR_KEYWORD for p in parameters)
-        self._key = _ArgumentPicker(key)
-        self._tenant = _ArgumentPicker(tenant) if tenant is not None else None
+        self._defaults = self._stored_defaults(parameters)
+        self._positional = tuple(p.name for p in parameters if p.kind is not p.KEYWORD_ONLY)
+        self._key = _ArgumentPicker(key, "key", self)
+        self._tenant = _ArgumentPicker(tenant, "tenant", self) if tenant is not None else None
         self._concurrency_key = (
-            _ArgumentPicker(concurrency.key) if isinstance(concurrency, Concurrency) else None
+            _ArgumentPicker(concurrency.key, "concurrency key", self)
+            if isinstance(concurrency, Concurrency)
+            else None
         )
         self.__doc__ = func.__doc__
         self.__name__ = func.__name__
@@ -191,6 +231,30 @@ class JobDefinition:
                 code="sensitive-invalid",
             )
 
+    def _stored_defaults(self, parameters: list[inspect.Parameter]) -> dict[str, Any]:
+        """The function's default arguments, which every stored payload includes.
+
+        Stored, not left to the function: the key, tenant and concurrency key are derived from
+        the same values the body runs with, even when a deploy changes a default between the
+        enqueue and the run. So a default must be a JSON value, like any argument.
+        """
+        defaults = {}
+        for p in parameters:
+            if p.default is p.empty or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                continue
+            try:
+                encode_payload(self.name, {p.name: p.default}, settings.MAX_PAYLOAD_BYTES)
+            except InvalidInput as error:
+                raise DeclarationError(
+                    f"Job {self.name!r}: the default of argument {p.name!r} ({p.default!r}) is "
+                    "not a JSON value. Stored payloads include the defaults (the body, key and "
+                    "tenant see the values of the enqueue); default to None, a number, a "
+                    "string, a list or a dict.",
+                    code="signature-invalid",
+                ) from error
+            defaults[p.name] = p.default
+        return defaults
+
     @property
     def max_attempts(self) -> int:
         """Attempts before the job is dead (the retry policy's maximum)."""
@@ -211,7 +275,7 @@ class JobDefinition:
 
     def enqueue(
         self,
-        *,
+        *positional: Any,
         delay: timedelta | str | float | None = None,
         run_at: datetime | None = None,
         priority: int | None = None,
@@ -219,10 +283,13 @@ class JobDefinition:
     ) -> Enqueued:
         """Enqueue one run; joins the caller's transaction (rollback: it never existed).
 
-        A live job with the same key answers ``Enqueued(its_id, deduped=True)`` instead.
+        Arguments are given by name (they are stored as a JSON object). A live job with the
+        same key answers ``Enqueued(its_id, deduped=True)`` instead.
         """
         from .enqueueing import insert_one
 
+        if positional:
+            self._refuse_positional(len(positional))
         row = self.prepare(arguments)
         return insert_one(self, row, self.timing(delay, run_at), self.priority_for(priority))
 
@@ -248,12 +315,31 @@ class JobDefinition:
                 f"{MAX_BATCH}. Split the source into pages of at most {MAX_BATCH}.",
                 code="batch-too-large",
             )
+        for number, item in enumerate(inputs):
+            if not isinstance(item, Mapping):
+                raise InvalidInput(
+                    f"enqueue_many of job {self.name!r} takes a list of dicts of arguments "
+                    f"(one per run); input {number} is a {type(item).__name__}, e.g. "
+                    f"[{{{', '.join(f'{n!r}: ...' for n in sorted(self._required))}}}, ...].",
+                    code="argument-invalid",
+                )
         max_bytes = settings.MAX_PAYLOAD_BYTES
         rows = [self.prepare(dict(item), max_bytes) for item in inputs]
         return insert_many(self, rows, self.timing(delay, run_at), self.priority_for(priority))
 
+    def _refuse_positional(self, count: int) -> None:
+        named = ", ".join(f"{name}=..." for name in self._positional[:count]) or "name=..."
+        raise InvalidInput(
+            f"Job {self.name!r} takes its arguments by name (they are stored as JSON by name): "
+            f"call {self.__name__}.enqueue({named}), not with {count} positional value(s).",
+            code="argument-positional",
+        )
+
     def prepare(self, arguments: dict[str, Any], max_bytes: int | None = None) -> PreparedRow:
-        """Validate one set of arguments and compute its key, tenant and concurrency key."""
+        """Validate one set of arguments and compute its key, tenant and concurrency key.
+
+        The payload holds the function's defaults for arguments the caller left out.
+        """
         given = arguments.keys()
         if not (self._required <= given and (self._takes_any or given <= self._accepted)):
             parameters = list(self._signature.parameters.values())[1:]
@@ -263,6 +349,8 @@ class JobDefinition:
                 f"({', '.join(str(p) for p in parameters)}).",
                 code="argument-invalid",
             )
+        if self._defaults and not self._defaults.keys() <= given:
+            arguments = {**self._defaults, **arguments}
         payload = encode_payload(self.name, arguments, max_bytes or settings.MAX_PAYLOAD_BYTES)
         key = self._derived("key", self._key, arguments, max_length=300)
         tenant = ""
@@ -332,6 +420,20 @@ class JobDefinition:
     def traceparent(self) -> str:
         """The trace context to store with a new run."""
         return current_traceparent()
+
+
+def queue_name(queue: Any, *, what: str = "A queue") -> str:
+    """``queue`` if it is a valid queue name, else ``DeclarationError`` (``queue-invalid``)."""
+    if not isinstance(queue, str) or not _QUEUE_NAME.match(queue):
+        raise DeclarationError(
+            f"{what}: queue {queue!r} must be 1-100 letters, digits, or '_.:-'.",
+            code="queue-invalid",
+        )
+    return queue
+
+
+def _positive_duration(value: Any) -> timedelta:
+    return parse_duration(value, name="LITEJOBS['DEFAULT_TIMEOUT']", allow_zero=False)
 
 
 def default_name(func: Callable[..., Any]) -> str:

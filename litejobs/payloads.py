@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -77,15 +78,48 @@ def redact(payload: Any, sensitive: Iterable[str]) -> Any:
     return {k: (REDACTED if k in sensitive else v) for k, v in payload.items()}
 
 
-def scrub(text: str, payload: Any, sensitive: Iterable[str]) -> str:
-    """``text`` (an error message or traceback) with sensitive payload values blanked out."""
-    if not text or not isinstance(payload, dict):
+class Scrubber:
+    """Blanks the values of a payload's sensitive fields out of texts: stored error messages and
+    tracebacks, the attempt history, step errors, compensation failures and log lines.
+
+    Every form a value can take in a text is blanked: the whole value as ``str``, ``repr`` and
+    JSON, and, inside a dict or list, every string and number it holds at any depth (a
+    sensitive ``{"card": {"number": "4111..."}}`` never shows its number). Built once per
+    failing run; longer forms are replaced first, so a container goes as a whole.
+    """
+
+    def __init__(self, payload: Any, sensitive: Iterable[str]) -> None:
+        shown: set[str] = set()
+        if isinstance(payload, dict):
+            for field in sensitive:
+                _forms(payload.get(field), shown)
+        # One character (a digit, a letter) would blank every occurrence of it in the text.
+        self._forms = sorted((form for form in shown if len(form) >= 2), key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        if not text:
+            return text
+        for form in self._forms:
+            text = text.replace(form, REDACTED)
         return text
-    for field in sensitive:
-        value = payload.get(field)
-        if value is None or value == "" or isinstance(value, bool):
-            continue
-        for shown in {str(value), repr(value), dumps(value)}:
-            if len(shown) >= 2:
-                text = text.replace(shown, REDACTED)
-    return text
+
+
+def _forms(value: Any, into: set[str]) -> None:
+    """Add the texts ``value`` and everything nested in it appear as."""
+    if value is None or value == "" or isinstance(value, bool):
+        return
+    into.update((str(value), repr(value)))
+    with contextlib.suppress(TypeError, ValueError):  # stored payloads are JSON; others may not be
+        into.add(dumps(value))
+    if isinstance(value, dict):
+        for nested in value.values():
+            _forms(nested, into)
+    elif isinstance(value, list | tuple):
+        for nested in value:
+            _forms(nested, into)
+
+
+def scrub(text: str, payload: Any, sensitive: Iterable[str]) -> str:
+    """``text`` (an error message, a traceback, a log line) with sensitive payload values
+    blanked out; see ``Scrubber`` (build one to scrub several texts of one run)."""
+    return Scrubber(payload, sensitive)(text)

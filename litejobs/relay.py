@@ -50,6 +50,7 @@ from .jobs import PreparedRow
 from .models import LeaderLease, LeaderRole, OutboxMessage
 from .models.outbox import OUTBOX_CHANNEL
 from .outbox import StagedRow
+from .runtimes import describe_database
 from .store import hot_cursor, run_query
 from .worker.control import connect
 from .worker.outage import Outage, is_outage
@@ -188,11 +189,12 @@ class OutboxRelay:
         if self.install_signals:
             GracefulStop(self.stop_event, logger, f"relay id={self.id}").install()
         logger.info(
-            "relay start id=%s host=%s pid=%s batch=%s",
+            "relay start id=%s host=%s pid=%s batch=%s database=%s",
             self.id,
             self.host,
             self.pid,
             self.batch_size,
+            describe_database(self.alias),
         )
         try:
             if self.once:

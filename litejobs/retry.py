@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 from dataclasses import dataclass, field
@@ -9,6 +10,7 @@ from datetime import timedelta
 
 from .durations import parse_duration
 from .exceptions import DeclarationError, InvalidInput
+from .spelling import did_you_mean
 
 BACKOFFS = ("exponential", "linear", "fixed")
 JITTERS = ("equal", "full", "none")
@@ -77,6 +79,14 @@ class Retry:
         if isinstance(value, int) and not isinstance(value, bool):
             return cls(attempts=value)
         if isinstance(value, dict):
+            fields = [f.name for f in dataclasses.fields(cls)]
+            unknown = sorted(str(name) for name in value if name not in fields)
+            if unknown:
+                raise DeclarationError(
+                    f"retry has unknown fields {unknown}; a Retry takes {', '.join(fields)}."
+                    f"{did_you_mean(unknown[0], fields)}",
+                    code="retry-invalid",
+                )
             return cls(**value)
         raise DeclarationError(
             f"retry must be a litejobs.Retry, a dict of its fields or a number of attempts; "

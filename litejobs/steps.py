@@ -24,7 +24,7 @@ from . import clock, events
 from .durations import parse_duration
 from .exceptions import InvalidInput, Permanent, StaleFence, WaitTimedOut
 from .models.steps import StepKind, StepState
-from .payloads import dumps
+from .payloads import Scrubber, dumps
 from .store import hot_cursor, run_query
 
 logger = logging.getLogger("litejobs.steps")
@@ -84,10 +84,12 @@ class StoredStep:
 class Steps:
     """The ``ctx.step`` of one run."""
 
-    def __init__(self, *, job, atomic: bool, alias: str) -> None:
+    def __init__(self, *, job, atomic: bool, alias: str, sensitive: tuple[str, ...] = ()) -> None:
         self._job = job
         self._atomic = atomic
         self._alias = alias
+        self._sensitive = sensitive
+        self._scrubber: Scrubber | None = None
         self._stored: dict[str, StoredStep] | None = None
         self._used: set[str] = set()
         self._compensations: list[tuple[str, Callable[[Any], Any], Any]] = []
@@ -139,7 +141,7 @@ class Steps:
                     StepState.FAILED,
                     executions=executions,
                     once=once,
-                    error=f"{type(error).__name__}: {error}"[:2000],
+                    error=self._scrub(f"{type(error).__name__}: {error}")[:2000],
                 )
             raise
         self._remember(name, compensate, output)
@@ -253,19 +255,26 @@ class Steps:
                         finished=True,
                     )
             except Exception as error:
+                failure = self._scrub(f"{type(error).__name__}: {error}")
                 logger.error(
-                    "compensation failed job=%s step=%s error=%r", self._job.id, name, error
+                    "compensation failed job=%s step=%s error=%s", self._job.id, name, failure
                 )
-                failures.append(f"{step}: {type(error).__name__}: {error}")
+                failures.append(f"{step}: {failure}")
                 if not self._atomic:
                     self._write(
                         step,
                         StepState.FAILED,
                         kind=StepKind.COMPENSATE,
                         executions=executions,
-                        error=str(error)[:2000],
+                        error=failure[:2000],
                     )
         return failures
+
+    def _scrub(self, text: str) -> str:
+        """An error text of this run without the job's sensitive values."""
+        if self._scrubber is None:
+            self._scrubber = Scrubber(self._job.payload, self._sensitive)
+        return self._scrubber(text)
 
     # Storage -------------------------------------------------------------------------------
 

@@ -47,6 +47,7 @@ from django.db import transaction
 
 from . import __version__, clock
 from .conf import settings
+from .durations import parse_duration
 from .exceptions import (
     InvalidInput,
     Permanent,
@@ -55,7 +56,7 @@ from .exceptions import (
     WebhookEndpointNotFound,
     WebhookError,
 )
-from .jobs import job
+from .jobs import job, queue_name
 from .payloads import dumps
 from .retry import Retry
 
@@ -631,14 +632,17 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[0] if text else ''}"[:ANSWER_KEPT]
 
 
-_RETRY = Retry.coerce(settings.WEBHOOK_RETRY)
+# Read at import, so an invalid value falls back to its default here (litejobs.E020 reports it).
+_RETRY = settings.or_default("WEBHOOK_RETRY", Retry.coerce)
 #: The job's timeout (fixed at declaration): the request's, plus time to record the attempt.
-_JOB_TIMEOUT = settings.duration("WEBHOOK_TIMEOUT") + timedelta(seconds=5)
+_JOB_TIMEOUT = settings.or_default(
+    "WEBHOOK_TIMEOUT", lambda value: parse_duration(value, name="WEBHOOK_TIMEOUT", allow_zero=False)
+) + timedelta(seconds=5)
 
 
 @job(
     name="litejobs.webhook_delivery",
-    queue=settings.WEBHOOK_QUEUE,
+    queue=settings.or_default("WEBHOOK_QUEUE", queue_name),
     key=lambda endpoint_id, message_id: f"webhook:{endpoint_id}:{message_id}",
     tenant=lambda tenant: tenant or None,
     retry=_RETRY,

@@ -51,7 +51,12 @@ def use_case(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 
     def register(func: Callable[..., Any]) -> Callable[..., Any]:
         existing = _use_cases.get(name)
-        if existing is not None and existing is not func:
+        # A module imported again (after a failed first import) registers the same function.
+        same = existing is not None and (existing.__module__, existing.__qualname__) == (
+            func.__module__,
+            func.__qualname__,
+        )
+        if existing is not None and not same:
             raise DeclarationError(
                 f"Use case {name!r} is registered twice ({existing.__module__}."
                 f"{existing.__qualname__} and {func.__module__}.{func.__qualname__}).",

@@ -175,6 +175,14 @@ def test_pause_and_resume(clock):
     assert (state.paused, state.changed_by) == (False, "erin")
 
 
+def test_pause_of_a_queue_no_declaration_uses_warns_with_the_close_name(clock):
+    _, err = litejobs("pause", "emial", "--reason", "typo", "--by", "dave")
+    assert "[queue-unused] pause names queue 'emial'" in err
+    assert "Did you mean 'emails'?" in err
+    _, err = litejobs("resume", "emails", "--by", "dave")
+    assert err == ""
+
+
 def test_pause_without_a_reason_is_bad_usage_and_a_blank_one_is_refused(clock):
     with pytest.raises(CommandError, match="--reason"):
         litejobs("pause", "emails")

@@ -147,3 +147,84 @@ def test_errors_never_echo_a_sensitive_value(clock):
     with pytest.raises(InvalidInput) as caught:
         charge_card.enqueue(card_number=("4111", "1111"))
     assert "4111" not in str(caught.value)
+
+
+@pytest.fixture
+def declared():
+    """Declare jobs for one test; they are forgotten afterwards."""
+    from litejobs import registry
+
+    made = []
+
+    def declare(func=None, **options):
+        definition = job(**options)(func)
+        made.append(definition.name)
+        return definition
+
+    yield declare
+    for name in made:
+        registry.unregister(name)
+
+
+def test_positional_arguments_are_refused_naming_the_call_to_write(clock, declared):
+    def send_receipt(ctx, order_id: int, lang: str = "en") -> None: ...
+
+    receipt = declared(send_receipt, key=lambda order_id: f"receipt:{order_id}")
+    with pytest.raises(InvalidInput) as caught:
+        receipt.enqueue(5)
+    assert caught.value.code == "argument-positional"
+    assert "send_receipt.enqueue(order_id=...)" in str(caught.value)
+    with pytest.raises(InvalidInput) as caught:
+        receipt.enqueue_many([5, 6])
+    assert caught.value.code == "argument-invalid"
+    assert "list of dicts" in str(caught.value) and "'order_id': ..." in str(caught.value)
+    assert Job.objects.count() == 0
+
+
+def test_key_tenant_and_concurrency_key_see_the_functions_defaults(clock, declared):
+    from litejobs import Concurrency
+
+    def send_receipt(ctx, order_id: int, lang: str = "en", shop: str = "main") -> None: ...
+
+    receipt = declared(
+        send_receipt,
+        key=lambda order_id, lang: f"receipt:{order_id}:{lang}",
+        tenant=lambda shop: shop,
+        concurrency=Concurrency(key=lambda shop, lang: f"{shop}:{lang}", limit=2),
+    )
+    enqueued = receipt.enqueue(order_id=1)
+    row = Job.objects.get(pk=enqueued.id)
+    assert (row.key, row.tenant, row.concurrency_key) == ("receipt:1:en", "main", "main:en")
+    # The stored payload holds the defaults: the body runs with the values the key was built of.
+    assert row.payload == {"order_id": 1, "lang": "en", "shop": "main"}
+    [again, other] = receipt.enqueue_many([{"order_id": 1}, {"order_id": 1, "lang": "de"}])
+    assert again.deduped and again.id == enqueued.id
+    assert Job.objects.get(pk=other.id).key == "receipt:1:de"
+
+
+def test_a_non_json_default_is_refused_at_declaration(declared):
+    def export(ctx, ids=()) -> None: ...
+
+    with pytest.raises(ImproperlyConfigured) as caught:
+        declared(export, key=lambda ids: "export")
+    assert caught.value.code == "signature-invalid"
+    assert "'ids'" in str(caught.value) and "None" in str(caught.value)
+
+
+def test_a_key_naming_no_argument_of_the_job_is_refused_at_declaration(declared):
+    def send_receipt(ctx, order_id: int) -> None: ...
+
+    with pytest.raises(ImproperlyConfigured) as caught:
+        declared(send_receipt, key=lambda order: f"receipt:{order}")
+    assert caught.value.code == "key-invalid"
+    assert "['order']" in str(caught.value) and "order_id" in str(caught.value)
+
+
+def test_a_key_needing_an_argument_a_kwargs_job_was_not_given_is_refused(clock, declared):
+    def flexible(ctx, **fields) -> None: ...
+
+    definition = declared(flexible, key=lambda order_id: f"flex:{order_id}")
+    with pytest.raises(InvalidInput) as caught:
+        definition.enqueue(other=1)
+    assert caught.value.code == "argument-invalid" and "order_id" in str(caught.value)
+    assert Job.objects.count() == 0

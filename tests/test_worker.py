@@ -236,3 +236,77 @@ def test_the_claim_walks_its_index_even_when_statistics_saw_only_finished_jobs(c
     plan = list(_plan_nodes(raw[0]["Plan"]))
     assert {node.get("Index Name") for node in plan} >= {"litejobs_job_claimable"}, raw
     assert not any(node["Node Type"] == "Sort" for node in plan), raw
+
+
+SECRET_CARD = {
+    "number": "4111111111111111",
+    "holder": "Ada Lovelace",
+    "cvc": 737,
+    "tags": ["vip-9"],
+}
+SECRETS = ("4111111111111111", "Ada Lovelace", "737", "vip-9")
+
+
+def assert_scrubbed(text: str) -> None:
+    for secret in SECRETS:
+        assert secret not in text, (secret, text)
+
+
+def test_nested_sensitive_values_never_reach_any_stored_or_logged_error(clock, run_worker, caplog):
+    from litejobs.models import JobStep
+    from tests.testapp.jobs import secret_saga
+
+    enqueued = secret_saga.enqueue(label="s", card=SECRET_CARD)
+    with caplog.at_level("INFO", logger="litejobs"):
+        run_worker()
+    job = Job.objects.get(pk=enqueued.id)
+    assert job.state == JobState.DEAD
+    [attempt] = JobAttempt.objects.filter(job=job)
+    steps = {step.name: step for step in JobStep.objects.filter(job=job)}
+    texts = {
+        "job error": job.error_message,
+        "job traceback": job.error_traceback,
+        "attempt error": attempt.error_message,
+        "attempt traceback": attempt.error_traceback,
+        "step error": steps["reserve"].error,
+        "compensation step error": steps["compensate:charge"].error,
+        "log": caplog.text,
+    }
+    for text in texts.values():
+        assert_scrubbed(text)
+    assert "compensations failed: compensate:charge: ValueError: refund to [redacted]" in (
+        job.error_message
+    )
+    assert "no stock for [redacted]" in job.error_message
+    assert "refund to [redacted] refused" in steps["compensate:charge"].error
+    assert "compensation failed" in caplog.text
+
+
+def test_a_runner_error_is_logged_without_sensitive_values(clock, run_worker, caplog, monkeypatch):
+    from litejobs.worker import runner
+    from tests.testapp.jobs import secret_saga
+
+    def broken(job, definition):
+        raise RuntimeError(f"cannot run {job.payload}")
+
+    monkeypatch.setattr(runner, "run_definition", broken)
+    secret_saga.enqueue(label="r", card=SECRET_CARD)
+    with caplog.at_level("INFO", logger="litejobs"):
+        run_worker()
+    assert "job runner error" in caplog.text and "cannot run" in caplog.text
+    assert_scrubbed(caplog.text)
+
+
+def test_the_stored_message_is_scrubbed_after_compensation_failures_are_appended(
+    clock, run_worker, monkeypatch
+):
+    from litejobs.steps import Steps
+    from tests.testapp.jobs import secret_saga
+
+    # Whatever a compensation failure says, the runner scrubs the message it is appended to.
+    monkeypatch.setattr(Steps, "compensate", lambda self: [f"compensate:charge: {SECRET_CARD}"])
+    enqueued = secret_saga.enqueue(label="c", card=SECRET_CARD)
+    run_worker()
+    job = Job.objects.get(pk=enqueued.id)
+    assert "compensations failed: compensate:charge: {" in job.error_message
+    assert_scrubbed(job.error_message)

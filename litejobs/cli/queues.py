@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .. import operations
 from ..models import QueueState
+from ..runtimes import warn_unused_queues
 from . import EXIT_OK, add_json_flag, emit
 from .jobs import acting_user, add_by_flag, iso
 
@@ -42,6 +43,7 @@ def _as_dict(state: QueueState) -> dict:
 
 def handle_pause(command, options) -> int:
     """``pause QUEUE --reason ...``: see ``operations.pause``."""
+    warn_unused_queues(command, [options["queue"]], "pause")
     state = operations.pause(options["queue"], reason=options["reason"], by=acting_user(options))
     text = (
         f"Queue {state.name!r} is paused by {state.changed_by}: {state.reason}\n"
@@ -53,6 +55,7 @@ def handle_pause(command, options) -> int:
 
 def handle_resume(command, options) -> int:
     """``resume QUEUE``: see ``operations.resume``."""
+    warn_unused_queues(command, [options["queue"]], "resume")
     state = operations.resume(options["queue"], by=acting_user(options))
     emit(command, options, _as_dict(state), f"Queue {state.name!r} is running again.")
     return EXIT_OK

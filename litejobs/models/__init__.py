@@ -1,5 +1,11 @@
 """litejobs records (Django models), grouped by concern."""
 
+# ``Meta.triggers`` is django-pgtrigger's model option, which its app module adds to Django's.
+# With "pgtrigger" missing from INSTALLED_APPS the models would not load at all ("'class Meta'
+# got invalid attribute(s): triggers", on every command); importing it here lets them load, and
+# the check litejobs.E040 names the fix.
+import pgtrigger.apps  # noqa: F401 - before the models
+
 from .bulk import (
     BULK_ITEM_JOB,
     UNFINISHED_BULK_ITEM,

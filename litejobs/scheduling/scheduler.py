@@ -30,6 +30,7 @@ from django.db import connections, transaction
 from .. import clock, leadership
 from ..conf import settings
 from ..models import LeaderRole, Schedule, ScheduleStatus
+from ..runtimes import describe_database
 from ..sql import query
 from ..worker.outage import Outage, is_outage
 from ..worker.stopping import GracefulStop
@@ -126,11 +127,12 @@ class Scheduler:
         if self.install_signals:
             GracefulStop(self.stop_event, logger, f"scheduler id={self.id}").install()
         logger.info(
-            "scheduler start id=%s host=%s pid=%s schedules=%s",
+            "scheduler start id=%s host=%s pid=%s schedules=%s database=%s",
             self.id,
             self.host,
             self.pid,
             len(self.definitions()),
+            describe_database(self.alias),
         )
         try:
             while not self.stop_event.is_set():

@@ -17,6 +17,7 @@ from django.db import connections, transaction
 from .. import clock, registry, store
 from ..conf import settings
 from ..payloads import dumps
+from ..runtimes import describe_database
 from ..scheduling.declarations import any_forbid, run_definition
 from ..store import ClaimedJob
 from .acks import Acknowledger
@@ -169,12 +170,14 @@ class Worker:
         if self.install_signals:
             GracefulStop(self.stop_event, logger, f"worker id={self.id}").install()
         logger.info(
-            "worker start id=%s host=%s pid=%s queues=%s concurrency=%s",
+            "worker start id=%s host=%s pid=%s queues=%s jobs=%s concurrency=%s database=%s",
             self.id,
             self.host,
             self.pid,
             ",".join(self.queues) or "*",
+            len([d for d in registry.all_jobs() if self.serves(d.queue)]),
             self.concurrency,
+            describe_database(self.alias),
         )
         for number in range(self.concurrency):
             self._start_runner(number)

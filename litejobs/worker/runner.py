@@ -13,7 +13,7 @@ from django.db import connections, transaction
 from .. import clock, events, registry, store
 from ..context import JobContext
 from ..exceptions import Cancelled, RetryAfter, StaleFence, UnknownJob
-from ..payloads import dumps, scrub
+from ..payloads import Scrubber, dumps
 from ..scheduling.declarations import run_definition
 from ..steps import HELD, OperatorNeeded, Steps, Suspended
 from ..store import ClaimedJob
@@ -51,10 +51,15 @@ class Runner(threading.Thread):
                     return
                 try:
                     self.execute(job)
-                except Exception:
+                except Exception as error:
                     # A bug of ours must not take the thread down: stop holding the job, and
                     # its lease lapses and another worker's heartbeat reaps it.
-                    logger.exception("job runner error id=%s name=%s", job.id, job.name)
+                    logger.error(
+                        "job runner error id=%s name=%s\n%s",
+                        job.id,
+                        job.name,
+                        scrubber_for(job)("".join(traceback.format_exception(error))),
+                    )
                     self.worker.finished(job, "error", time.monotonic())
                 finally:
                     self.worker.dispatcher.done_with_one()
@@ -99,7 +104,9 @@ class Runner(threading.Thread):
             progress_sink=worker.record_progress,
             occurrence=job.extra.get("occurrence"),
         )
-        ctx.step = Steps(job=job, atomic=definition.atomic, alias=worker.alias)
+        ctx.step = Steps(
+            job=job, atomic=definition.atomic, alias=worker.alias, sensitive=definition.sensitive
+        )
         if job.extra.get("lost"):  # its lease lapsed while it waited in the buffer
             worker.finished(job, "refused", started)
             return
@@ -208,20 +215,20 @@ class Runner(threading.Thread):
                 run_at = now + error.delay
             else:
                 run_at = now + definition.retry.delay(job.attempt, seed=str(job.id))
-        sensitive = definition.sensitive if definition else ()
+        scrub = scrubber_for(job, definition)
         error_class = f"{type(error).__module__}.{type(error).__qualname__}"
         if reason == "timeout":
             error_class = "litejobs.Timeout"
-        message = scrub(str(error), job.payload, sensitive)
+        message = str(error)
         steps = getattr(ctx, "step", None)
         if state == "dead" and steps is not None and steps.has_compensations:
             # Failed for good: undo the completed steps, last first (never on a retry).
             failures = steps.compensate()
             if failures:
                 message += " | compensations failed: " + "; ".join(failures)
-        message = message[:MESSAGE_LIMIT]
-        trace = "".join(traceback.format_exception(error))
-        trace = scrub(trace, job.payload, sensitive)[-TRACEBACK_LIMIT:]
+        # Scrubbed as a whole, after everything is appended, before it is cut to length.
+        message = scrub(message)[:MESSAGE_LIMIT]
+        trace = scrub("".join(traceback.format_exception(error)))[-TRACEBACK_LIMIT:]
         discard = state == "dead" and definition is not None and not definition.dead_letter
         if discard:
             logger.error(
@@ -292,6 +299,17 @@ class Runner(threading.Thread):
                     self._pg_conn.cancel_safe(timeout=2.0)
                 except Exception:
                     logger.debug("could not cancel the query of job %s", job.id, exc_info=True)
+
+
+def scrubber_for(job: ClaimedJob, definition=None) -> Scrubber:
+    """What blanks the job's sensitive values out of its error texts and log lines. A job no
+    installed app declares could hold anything: all its payload values are blanked."""
+    if definition is None:
+        try:
+            definition = registry.get(job.name)
+        except UnknownJob:
+            return Scrubber(job.payload, job.payload if isinstance(job.payload, dict) else ())
+    return Scrubber(job.payload, definition.sensitive)
 
 
 def _result_json(job: ClaimedJob, result: Any) -> str | None:

@@ -198,6 +198,22 @@ def saga(ctx, label: str, fail: str = "never") -> None:
     ctx.step.run("ship", lambda: _effect(f"{label}:ship"))
 
 
+def _refund(card: dict) -> None:
+    raise ValueError(f"refund to {card['number']} refused")
+
+
+def _reserve(card: dict) -> None:
+    raise LookupError(f"no stock for {card['holder']} ({card})")
+
+
+@job(key=lambda label: f"secret:{label}", sensitive=("card",), atomic=False, retry=1)
+def secret_saga(ctx, label: str, card: dict) -> None:
+    """A saga whose sensitive argument is a dict: its step, compensation and job errors all
+    quote values nested in it."""
+    ctx.step.run("charge", lambda: {"charged": label}, compensate=lambda out: _refund(card))
+    ctx.step.run("reserve", lambda: _reserve(card))
+
+
 @job(key=lambda label: f"sleeper:{label}", atomic=False)
 def sleeper(ctx, label: str) -> None:
     ctx.step.run("before", lambda: _effect(f"{label}:before"))

@@ -10,6 +10,7 @@ import argparse
 from django.core.management.base import BaseCommand, CommandError
 
 from litejobs.relay import OutboxRelay
+from litejobs.runtimes import prepare
 
 
 def positive_int(value: str) -> int:
@@ -36,6 +37,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        if not prepare(self, "runrelay"):
+            return
         code = OutboxRelay(batch_size=options["batch"], once=options["once"]).run()
         if code:
             raise CommandError(f"relay exited with {code}", returncode=code)

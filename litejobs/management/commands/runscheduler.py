@@ -6,6 +6,7 @@ over within ``LITEJOBS["SCHEDULER_LEASE"]`` when it stops or dies. Workers run t
 
 from django.core.management.base import BaseCommand, CommandError
 
+from litejobs.runtimes import prepare
 from litejobs.scheduling.scheduler import Scheduler
 
 
@@ -13,6 +14,8 @@ class Command(BaseCommand):
     help = "Plan litejobs schedules: sync declarations, lead through a lease, enqueue occurrences."
 
     def handle(self, *args, **options):
+        if not prepare(self, "runscheduler"):
+            return
         code = Scheduler().run()
         if code:
             raise CommandError(f"scheduler exited with {code}", returncode=code)

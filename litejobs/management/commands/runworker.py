@@ -4,6 +4,7 @@ import argparse
 
 from django.core.management.base import BaseCommand, CommandError
 
+from litejobs.runtimes import prepare, warn_unused_queues
 from litejobs.worker import Supervisor, Worker
 
 
@@ -55,6 +56,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         queues = [q.strip() for q in options["queues"].split(",") if q.strip()]
+        warn_unused_queues(self, queues, "--queues")
+        if not prepare(self, "runworker"):
+            return
         if options["pool"] == "processes":
             child_args = ["--concurrency", "1"]
             if queues:

@@ -1,0 +1,19 @@
+"""Close matches of misspelt names ("did you mean 'emails'?") for messages that name the fix."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+def close_match(word: str, known: Iterable[str]) -> str | None:
+    """The known name ``word`` most likely misspells (case-insensitive), if one is close."""
+    by_folded = {name.casefold(): name for name in known if name != word}
+    found = difflib.get_close_matches(word.casefold(), list(by_folded), n=1, cutoff=0.7)
+    return by_folded[found[0]] if found else None
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """``" Did you mean 'emails'?"`` when a known name is close to ``word``, else ``""``."""
+    match = close_match(word, known)
+    return f" Did you mean {match!r}?" if match else ""

@@ -1,0 +1,5 @@
+"""tests.shadowapp ships a `runworker` too."""
+
+from ._shadow import ShadowCommand as Command
+
+__all__ = ["Command"]
