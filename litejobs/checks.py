@@ -67,7 +67,13 @@ def check_settings(app_configs=None, **kwargs):
     try:
         lease = settings.duration("LEASE")
         heartbeat = settings.duration("HEARTBEAT")
-        for name in ("POLL_INTERVAL", "DEFAULT_TIMEOUT", "TIMEOUT_GRACE", "ACK_FLUSH"):
+        for name in (
+            "POLL_INTERVAL",
+            "DEFAULT_TIMEOUT",
+            "TIMEOUT_GRACE",
+            "ACK_FLUSH",
+            "UNKNOWN_JOB_GRACE",
+        ):
             settings.duration(name)
         scheduler_lease = settings.duration("SCHEDULER_LEASE")
         scheduler_tick = settings.duration("SCHEDULER_TICK")

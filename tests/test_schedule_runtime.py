@@ -44,14 +44,14 @@ def claim(clock, owner="worker-a"):
             queues=[],
             limit=10,
             now=now,
-            lease_expires_at=now + timedelta(minutes=1),
+            lease=timedelta(minutes=1),
         ).jobs + store.claim_limited(
             cursor,
             owner=owner,
             queues=[],
             limit=10,
             now=now,
-            lease_expires_at=now + timedelta(minutes=1),
+            lease=timedelta(minutes=1),
         )
 
 
