@@ -2,14 +2,16 @@
 
 import os
 import signal
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from litejobs import clock as system_clock
 from litejobs.models import Job, JobAttempt, JobState, JobStep
 from litejobs.models import Worker as WorkerRow
 from tests.conftest import wait_for
-from tests.testapp.jobs import crash_proof, gated, gated_unfenced, limited, record
+from tests.testapp.jobs import crash_proof, gated, gated_unfenced, limited, record, stamped
 from tests.testapp.models import Mark
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -148,3 +150,28 @@ def test_a_worker_killed_inside_and_after_every_step_leaves_each_effect_exactly_
     # one recorded execution is the run that completed it, replayed from storage afterwards.
     assert executions == {f"step-{n}": 1 for n in range(1, 5)}
     assert all((tmp_path / f"reached-in-{n}").exists() for n in range(1, 5))
+
+
+def test_delayed_jobs_and_retries_start_within_a_second_of_their_time(processes):
+    """An idle worker (its backstop poll 30 s away) starts each job within 1 s of its run_at:
+    delayed ones, a retry by the policy's backoff, and one after RetryAfter."""
+    processes.worker("--concurrency", "2")
+    wait_for(lambda: WorkerRow.objects.exists(), what="the worker to start")
+    now = system_clock.now()
+    for seconds in (1, 2, 3):
+        stamped.enqueue(label=f"delayed-{seconds}s", run_at=now + timedelta(seconds=seconds))
+    stamped.enqueue(label="retried", fail_first="error")  # again 2 s after it fails
+    stamped.enqueue(label="retry-after", fail_first="retry_after")  # again after 1.5 s
+    wait_for(lambda: Mark.objects.count() == 5, what="every job to start")
+    lateness = {}
+    for mark in Mark.objects.all():
+        job = Job.objects.get(key=f"stamped:{mark.label}")  # run_at: the time it was due
+        lateness[mark.label] = float(mark.note) - job.run_at.timestamp()
+    assert all(0 <= late < 1.0 for late in lateness.values()), lateness
+    assert dict(Mark.objects.values_list("label", "value")) == {
+        "delayed-1s": 1,
+        "delayed-2s": 1,
+        "delayed-3s": 1,
+        "retried": 2,
+        "retry-after": 2,
+    }

@@ -13,7 +13,7 @@ from litejobs.exceptions import DeclarationError, GuardRefused, InvalidInput
 from litejobs.models import Job
 from litejobs.scheduling import declarations
 from litejobs.scheduling import manual as manual_jobs
-from tests.testapp.jobs import record, scheduled_mark
+from tests.testapp.jobs import scheduled_mark
 
 VALID = {
     "job": scheduled_mark,
