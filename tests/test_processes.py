@@ -11,7 +11,15 @@ from litejobs import clock as system_clock
 from litejobs.models import Job, JobAttempt, JobState, JobStep
 from litejobs.models import Worker as WorkerRow
 from tests.conftest import wait_for
-from tests.testapp.jobs import crash_proof, gated, gated_unfenced, limited, record, stamped
+from tests.testapp.jobs import (
+    crash_proof,
+    gated,
+    gated_unfenced,
+    held_for,
+    limited,
+    record,
+    stamped,
+)
 from tests.testapp.models import Mark
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -175,3 +183,33 @@ def test_delayed_jobs_and_retries_start_within_a_second_of_their_time(processes)
         "retried": 2,
         "retry-after": 2,
     }
+
+
+def test_workers_whose_clocks_disagree_never_reap_each_others_healthy_jobs(processes):
+    """Leases are written and compared on the database's clock: a host 120 s ahead (well
+    past LEASE) and a normal one each keep their own job to completion."""
+    fast = {**FAST, "CLAIM_BATCH": 1}
+    normal = processes.worker("--concurrency", "1", **fast)
+    wait_for(lambda: WorkerRow.objects.filter(pid=normal.pid).exists(), what="the normal worker")
+    first = held_for.enqueue(label="normal", seconds=7)
+    wait_for(lambda: state_of(first.id) == JobState.RUNNING, what="the normal worker's job")
+    ahead = processes.skewed_worker("+120s", "--concurrency", "1", **fast)
+    # faketime runs the worker as its child: find it by its Worker row.
+    skewed_pid = wait_for(
+        lambda: WorkerRow.objects.exclude(pid=normal.pid).values_list("pid", flat=True).first(),
+        what="the skewed worker",
+    )
+    second = held_for.enqueue(label="ahead", seconds=7)
+    wait_for(lambda: state_of(second.id) == JobState.RUNNING, what="the skewed worker's job")
+    wait_for(
+        lambda: {state_of(first.id), state_of(second.id)} == {JobState.DONE},
+        timeout=60,
+        what="both jobs",
+    )
+    assert dict(Mark.objects.values_list("label", "value")) == {
+        "normal": normal.pid,
+        "ahead": skewed_pid,
+    }
+    assert Job.objects.get(pk=first.id).attempts == Job.objects.get(pk=second.id).attempts == 1
+    assert not JobAttempt.objects.exists(), list(JobAttempt.objects.values())
+    assert "reaped" not in processes.log(normal) + processes.log(ahead)

@@ -120,6 +120,15 @@ def stamped(ctx, label: str, fail_first: str = "") -> None:
     Mark.objects.create(label=label, value=ctx.attempt, note=repr(started))
 
 
+@job(key=lambda label, seconds: f"held-for:{label}", timeout="1m", retry=Retry(attempts=2))
+def held_for(ctx, label: str, seconds: float) -> None:
+    """Runs ``seconds`` (waiting on its cancellation, never time.sleep: see faketime), then
+    writes a Mark with its process id."""
+    if ctx.cancelled.wait(seconds):
+        ctx.check_cancelled()
+    Mark.objects.create(label=label, value=os.getpid())
+
+
 @job(key=lambda label: f"progress:{label}")
 def reports_progress(ctx, label: str) -> None:
     ctx.progress(5, 10, note="halfway")
