@@ -2,6 +2,7 @@
 
 import os
 import signal
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -93,15 +94,27 @@ def test_sigterm_drains_an_interrupted_job_back_to_ready_uncounted(processes, tm
     assert Job.objects.get(pk=enqueued.id).attempts == 1
 
 
+#: How long the drained job keeps running after SIGTERM: past a heartbeat and a lease.
+RUNS_ON = 4.0
+
+
 def test_sigterm_lets_a_running_job_finish_within_the_drain_timeout(processes, tmp_path):
     gate = tmp_path / "gate"
     enqueued = gated.enqueue(label="finishes", gate=str(gate))
     worker = processes.worker("--concurrency", "1", DRAIN_TIMEOUT="30s", **FAST)
     wait_for(lambda: Path(f"{gate}.started.1").exists(), what="the job to start")
     worker.send_signal(signal.SIGTERM)
+    signalled = time.monotonic()
+    # The body runs on, uncancelled, while the worker drains (renewing its lease meanwhile).
+    wait_for(lambda: time.monotonic() - signalled > RUNS_ON, timeout=RUNS_ON + 1, interval=0.1)
+    assert worker.poll() is None, processes.log(worker)
+    assert state_of(enqueued.id) == JobState.RUNNING
     gate.touch()
     assert worker.wait(20) == 0
-    assert state_of(enqueued.id) == JobState.DONE
+    job = Job.objects.get(pk=enqueued.id)
+    assert (job.state, job.attempts) == (JobState.DONE, 1)
+    assert list(Mark.objects.values_list("label", "value")) == [("finishes", 1)]
+    assert "job released" not in processes.log(worker)
 
 
 def test_a_concurrency_limit_holds_across_two_worker_processes(processes):
