@@ -255,7 +255,6 @@ class Worker:
                 self.control.close()
                 # The lease watch cancels held runs meanwhile if the outage outlasts them.
                 self.stop_event.wait(self.outage.failed(error))
-                fresh = True
                 continue
             self._check_timeouts()
             now = time.monotonic()
