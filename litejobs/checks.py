@@ -84,6 +84,7 @@ DURATION_SETTINGS = (
     "SCHEDULER_TICK",
     "SCHEDULER_HORIZON",
     "SCHEDULER_MISFIRE_GRACE",
+    "UNKNOWN_JOB_GRACE",
 )
 #: Whole-number settings and the range each may take.
 COUNT_SETTINGS = {

@@ -3,6 +3,11 @@
 Production code calls ``litejobs.clock.now()``, never ``datetime.now()``: the default clock
 answers aware UTC instants, ``LITEJOBS["CLOCK"]`` may name another, and ``use_clock`` swaps
 it for a block (tests move a ``FrozenClock``).
+
+Leases are the exception. A lease is written by one host and compared by another, so its
+expiry is computed and compared on the one clock every host shares: the database's.
+``lease_instant()`` is the seam: the SQL takes ``statement_timestamp()`` unless an injected
+clock supplies the instant (``{db_now}`` in litejobs' SQL).
 """
 
 from __future__ import annotations
@@ -82,6 +87,30 @@ def forget_configured_clock(**kwargs) -> None:
 def now() -> datetime:
     """The current instant, aware, from the injected clock."""
     return get_clock().now()
+
+
+def lease_instant() -> datetime | None:
+    """The instant lease arithmetic runs at: None means the database's clock.
+
+    Hosts whose clocks disagree must never reap each other's healthy leases, so with the
+    machine's clock in force the SQL reads the database's ``statement_timestamp()``. An
+    injected clock (a test's ``FrozenClock``, a simulation) supplies its own instant instead.
+    """
+    current = get_clock()
+    return None if isinstance(current, SystemClock) else current.now()
+
+
+def database_now(alias: str) -> datetime:
+    """The instant leases are compared with, for reads outside the runtimes' SQL (doctor, the
+    admin): the injected clock's, else the database's (one statement)."""
+    instant = lease_instant()
+    if instant is not None:
+        return instant
+    from django.db import connections
+
+    with connections[alias].cursor() as cursor:
+        cursor.execute("SELECT statement_timestamp()")
+        return cursor.fetchone()[0]
 
 
 @contextmanager

@@ -24,8 +24,12 @@ DEFAULTS: dict[str, Any] = {
     "POLL_INTERVAL": "30s",
     # Jobs a worker thread claims in one statement.
     "CLAIM_BATCH": 16,
-    # Per-attempt timeout of a job that declares none.
+    # Per-attempt timeout of a job that declares none (independent of LEASE: a run is renewed
+    # while it lives, and cancelled if its worker cannot renew it).
     "DEFAULT_TIMEOUT": "5m",
+    # Rolling deploys: a job this worker's code cannot run (its name unknown here, or its
+    # payload version newer) is handed back uncounted for a worker that can; dead after this.
+    "UNKNOWN_JOB_GRACE": "1h",
     # Retry policy of a job that declares none (see litejobs.Retry).
     "DEFAULT_RETRY": {"attempts": 3, "backoff": "exponential", "base": "2s", "max": "5m"},
     # How long a timed-out body has to stop after its cancellation fires before it is abandoned.

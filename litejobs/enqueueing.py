@@ -36,6 +36,7 @@ def _common(definition: JobDefinition, timing: tuple[datetime, datetime], priori
         "concurrency_limit": definition.concurrency_limit,
         "now": now,
         "traceparent": definition.traceparent(),
+        "version": definition.version,
     }
 
 

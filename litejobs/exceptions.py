@@ -39,6 +39,13 @@ class UnknownJob(LitejobsError, LookupError):
     code = "unknown-job"
 
 
+class PayloadTooNew(UnknownJob):
+    """A stored payload has a schema version newer than this code declares (a newer release
+    enqueued it): a worker running that release must take it."""
+
+    code = "payload-too-new"
+
+
 class JobNotFound(LitejobsError, LookupError):
     """No job has that id."""
 

@@ -19,6 +19,8 @@ from .tracing import current_traceparent
 
 RESERVED_OPTIONS = ("delay", "run_at", "priority")
 MAX_BATCH = 10_000
+#: Payload schema versions are stored in a smallint.
+MAX_VERSION = 32767
 _QUEUE_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 
 
@@ -136,6 +138,8 @@ class JobDefinition:
         atomic: bool = True,
         sensitive: Iterable[str] = (),
         dead_letter: bool = True,
+        version: int = 1,
+        upgrade: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] | None = None,
     ) -> None:
         self.func = func
         self.name = name or default_name(func)
@@ -180,6 +184,7 @@ class JobDefinition:
         self.atomic = bool(atomic)
         self.sensitive = tuple(sensitive)
         self.dead_letter = bool(dead_letter)
+        self.version, self.upgrade = self._check_version(version, upgrade)
         self._signature = inspect.signature(func)
         self._check_signature()
         parameters = list(self._signature.parameters.values())[1:]
@@ -255,6 +260,46 @@ class JobDefinition:
             defaults[p.name] = p.default
         return defaults
 
+    def _check_version(self, version: Any, upgrade: Any) -> tuple[int, dict[int, Callable]]:
+        """Each older payload version needs the function that lifts it one version up."""
+        if (
+            not isinstance(version, int)
+            or isinstance(version, bool)
+            or not 1 <= version <= MAX_VERSION
+        ):
+            raise DeclarationError(
+                f"Job {self.name!r}: version= is the payload's schema version, a whole number "
+                f"from 1 to {MAX_VERSION}; got {version!r}.",
+                code="version-invalid",
+            )
+        upgrades = {} if upgrade is None else upgrade
+        older = set(range(1, version))
+        if (
+            not isinstance(upgrades, Mapping)
+            or set(upgrades) != older
+            or not all(callable(fn) for fn in upgrades.values())
+        ):
+            wanted = ", ".join(f"{v}: fn_{v}_to_{v + 1}" for v in sorted(older)) or "nothing"
+            raise DeclarationError(
+                f"Job {self.name!r}: version={version} needs upgrade= with one function per "
+                f"older payload version, each taking that version's arguments (a dict) and "
+                f"answering the next version's: upgrade={{{wanted}}}; got {upgrade!r}.",
+                code="version-invalid",
+            )
+        return version, dict(upgrades)
+
+    def upgraded(self, payload: Mapping[str, Any], version: int) -> dict[str, Any]:
+        """A payload stored at an older ``version``, lifted to this declaration's version."""
+        arguments = dict(payload)
+        for old in range(version, self.version):
+            arguments = self.upgrade[old](arguments)
+            if not isinstance(arguments, dict):
+                raise TypeError(
+                    f"upgrade[{old}] of job {self.name!r} answered a {type(arguments).__name__}; "
+                    f"it must answer the version {old + 1} arguments as a dict."
+                )
+        return arguments
+
     @property
     def max_attempts(self) -> int:
         """Attempts before the job is dead (the retry policy's maximum)."""
@@ -267,8 +312,11 @@ class JobDefinition:
             return None
         return self.concurrency if isinstance(self.concurrency, int) else self.concurrency.limit
 
-    def invoke(self, ctx: Any, payload: Mapping[str, Any]) -> Any:
-        """Run the body with its stored arguments (the worker's one way in)."""
+    def invoke(self, ctx: Any, payload: Mapping[str, Any], version: int | None = None) -> Any:
+        """Run the body with its stored arguments (the worker's one way in), upgraded first
+        when they were stored at an older ``version``."""
+        if version is not None and version < self.version:
+            payload = self.upgraded(payload, version)
         return self.func(ctx, **payload)
 
     # Enqueueing ---------------------------------------------------------------------------
@@ -470,7 +518,9 @@ def job(
     """Declare a job: ``@job(key=lambda order_id: f"receipt:{order_id}", ...)``.
 
     Options: ``key`` (required), ``name``, ``queue``, ``retry``, ``timeout``, ``priority``,
-    ``tenant``, ``concurrency``, ``atomic``, ``sensitive``, ``dead_letter``. See the README.
+    ``tenant``, ``concurrency``, ``atomic``, ``sensitive``, ``dead_letter``, ``version`` and
+    ``upgrade`` (the payload's schema version and the functions lifting older payloads).
+    See the README.
     """
     if func is not None:
         return JobDefinition(func, **{"key": None, **options})

@@ -2,12 +2,14 @@
 
 Any number of replicas may run; the one holding a role's live lease does the role's work.
 Each answer of :func:`lead` is the lease's fence, which the leader writes beside its work.
+Expiry is written and compared on the database's clock (``litejobs.clock.lease_instant``), so
+replicas on hosts whose clocks disagree still agree on who leads.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from django.db import connections
 
@@ -18,7 +20,7 @@ from .worker.outage import is_outage
 
 
 def lead(
-    cursor, role: LeaderRole, *, owner: str, host: str, pid: int, now: datetime, lease: timedelta
+    cursor, role: LeaderRole, *, owner: str, host: str, pid: int, lease: timedelta
 ) -> int | None:
     """Take or renew the role's lease; its fence, or None while another process leads."""
     params = {
@@ -26,17 +28,18 @@ def lead(
         "owner": owner,
         "host": host[:255],
         "pid": pid,
-        "now": now,
-        "expires_at": now + lease,
+        "lease": lease,
+        "db_now": clock.lease_instant(),
     }
     run_query(cursor, "lead", params)
     row = cursor.fetchone()
     return row[0] if row else None
 
 
-def still_leader(cursor, role: LeaderRole, *, owner: str, fence: int, now: datetime) -> bool:
+def still_leader(cursor, role: LeaderRole, *, owner: str, fence: int) -> bool:
     """Inside a transaction: the lease is still ours, and stays so until it ends."""
-    run_query(cursor, "still_leader", {"role": role, "owner": owner, "fence": fence, "now": now})
+    params = {"role": role, "owner": owner, "fence": fence, "db_now": clock.lease_instant()}
+    run_query(cursor, "still_leader", params)
     return cursor.fetchone() is not None
 
 
@@ -44,7 +47,8 @@ def resign(alias: str, role: LeaderRole, *, owner: str, logger: logging.Logger) 
     """Hand the lease on at once (a clean stop); during an outage it just lapses."""
     try:
         with connections[alias].cursor() as cursor:
-            run_query(cursor, "resign", {"role": role, "owner": owner, "now": clock.now()})
+            params = {"role": role, "owner": owner, "db_now": clock.lease_instant()}
+            run_query(cursor, "resign", params)
     except Exception as error:
         if not is_outage(error):
             raise

@@ -198,6 +198,7 @@ def requeue(job_id: int, *, by: str) -> Outcome:
                     cancel_requested=False,
                     result=None,
                     progress=None,
+                    handed_back_at=None,
                     error_class="",
                     error_message="",
                     error_traceback="",
@@ -262,7 +263,8 @@ def cancel(job_id: int, *, by: str) -> Outcome:
     by = _check_by(by)
     now = clock.now()
     with transaction.atomic(using=_alias()), connections[_alias()].cursor() as cursor:
-        cursor.execute(query("cancel"), {"id": job_id, "now": now})
+        params = {"id": job_id, "now": now, "db_now": clock.lease_instant()}
+        cursor.execute(query("cancel"), params)
         row = cursor.fetchone()
     if row is None:
         state = _current_state(job_id)
@@ -554,14 +556,17 @@ def format_age(delta: timedelta) -> str:
 
 def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagnosis:
     """Look for what needs an operator: recent dead jobs, lapsed leases, backlogs, no worker,
-    overdue schedules (``overdue-schedule``), active schedules no scheduler plans
-    (``no-scheduler``), an outbox backlog older than ``max_ready_age`` (``outbox-backlog``) and
-    webhook endpoints litejobs disabled after failures (``webhook-disabled``).
+    jobs waiting for a worker whose code can run them (``unknown-job``), overdue schedules
+    (``overdue-schedule``), active schedules no scheduler plans (``no-scheduler``), an outbox
+    backlog older than ``max_ready_age`` (``outbox-backlog``) and webhook endpoints litejobs
+    disabled after failures (``webhook-disabled``). Leases are judged on the database's clock,
+    as the workers judge them.
 
     Paused queues and disabled schedules are not problems (an operator switched them off on
     purpose) but are noted with their reason, as a forgotten switch keeps work from running.
     """
     now = now or clock.now()
+    lease_now = clock.database_now(_alias())
     problems: list[Problem] = []
     notes: list[str] = []
 
@@ -579,7 +584,7 @@ def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagno
             )
         )
 
-    lapsed = _jobs().filter(state=JobState.RUNNING, lease_expires_at__lt=now)
+    lapsed = _jobs().filter(state=JobState.RUNNING, lease_expires_at__lt=lease_now)
     lapsed_count = lapsed.count()
     if lapsed_count:
         problems.append(
@@ -590,6 +595,23 @@ def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagno
                 "heartbeat and runs them again; if none does, start `manage.py runworker`.",
                 lapsed_count,
                 _ids(lapsed),
+            )
+        )
+
+    handed_back = _jobs().filter(state__in=CLAIMABLE, handed_back_at__isnull=False)
+    handed_back_count = handed_back.count()
+    if handed_back_count:
+        names = sorted(set(handed_back.order_by().values_list("name", flat=True)[:PROBLEM_IDS]))
+        problems.append(
+            Problem(
+                "unknown-job",
+                f"{handed_back_count} job(s) wait for a worker whose code can run them (their "
+                f"name, or their payload version, is newer than the workers that claimed them: "
+                f"{', '.join(names)}). Deploy the release that declares them to every worker; "
+                f"each is dead-lettered UNKNOWN_JOB_GRACE ({settings.UNKNOWN_JOB_GRACE}) after "
+                "it was first handed back.",
+                handed_back_count,
+                _ids(handed_back),
             )
         )
 
@@ -604,7 +626,7 @@ def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagno
     )
     live_workers = list(
         Worker.objects.using(_alias())
-        .filter(lease_expires_at__gt=now)
+        .filter(lease_expires_at__gt=lease_now)
         .values_list("queues", flat=True)
     )
     serves_all = any(not queues for queues in live_workers)

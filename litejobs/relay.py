@@ -326,7 +326,6 @@ class OutboxRelay:
                     owner=self.id,
                     host=self.host,
                     pid=self.pid,
-                    now=now,
                     lease=self.lease,
                 )
                 if fence is None:
@@ -404,7 +403,8 @@ class OutboxRelay:
             logger.warning("relay lost the lease id=%s", self.id)
         self.fence = None
         lease = LeaderLease.of(LeaderRole.RELAY, self.alias)
-        wait = (lease.expires_at - clock.now()).total_seconds() if lease else 0.0
+        now = clock.database_now(self.alias)  # the lease runs on the database's clock
+        wait = (lease.expires_at - now).total_seconds() if lease else 0.0
         self._retry_at = time.monotonic() + min(max(wait, 0.0) + 0.05, self.poll)
 
     def _step_aside(self, message: StagedRow) -> None:

@@ -11,11 +11,12 @@ import json
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
 
+from .clock import lease_instant
 from .scheduling.identity import OccurrenceRef
 from .sql import query
 
@@ -61,6 +62,8 @@ class ClaimedJob:
     max_attempts: int
     fence: int
     traceparent: str
+    #: The payload's schema version (the declaration's ``version`` when it was enqueued).
+    version: int = 1
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -71,16 +74,19 @@ class ClaimedJob:
         job = cls(*row[:5], payload, *row[6:10])
         if len(row) > 10 and row[10] is not None:  # it runs a scheduled occurrence
             job.extra["occurrence"] = OccurrenceRef.from_key(row[10], job.key)
+        if len(row) > 11:
+            job.version = row[11]
         return job
 
 
-def _claim_params(owner, queues, limit, now, lease_expires_at) -> dict[str, Any]:
+def _claim_params(owner, queues, limit, now, lease) -> dict[str, Any]:
     return {
         "owner": owner,
         "queues": list(queues) if queues else None,
         "limit": limit,
         "now": now,
-        "lease_expires_at": lease_expires_at,
+        "lease": lease,
+        "db_now": lease_instant(),
     }
 
 
@@ -92,29 +98,29 @@ class Claim:
     limited_due: bool
 
 
-def claim(cursor, *, owner, queues, limit, now, lease_expires_at, limited: bool = False) -> Claim:
+def claim(cursor, *, owner, queues, limit, now, lease) -> Claim:
     """Claim up to ``limit`` due jobs without a concurrency limit (commits with the cursor).
 
-    With ``limited``, the answer also says whether concurrency-limited jobs are due, so the
-    (locking) limited claim runs only when it has something to take.
+    ``now`` decides which jobs are due; each lease runs ``lease`` from the database's clock.
+    The answer also says whether concurrency-limited jobs are due, so the (locking) limited
+    claim runs only when it has something to take, and every worker takes every kind of job.
     """
-    params = _claim_params(owner, queues, limit, now, lease_expires_at)
-    run_query(cursor, "claim", {**params, "limited": limited})
+    run_query(cursor, "claim", _claim_params(owner, queues, limit, now, lease))
     rows = cursor.fetchall()
     jobs = [ClaimedJob.from_row(row) for row in rows if row[0] is not None]
     return Claim(jobs, limited_due=len(jobs) < len(rows))
 
 
-def claim_limited(cursor, *, owner, queues, limit, now, lease_expires_at) -> list[ClaimedJob]:
+def claim_limited(cursor, *, owner, queues, limit, now, lease) -> list[ClaimedJob]:
     """Claim due concurrency-limited jobs; call in a transaction (the lock holds until its end)."""
     run_query(cursor, "lock_limited_claims", {"lock_id": LIMITED_CLAIM_LOCK})
-    run_query(cursor, "claim_limited", _claim_params(owner, queues, limit, now, lease_expires_at))
+    run_query(cursor, "claim_limited", _claim_params(owner, queues, limit, now, lease))
     return [ClaimedJob.from_row(row) for row in cursor.fetchall()]
 
 
-def next_due(cursor, *, queues) -> datetime | None:
-    """The earliest run_at of any claimable job in these queues."""
-    run_query(cursor, "next_due", {"queues": list(queues) if queues else None})
+def next_due(cursor, *, queues, now: datetime) -> datetime | None:
+    """The earliest run_at after ``now`` of any claimable job in these queues."""
+    run_query(cursor, "next_due", {"queues": list(queues) if queues else None, "now": now})
     return cursor.fetchone()[0]
 
 
@@ -184,6 +190,34 @@ def discard(cursor, job: ClaimedJob) -> bool:
     return cursor.fetchone() is not None
 
 
+def hand_back(
+    cursor,
+    job: ClaimedJob,
+    *,
+    now: datetime,
+    grace: timedelta,
+    error_class: str,
+    error_message: str,
+) -> bool:
+    """Hand a job this code cannot run back uncounted, due after a backoff; fenced.
+
+    False when the fence is stale or the grace since its first hand-back is spent.
+    """
+    run_query(
+        cursor,
+        "hand_back",
+        {
+            "id": job.id,
+            "fence": job.fence,
+            "now": now,
+            "grace": grace,
+            "error_class": error_class,
+            "error_message": error_message,
+        },
+    )
+    return cursor.fetchone() is not None
+
+
 def release(cursor, jobs: Sequence[ClaimedJob]) -> set[int]:
     """Hand held jobs back to ``ready`` with their attempt uncounted; answers the ids released."""
     if not jobs:
@@ -215,12 +249,17 @@ class HeartbeatAnswer:
 
 
 def heartbeat(cursor, *, worker: dict[str, Any], held: Sequence[ClaimedJob], reap: bool):
-    """Renew the Worker row and every held lease, and reap leases that lapsed elsewhere."""
+    """Renew the Worker row and every held lease, and reap leases that lapsed elsewhere.
+
+    ``worker`` carries the row's columns, ``lease`` and ``forget_after`` (durations); every
+    expiry is computed and compared on the database's clock (``lease_instant``).
+    """
     run_query(
         cursor,
         "heartbeat",
         {
             **worker,
+            "db_now": lease_instant(),
             "ids": [job.id for job in held],
             "fences": [job.fence for job in held],
             "in_flight": json.dumps([job.id for job in held][:1000]),

@@ -58,6 +58,7 @@ class TaskJobDefinition:
     dead_letter: bool = True
     concurrency: None = None
     concurrency_limit: None = None
+    version: int = 1  # a task's arguments are positional and keyword lists, never upgraded
 
     @property
     def module_path(self) -> str:
@@ -74,7 +75,7 @@ class TaskJobDefinition:
     def traceparent(self) -> str:
         return current_traceparent()
 
-    def invoke(self, ctx: Any, payload: dict[str, Any]) -> Any:
+    def invoke(self, ctx: Any, payload: dict[str, Any], version: int | None = None) -> Any:
         task = import_string(self.module_path)
         args, kwargs = payload.get("args", []), payload.get("kwargs", {})
         if task.takes_context:

@@ -8,10 +8,11 @@ raises ``ClaimRefused`` (or ``WorkItemNotFound``) saying why and what to do. Two
 never both hold one item: a claim is one ``UPDATE ... WHERE`` that PostgreSQL re-checks on the
 row's latest version under its row lock.
 
-A claim is a lease. Every statement compares ``claim_expires_at`` with ``litejobs.clock.now()``
-inside its ``WHERE``, so an expired claim is the same as no claim everywhere — listings,
-actions, this API — without a sweeper. Actions taken for a person (``user=``) check the
-queue's permission first (``WorkQueueForbidden``).
+A claim is a lease. Every statement compares ``claim_expires_at`` with the database's clock
+(``{db_now}``: ``litejobs.clock.lease_instant()``, so web hosts whose clocks disagree agree
+on who holds an item) inside its ``WHERE``, so an expired claim is the same as no claim
+everywhere — listings, actions, this API — without a sweeper. Actions taken for a person
+(``user=``) check the queue's permission first (``WorkQueueForbidden``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from .exceptions import (
     WorkQueueForbidden,
 )
 from .models.workqueues import FINISHED_ITEM, LIVE_ITEM, WorkItem, WorkItemState
+from .sql import DB_NOW
 
 logger = logging.getLogger("litejobs.workqueues")
 
@@ -56,7 +58,8 @@ VIEWS = ("todo", "unclaimed", "mine", "others", "closed")
 
 # The statements ------------------------------------------------------------------------------
 # ``{columns}`` is every WorkItem column (RETURNING builds the instance); ``{live}`` the live
-# states. Values are always bound parameters.
+# states; ``{db_now}`` the instant claims expire by (the database's clock unless a test clock
+# supplies it). Values are always bound parameters.
 
 _LIVE_SQL = ", ".join(f"'{state.value}'" for state in LIVE_ITEM)
 
@@ -78,10 +81,10 @@ UPDATE litejobs_workitem SET
     claimed_by_id = %(user_id)s,
     claimed_by_name = %(user_name)s,
     claimed_at = CASE WHEN state = 'claimed' AND claimed_by_id = %(user_id)s
-                       AND claim_expires_at > %(now)s THEN claimed_at ELSE %(now)s END,
-    claim_expires_at = %(expires)s
+                       AND claim_expires_at > {db_now} THEN claimed_at ELSE %(now)s END,
+    claim_expires_at = {db_now} + %(lease)s::interval
 WHERE id = %(id)s AND queue = %(queue)s AND state IN ({live})
-  AND (state = 'open' OR claim_expires_at <= %(now)s OR claimed_by_id = %(user_id)s)
+  AND (state = 'open' OR claim_expires_at <= {db_now} OR claimed_by_id = %(user_id)s)
 RETURNING {columns}
 """
 
@@ -89,15 +92,15 @@ RETURNING {columns}
 CLAIM_NEXT = """
 UPDATE litejobs_workitem SET
     state = 'claimed', claimed_by_id = %(user_id)s, claimed_by_name = %(user_name)s,
-    claimed_at = %(now)s, claim_expires_at = %(expires)s
+    claimed_at = %(now)s, claim_expires_at = {db_now} + %(lease)s::interval
 WHERE id = (
     SELECT id FROM litejobs_workitem
     WHERE queue = %(queue)s AND state IN ({live})
-      AND (state = 'open' OR claim_expires_at <= %(now)s) {tenant}
+      AND (state = 'open' OR claim_expires_at <= {db_now}) {tenant}
     ORDER BY score * -1, created_at, id
     LIMIT 1
     FOR UPDATE SKIP LOCKED
-) AND state IN ({live}) AND (state = 'open' OR claim_expires_at <= %(now)s)
+) AND state IN ({live}) AND (state = 'open' OR claim_expires_at <= {db_now})
 RETURNING {columns}
 """
 
@@ -106,7 +109,7 @@ UPDATE litejobs_workitem SET
     state = 'open', claimed_by_id = NULL, claimed_by_name = '', claimed_at = NULL,
     claim_expires_at = NULL
 WHERE id = %(id)s AND queue = %(queue)s AND state = 'claimed'
-  AND claimed_by_id = %(user_id)s AND claim_expires_at > %(now)s
+  AND claimed_by_id = %(user_id)s AND claim_expires_at > {db_now}
 RETURNING {columns}
 """
 
@@ -122,8 +125,8 @@ RETURNING {columns}
 #: The acting user's claim, by claim mode (``None``: code acting, not a person).
 FINISH_CLAIM = {
     "required": "(state = 'claimed' AND claimed_by_id = %(user_id)s "
-    "AND claim_expires_at > %(now)s)",
-    "optional": "(state = 'open' OR claim_expires_at <= %(now)s "
+    f"AND claim_expires_at > {DB_NOW})",
+    "optional": f"(state = 'open' OR claim_expires_at <= {DB_NOW} "
     "OR claimed_by_id IS NOT DISTINCT FROM %(user_id)s)",
     "disabled": "TRUE",
     None: "TRUE",
@@ -152,7 +155,7 @@ def _fields() -> tuple[list[str], str]:
 
 
 def _sql(template: str, **parts: str) -> str:
-    return template.format(columns=_fields()[1], live=_LIVE_SQL, **parts)
+    return template.format(columns=_fields()[1], live=_LIVE_SQL, db_now=DB_NOW, **parts)
 
 
 def _alias() -> str:
@@ -359,11 +362,12 @@ def claim(
             "user_id": user.pk,
             "user_name": _user_name(user),
             "now": now,
-            "expires": now + duration,
+            "lease": duration,
+            "db_now": clock.lease_instant(),
         },
     )
     if not rows:
-        raise _explain(work_queue, item_id, user, "claim", now)
+        raise _explain(work_queue, item_id, user, "claim", clock.database_now(_alias()))
     claimed = _instance(rows[0])
     logger.info(
         "item claimed id=%s queue=%s by=%s until=%s",
@@ -392,7 +396,8 @@ def claim_next(queue: str, user: Any, *, tenant: str | None = None) -> WorkItem 
             "user_id": user.pk,
             "user_name": _user_name(user),
             "now": now,
-            "expires": now + work_queue.claim_lease,
+            "lease": work_queue.claim_lease,
+            "db_now": clock.lease_instant(),
             "tenant": tenant,
         },
     )
@@ -418,13 +423,17 @@ def release(item: WorkItem | int, user: Any, *, queue: str | None = None) -> Wor
     work_queue, item_id = _queue_and_id(item, queue)
     _check_user(work_queue, user, "release")
     _check_claims_enabled(work_queue, "release")
-    now = clock.now()
     rows = _execute(
         _sql(RELEASE),
-        {"id": item_id, "queue": work_queue.name, "user_id": user.pk, "now": now},
+        {
+            "id": item_id,
+            "queue": work_queue.name,
+            "user_id": user.pk,
+            "db_now": clock.lease_instant(),
+        },
     )
     if not rows:
-        raise _explain(work_queue, item_id, user, "release", now)
+        raise _explain(work_queue, item_id, user, "release", clock.database_now(_alias()))
     logger.info("item released id=%s queue=%s by=%s", item_id, work_queue.name, _user_name(user))
     return _instance(rows[0])
 
@@ -535,10 +544,11 @@ def _finish(
             "user_id": user_id,
             "user_name": user_name,
             "now": now,
+            "db_now": clock.lease_instant(),
         },
     )
     if not rows:
-        raise _explain(work_queue, item_id, user, verb, now)
+        raise _explain(work_queue, item_id, user, verb, clock.database_now(_alias()))
     finished = _instance(rows[0])
     logger.info(
         "item %s id=%s queue=%s resolution=%s by=%s",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -83,11 +84,13 @@ class Processes:
         env.update({f"LITEJOBS_{k}": str(v) for k, v in litejobs_settings.items()})
         return env
 
-    def start(self, *args: str, env: dict | None = None, name: str = "proc") -> subprocess.Popen:
+    def start(
+        self, *args: str, env: dict | None = None, name: str = "proc", prefix: tuple = ()
+    ) -> subprocess.Popen:
         log_path = self.tmp_path / f"{name}-{len(self.started)}.log"
         with log_path.open("w") as log:
             process = subprocess.Popen(
-                [sys.executable, str(ROOT / "manage.py"), *args],
+                [*prefix, sys.executable, str(ROOT / "manage.py"), *args],
                 cwd=ROOT,
                 env=env or self.env(),
                 stdout=log,
@@ -100,6 +103,18 @@ class Processes:
 
     def worker(self, *args: str, **litejobs_settings) -> subprocess.Popen:
         return self.start("runworker", *args, env=self.env(**litejobs_settings), name="worker")
+
+    def skewed_worker(self, offset: str, *args: str, **litejobs_settings) -> subprocess.Popen:
+        """A worker on a host whose clock is ``offset`` (e.g. ``"+120s"``) off, by libfaketime.
+
+        Only the wall clock moves: libfaketime 0.9.10 breaks Python's sleeps when it fakes the
+        monotonic clock too. Skips the test where Debian's ``faketime`` is not installed.
+        """
+        if shutil.which("faketime") is None:
+            pytest.skip("needs Debian's faketime (apt-get install faketime)")
+        env = {**self.env(**litejobs_settings), "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+        prefix = ("faketime", "-f", offset)
+        return self.start("runworker", *args, env=env, name="skewed-worker", prefix=prefix)
 
     @staticmethod
     def log(process) -> str:

@@ -18,6 +18,10 @@ def _from_environment(key: str, default):
     return type(default)(value) if isinstance(default, int) else value
 
 
+# Rolling-deploy tests start workers of an "old" and a "new" release of tests.release's jobs.
+if os.environ.get("LITEJOBS_TEST_RELEASE"):
+    INSTALLED_APPS = [*INSTALLED_APPS, "tests.release"]
+
 LITEJOBS = {
     key: _from_environment(key, default)
     for key, default in DEFAULTS.items()

@@ -12,7 +12,7 @@ from litejobs.bench.report import Stats, percentile
 from litejobs.models import Job
 from tests.testapp.jobs import record
 
-TINY = ["--rounds", "1", "--jobs", "W1=50,W2=200,W3=200,W4=5,W7=40,W8=300,W9=2000"]
+TINY = ["--rounds", "1", "--jobs", "W1=50,W2=200,W3=200,W4=5,W7=40,W8=300,W9=2000,W10=5"]
 
 
 def bench(*args: str) -> dict:
@@ -60,7 +60,7 @@ def test_every_workload_runs_beside_its_floor_in_a_scratch_database(settings):
             assert 0 < row[side]["min"] <= row[side]["median"] <= row[side]["max"], row
         assert row["ratio"] == pytest.approx(row["litejobs"]["median"] / row["floor"]["median"])
         assert row["better"] in ("higher", "lower")
-    assert sorted(rows) == ["W1", "W2", "W3", "W4", "W5", "W7", "W8", "W9"]
+    assert sorted(rows) == sorted(["W1", "W2", "W3", "W4", "W5", "W7", "W8", "W9", "W10"])
     [steps] = rows["W7"]
     assert (steps["figure"], steps["unit"]) == ("steps", "steps/s")
     [outbox] = rows["W8"]
@@ -70,6 +70,12 @@ def test_every_workload_runs_beside_its_floor_in_a_scratch_database(settings):
     assert len(rows["W3"]) == 4  # default, --concurrency 1, atomic=False, 2 processes
     assert any("2 worker processes" in r["variant"] for r in rows["W3"])
     assert [r["figure"] for r in rows["W4"]] == ["p50", "p95", "max"]
+    assert [(r["figure"], r["target"]) for r in rows["W10"]] == [
+        ("p50", ""),
+        ("p95", "<= 10 ms"),
+        ("max", ""),
+    ]
+    assert "5 jobs due 50-500 ms after their enqueue" in rows["W10"][0]["variant"]
     assert {r["baseline"] for r in rows["W9"]} == {"empty table"}
     assert sorted(report["floors"]) == sorted(rows)
 

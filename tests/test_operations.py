@@ -50,7 +50,7 @@ def claim(clock):
             queues=[],
             limit=10,
             now=now,
-            lease_expires_at=now + timedelta(minutes=1),
+            lease=timedelta(minutes=1),
         ).jobs
 
 
@@ -193,8 +193,8 @@ def test_cancel_of_a_running_job_requests_it_from_its_worker(clock):
                 "concurrency": 1,
                 "started_at": now,
                 "now": now,
-                "lease_expires_at": now + timedelta(minutes=1),
-                "forget_before": now - timedelta(hours=1),
+                "lease": timedelta(minutes=1),
+                "forget_after": timedelta(hours=1),
                 "stopping": False,
             },
             held=[held],

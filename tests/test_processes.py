@@ -2,14 +2,25 @@
 
 import os
 import signal
+import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from litejobs import clock as system_clock
 from litejobs.models import Job, JobAttempt, JobState, JobStep
 from litejobs.models import Worker as WorkerRow
 from tests.conftest import wait_for
-from tests.testapp.jobs import crash_proof, gated, gated_unfenced, limited, record
+from tests.testapp.jobs import (
+    crash_proof,
+    gated,
+    gated_unfenced,
+    held_for,
+    limited,
+    record,
+    stamped,
+)
 from tests.testapp.models import Mark
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -83,15 +94,27 @@ def test_sigterm_drains_an_interrupted_job_back_to_ready_uncounted(processes, tm
     assert Job.objects.get(pk=enqueued.id).attempts == 1
 
 
+#: How long the drained job keeps running after SIGTERM: past a heartbeat and a lease.
+RUNS_ON = 4.0
+
+
 def test_sigterm_lets_a_running_job_finish_within_the_drain_timeout(processes, tmp_path):
     gate = tmp_path / "gate"
     enqueued = gated.enqueue(label="finishes", gate=str(gate))
     worker = processes.worker("--concurrency", "1", DRAIN_TIMEOUT="30s", **FAST)
     wait_for(lambda: Path(f"{gate}.started.1").exists(), what="the job to start")
     worker.send_signal(signal.SIGTERM)
+    signalled = time.monotonic()
+    # The body runs on, uncancelled, while the worker drains (renewing its lease meanwhile).
+    wait_for(lambda: time.monotonic() - signalled > RUNS_ON, timeout=RUNS_ON + 1, interval=0.1)
+    assert worker.poll() is None, processes.log(worker)
+    assert state_of(enqueued.id) == JobState.RUNNING
     gate.touch()
     assert worker.wait(20) == 0
-    assert state_of(enqueued.id) == JobState.DONE
+    job = Job.objects.get(pk=enqueued.id)
+    assert (job.state, job.attempts) == (JobState.DONE, 1)
+    assert list(Mark.objects.values_list("label", "value")) == [("finishes", 1)]
+    assert "job released" not in processes.log(worker)
 
 
 def test_a_concurrency_limit_holds_across_two_worker_processes(processes):
@@ -148,3 +171,58 @@ def test_a_worker_killed_inside_and_after_every_step_leaves_each_effect_exactly_
     # one recorded execution is the run that completed it, replayed from storage afterwards.
     assert executions == {f"step-{n}": 1 for n in range(1, 5)}
     assert all((tmp_path / f"reached-in-{n}").exists() for n in range(1, 5))
+
+
+def test_delayed_jobs_and_retries_start_within_a_second_of_their_time(processes):
+    """An idle worker (its backstop poll 30 s away) starts each job within 1 s of its run_at:
+    delayed ones, a retry by the policy's backoff, and one after RetryAfter."""
+    processes.worker("--concurrency", "2")
+    wait_for(lambda: WorkerRow.objects.exists(), what="the worker to start")
+    now = system_clock.now()
+    for seconds in (1, 2, 3):
+        stamped.enqueue(label=f"delayed-{seconds}s", run_at=now + timedelta(seconds=seconds))
+    stamped.enqueue(label="retried", fail_first="error")  # again 2 s after it fails
+    stamped.enqueue(label="retry-after", fail_first="retry_after")  # again after 1.5 s
+    wait_for(lambda: Mark.objects.count() == 5, what="every job to start")
+    lateness = {}
+    for mark in Mark.objects.all():
+        job = Job.objects.get(key=f"stamped:{mark.label}")  # run_at: the time it was due
+        lateness[mark.label] = float(mark.note) - job.run_at.timestamp()
+    assert all(0 <= late < 1.0 for late in lateness.values()), lateness
+    assert dict(Mark.objects.values_list("label", "value")) == {
+        "delayed-1s": 1,
+        "delayed-2s": 1,
+        "delayed-3s": 1,
+        "retried": 2,
+        "retry-after": 2,
+    }
+
+
+def test_workers_whose_clocks_disagree_never_reap_each_others_healthy_jobs(processes):
+    """Leases are written and compared on the database's clock: a host 120 s ahead (well
+    past LEASE) and a normal one each keep their own job to completion."""
+    fast = {**FAST, "CLAIM_BATCH": 1}
+    normal = processes.worker("--concurrency", "1", **fast)
+    wait_for(lambda: WorkerRow.objects.filter(pid=normal.pid).exists(), what="the normal worker")
+    first = held_for.enqueue(label="normal", seconds=7)
+    wait_for(lambda: state_of(first.id) == JobState.RUNNING, what="the normal worker's job")
+    ahead = processes.skewed_worker("+120s", "--concurrency", "1", **fast)
+    # faketime runs the worker as its child: find it by its Worker row.
+    skewed_pid = wait_for(
+        lambda: WorkerRow.objects.exclude(pid=normal.pid).values_list("pid", flat=True).first(),
+        what="the skewed worker",
+    )
+    second = held_for.enqueue(label="ahead", seconds=7)
+    wait_for(lambda: state_of(second.id) == JobState.RUNNING, what="the skewed worker's job")
+    wait_for(
+        lambda: {state_of(first.id), state_of(second.id)} == {JobState.DONE},
+        timeout=60,
+        what="both jobs",
+    )
+    assert dict(Mark.objects.values_list("label", "value")) == {
+        "normal": normal.pid,
+        "ahead": skewed_pid,
+    }
+    assert Job.objects.get(pk=first.id).attempts == Job.objects.get(pk=second.id).attempts == 1
+    assert not JobAttempt.objects.exists(), list(JobAttempt.objects.values())
+    assert "reaped" not in processes.log(normal) + processes.log(ahead)

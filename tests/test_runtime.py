@@ -3,14 +3,17 @@
 import threading
 from pathlib import Path
 
+import psycopg
 import pytest
+from django.db import connection
 
+from litejobs import store
 from litejobs.models import Job, JobAttempt, JobState
 from litejobs.models import Worker as WorkerRow
 from litejobs.worker import Worker
 from litejobs.worker.control import connect
 from tests.conftest import wait_for
-from tests.testapp.jobs import gated, per_account, reports_progress
+from tests.testapp.jobs import gated, per_account, reports_progress, slow_record
 from tests.testapp.models import Mark
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -121,3 +124,79 @@ def test_the_heartbeat_reaps_jobs_of_a_lost_worker(live_worker, clock):
         (cancelled.id, "lease_expired"),
         (spent.id, "lease_expired"),
     }
+
+
+# Lease renewal: a run lives as long as its worker renews it, and no longer --------------------
+
+
+def _db_still_leases(job_id) -> bool:
+    """Whether the job's lease is still live at the database, on the database's clock."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT lease_expires_at > statement_timestamp() FROM litejobs_job WHERE id = %s",
+            [job_id],
+        )
+        return cursor.fetchone()[0]
+
+
+def _cut_off_reason(worker, job_id):
+    held = worker.holdings.get(job_id)
+    return held.ctx.cancel_reason if held is not None and held.ctx is not None else None
+
+
+def _heartbeats_fail(monkeypatch, failing: threading.Event, answering: threading.Event):
+    """While ``failing`` is set, heartbeats fail as in an outage; while ``answering`` is clear,
+    they hang first (a dropped network)."""
+    real = store.heartbeat
+
+    def heartbeat(cursor, **kwargs):
+        answering.wait(30)
+        if failing.is_set():
+            raise psycopg.OperationalError("connection to server lost (test)")
+        return real(cursor, **kwargs)
+
+    monkeypatch.setattr(store, "heartbeat", heartbeat)
+
+
+@pytest.mark.parametrize("how", ["fails", "hangs"])
+def test_a_worker_that_cannot_renew_cancels_the_run_before_its_lease_lapses(
+    live_worker, tmp_path, monkeypatch, how
+):
+    gate = tmp_path / "gate"
+    enqueued = gated.enqueue(label="cut", gate=str(gate))
+    failing, answering = threading.Event(), threading.Event()
+    answering.set()
+    _heartbeats_fail(monkeypatch, failing, answering)
+    worker = live_worker(concurrency=1)
+    wait_for(lambda: Path(f"{gate}.started.1").exists(), what="the job to start")
+    failing.set()
+    if how == "hangs":
+        answering.clear()  # the main loop sits in its next heartbeat
+    wait_for(
+        lambda: _cut_off_reason(worker, enqueued.id) == "lease_lost",
+        timeout=10,
+        interval=0.01,
+        what="the run to be cancelled",
+    )
+    assert _db_still_leases(enqueued.id)  # cancelled while the lease still held
+    gate.touch()  # a late body would now complete: nothing may be written for it
+    wait_for(lambda: not _db_still_leases(enqueued.id), what="the lease to lapse")
+    job = Job.objects.get(pk=enqueued.id)
+    assert (job.state, job.attempts) == (JobState.RUNNING, 1)
+    assert not Mark.objects.exists()
+
+    failing.clear()  # the database is back: the job goes back uncounted, then runs
+    answering.set()
+    wait_for(lambda: Job.objects.get(pk=enqueued.id).state == JobState.DONE, timeout=20)
+    assert Job.objects.get(pk=enqueued.id).attempts == 1
+    assert not JobAttempt.objects.exists()  # the outage cost no attempt
+    assert worker.counts.get("released") == 1
+
+
+def test_a_run_longer_than_the_lease_completes_while_it_is_renewed(live_worker):
+    enqueued = slow_record.enqueue(label="long", value=1, seconds=3.0)  # LEASE is 2s here
+    worker = live_worker(concurrency=1)
+    wait_for(lambda: Job.objects.get(pk=enqueued.id).state == JobState.DONE, timeout=20)
+    assert Job.objects.get(pk=enqueued.id).attempts == 1
+    assert not JobAttempt.objects.exists()
+    assert worker.counts == {"done": 1}

@@ -1,17 +1,19 @@
 """Schedule declarations: every bad one is refused at import with a clear error, and
 ``manage.py check`` reports modules that hold one; manual jobs need a guard."""
 
+from datetime import timedelta
+
 import pytest
 from django.core import checks
 from django.test import override_settings
 
-from litejobs import Retry, manual, registry, schedule
+from litejobs import Retry, job, manual, registry, schedule
 from litejobs.checks import check_declarations
 from litejobs.exceptions import DeclarationError, GuardRefused, InvalidInput
 from litejobs.models import Job
 from litejobs.scheduling import declarations
 from litejobs.scheduling import manual as manual_jobs
-from tests.testapp.jobs import record, scheduled_mark
+from tests.testapp.jobs import scheduled_mark
 
 VALID = {
     "job": scheduled_mark,
@@ -52,8 +54,25 @@ def test_a_valid_declaration_records_every_field():
     assert snapshot["overlap"] == "forbid" and snapshot["misfire"] == "run_once"
     assert snapshot["status"] == "active" and snapshot["retry"]["attempts"] == 3
     assert snapshot["operating_owner"] == "ops@example.com"
-    assert definition.timeout == scheduled_mark.timeout  # the job's, below the lease
+    assert definition.timeout == scheduled_mark.timeout  # the job's
     assert definition.concurrency_key == "schedule:t.decl"
+
+
+def test_a_schedule_with_only_its_required_fields_is_valid_under_default_settings():
+    with override_settings(LITEJOBS={}):
+        # No timeout anywhere: DEFAULT_TIMEOUT (5m) applies, longer than LEASE (60s).
+        nightly = job(key=lambda: "nightly", name="t.nightly")(lambda ctx: None)
+        try:
+            definition = schedule("t.decl", **{**VALID, "job": nightly})
+        finally:
+            registry.unregister("t.nightly")
+    assert definition.timeout == timedelta(minutes=5) > timedelta(seconds=60)
+
+
+def test_a_timeout_longer_than_the_lease_needs_no_longer_lease():
+    with override_settings(LITEJOBS={"LEASE": "10s", "HEARTBEAT": "2s"}):
+        definition = schedule("t.decl", **VALID, timeout="30m")
+    assert definition.run_definition.timeout == timedelta(minutes=30)
 
 
 @pytest.mark.parametrize(
@@ -73,8 +92,6 @@ def test_a_valid_declaration_records_every_field():
         ({"max_catchup": 0}, "max_catchup= must be a whole number from 1"),
         ({"status": "paused"}, "status= must be 'draft', 'active' or 'retired'"),
         ({"status": "draft"}, "a draft schedule needs decider="),
-        ({"timeout": "60s"}, "is not below the lease"),
-        ({"job": record, "timeout": None}, "the timeout of job 'testapp.record'"),
         ({"jitter": "1d"}, "jitter= ('1d') must be shorter than the time between two firings"),
         ({"retention": 0}, "retention= must be positive"),
         ({"args": {"nope": 1}}, "does not fit job 'testapp.scheduled_mark'"),

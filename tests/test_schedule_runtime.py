@@ -11,7 +11,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from litejobs import Retry, operations, store
+from litejobs import Retry, leadership, operations, store
 from litejobs.exceptions import InvalidInput, OccurrenceNotFound, TransitionRefused
 from litejobs.models import Job, JobState, Occurrence, OccurrenceReplay, Schedule
 from litejobs.scheduling import declarations
@@ -44,14 +44,14 @@ def claim(clock, owner="worker-a"):
             queues=[],
             limit=10,
             now=now,
-            lease_expires_at=now + timedelta(minutes=1),
+            lease=timedelta(minutes=1),
         ).jobs + store.claim_limited(
             cursor,
             owner=owner,
             queues=[],
             limit=10,
             now=now,
-            lease_expires_at=now + timedelta(minutes=1),
+            lease=timedelta(minutes=1),
         )
 
 
@@ -119,6 +119,35 @@ def test_one_replica_leads_and_a_deposed_leader_plans_nothing(clock, declare, sc
     # A clean stop hands the lease on at once.
     second._resign()
     assert first.step().leader
+
+
+def test_a_leader_deposed_between_its_renewal_and_its_plan_writes_nothing(
+    clock, declare, scheduler, monkeypatch
+):
+    """The race the fence exists for: a leader renews its lease, stalls (a GC pause, a slow
+    host) past SCHEDULER_LEASE while another replica takes over, then resumes its pass. Its
+    plan transaction re-checks the lease under the old fence and plans nothing."""
+    declare("t.race", job=scheduled_mark, every="1m")
+    stalled, other = scheduler("t.race"), scheduler()  # the other replica plans nothing itself
+    assert stalled.step().leader
+    planned = Occurrence.objects.count()
+    through = Schedule.objects.get(name="t.race").planned_through
+    clock.advance("2m")  # instants are due: a pass by the leader would plan them
+    real_lead = leadership.lead
+
+    def lead_then_stall(cursor, role, **kwargs):
+        fence = real_lead(cursor, role, **kwargs)
+        if kwargs["owner"] == stalled.id:
+            clock.advance("16s")  # the stall outlasts SCHEDULER_LEASE (15s)
+            assert other.step().leader  # and the other replica takes over meanwhile
+        return fence
+
+    monkeypatch.setattr(leadership, "lead", lead_then_stall)
+    report = stalled.step()
+    assert (report.planned, report.skipped) == (0, 0)
+    assert stalled.fence is None  # it knows it lost the lease
+    assert Occurrence.objects.count() == planned
+    assert Schedule.objects.get(name="t.race").planned_through == through
 
 
 def test_a_sync_refreshes_the_declaration_but_never_the_operator_switch(clock, declare, scheduler):

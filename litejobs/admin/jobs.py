@@ -191,8 +191,14 @@ class JobAdmin(ReadOnlyAdmin):
                 )
             },
         ),
-        ("Payload and result", {"fields": ("safe_payload", "result_shown", "progress_shown")}),
-        ("Error", {"fields": ("error_class", "error_message", "traceback_shown")}),
+        (
+            "Payload and result",
+            {"fields": ("safe_payload", "version", "result_shown", "progress_shown")},
+        ),
+        (
+            "Error",
+            {"fields": ("error_class", "error_message", "handed_back_at", "traceback_shown")},
+        ),
         (
             "Lease",
             {

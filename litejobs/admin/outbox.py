@@ -167,7 +167,8 @@ class OutboxMessageAdmin(ReadOnlyAdmin):
             if waiting.oldest_age is not None
             else "",
             "lease": lease,
-            "lease_live": lease is not None and lease.expires_at >= now,
+            "lease_live": lease is not None
+            and lease.expires_at >= clock.database_now(settings.DATABASE),
             **(extra_context or {}),
         }
         return super().changelist_view(request, extra_context=context)

@@ -21,6 +21,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from .. import clock
+from ..conf import settings
 from ..models import Job, Occurrence, OccurrenceReplay, Schedule
 from ..scheduling import operations as schedule_operations
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
@@ -225,7 +226,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
         lease = schedule_operations.leader()
         if lease is None:
             return "none yet: start manage.py runscheduler"
-        lapsed = lease.expires_at < clock.now()
+        lapsed = lease.expires_at < clock.database_now(settings.DATABASE)
         return f"{lease.host} pid {lease.pid}, lease until {lease.expires_at.isoformat()}" + (
             " (LAPSED: no scheduler is running)" if lapsed else ""
         )

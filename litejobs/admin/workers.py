@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from .. import clock
+from ..conf import settings
 from ..models import Worker
 from .base import ReadOnlyAdmin
 
@@ -44,7 +45,8 @@ class WorkerAdmin(ReadOnlyAdmin):
 
     def get_queryset(self, request):
         """Only workers whose lease has not lapsed: the others are gone (or cut off)."""
-        return super().get_queryset(request).filter(lease_expires_at__gt=clock.now())
+        now = clock.database_now(settings.DATABASE)  # leases run on the database's clock
+        return super().get_queryset(request).filter(lease_expires_at__gt=now)
 
     @admin.display(description="queues")
     def queues_label(self, obj: Worker) -> str:

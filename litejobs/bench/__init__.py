@@ -6,7 +6,7 @@ against litejobs and against the floor (psycopg alone), and drops it. The projec
 litejobs rows are never read or written. Worker processes are spawned children that load the
 project's settings pointed at the scratch database.
 
-Modules: ``workloads`` (W1-W5, W7-W9), ``floor`` (the plain-SQL floors), ``children`` (worker and
+Modules: ``workloads`` (W1-W5, W7-W10), ``floor`` (the plain-SQL floors), ``children`` (worker and
 floor processes), ``scratch`` (the scratch database), ``report`` (figures, table, JSON),
 ``jobs`` (the bench's no-op job declarations).
 """
@@ -24,9 +24,9 @@ from .report import Report
 
 __all__ = ["SIZES", "WORKLOADS", "BenchError", "BenchOptions", "Report", "run"]
 
-WORKLOADS = ("W1", "W2", "W3", "W4", "W5", "W7", "W8", "W9")
+WORKLOADS = ("W1", "W2", "W3", "W4", "W5", "W7", "W8", "W9", "W10")
 #: BENCH.md's sizes: jobs for W1-W3, pickup samples for W4, five-step jobs for W7, staged
-#: outbox rows for W8, history rows for W9.
+#: outbox rows for W8, history rows for W9, delayed jobs for W10.
 SIZES = {
     "W1": 2000,
     "W2": 10_000,
@@ -35,6 +35,7 @@ SIZES = {
     "W7": 1000,
     "W8": 10_000,
     "W9": 1_000_000,
+    "W10": 200,
 }
 
 

@@ -33,6 +33,8 @@ DESCRIPTIONS = {
     "in id order FOR UPDATE, one multi-row INSERT of a job row per message, one UPDATE marking "
     "them published, COMMIT",
     "W9": "none; the baseline is the same workloads on an empty table, in the same round",
+    "W10": "W4's floor (INSERT and pg_notify received on LISTEN, enqueue to receipt): the "
+    "wake-up any PostgreSQL worker pays; litejobs' figure is from run_at to the body",
 }
 
 TABLE = "litejobs_bench_floor"

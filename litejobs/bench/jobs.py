@@ -45,6 +45,13 @@ def pickup(ctx, n: int, sent: float) -> float:
     return time.time()
 
 
+@job(name="litejobs.bench.delayed", queue=QUEUE, key=lambda n: f"delayed:{n}")
+def delayed(ctx, n: int, due: float) -> float:
+    """Answers when the body started; ``due`` is its run_at as Unix time (W10's two ends)."""
+    # A measurement, not product code: the worker's time.time() beside the run_at it waited for.
+    return time.time()
+
+
 @subscriber("litejobs.bench.paid", name="litejobs.bench.on_paid", queue=QUEUE)
 def on_paid(ctx, message) -> None:
     """W8's subscriber: the relay publishes each staged message to it (it never runs there)."""

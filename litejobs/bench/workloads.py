@@ -13,6 +13,7 @@ import itertools
 import os
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from django.conf import settings as django_settings
 from django.db import transaction
 from psycopg import sql
 
+from .. import clock
 from ..conf import DEFAULTS
 from ..conf import settings as litejobs_settings
 from ..jobs import MAX_BATCH, JobDefinition
@@ -30,7 +32,7 @@ from ..models import Worker as WorkerRow
 from ..relay import OutboxRelay
 from . import SIZES, WORKLOADS, BenchOptions, floor
 from .children import BenchError, ChildSpec, DjangoTarget, started
-from .jobs import QUEUE, STEPS, five_steps, noop, noop_unfenced, on_paid, pickup
+from .jobs import QUEUE, STEPS, delayed, five_steps, noop, noop_unfenced, on_paid, pickup
 from .report import (
     EMPTY_TABLE,
     FLOOR,
@@ -48,6 +50,9 @@ from .scratch import ScratchDatabase
 #: ``runworker``'s default ``--concurrency``.
 DEFAULT_THREADS = 4
 PICKUP_INTERVAL = 0.05
+#: W10: each delayed job is due 50-500 ms after its enqueue, one enqueue every 10 ms.
+DELAYS_MS = (50, 500)
+DELAYED_INTERVAL = 0.01
 #: SPEC §14: atomic=False drains at 1.2x pgqueuer's 3,592 jobs/s on the reference machine.
 PGQUEUER_TARGET = ">= 4,310 jobs/s"
 #: How long an idle worker runs before W5 starts counting (its start-up statements excluded).
@@ -60,12 +65,16 @@ Figures = dict[str, float]
 
 PROGRESS = """
 SELECT count(*) FILTER (WHERE state = 'done'),
-       count(*) FILTER (WHERE state NOT IN ('done', 'ready', 'running')),
+       count(*) FILTER (WHERE state NOT IN ('done', 'ready', 'scheduled', 'running')),
        extract(epoch FROM max(finished_at))
 FROM {table} WHERE id >= %s
 """
 LATENCIES = """
 SELECT ((result #>> '{}')::float8 - (payload ->> 'sent')::float8) * 1000
+FROM litejobs_job WHERE id >= %s
+"""
+LATENESS = """
+SELECT ((result #>> '{}')::float8 - (payload ->> 'due')::float8) * 1000
 FROM litejobs_job WHERE id >= %s
 """
 HISTORY = """
@@ -312,6 +321,25 @@ class Bench:
             [("statements", "per minute", LOWER, "<= 6/min")],
         )
 
+    def w10(self) -> None:
+        """W10: an idle worker; how late a delayed job's body starts after its run_at."""
+        samples = self.sizes["W10"]
+        litejobs, floor_stats = self._compare(
+            "W10", lambda: (self._delayed_pickups(), self._floor_pickups(samples))
+        )
+        low, high = DELAYS_MS
+        self._add(
+            "W10",
+            f"{samples} jobs due {low}-{high} ms after their enqueue, run_at to body",
+            litejobs,
+            floor_stats,
+            [
+                ("p50", "ms", LOWER, ""),
+                ("p95", "ms", LOWER, "<= 10 ms"),
+                ("max", "ms", LOWER, ""),
+            ],
+        )
+
     def w7(self) -> None:
         """W7: durable five-step jobs drained by one worker at its default concurrency."""
         count = self.sizes["W7"]
@@ -468,6 +496,25 @@ class Bench:
             children[0].stop()
         return _latency_figures([row[0] for row in self.sql.execute(LATENCIES, (first,))])
 
+    def _delayed_pickups(self) -> Figures:
+        """W10 on litejobs: jobs with staggered run_at enqueued to an idle worker."""
+        self._reset()
+        samples = self.sizes["W10"]
+        low, high = DELAYS_MS
+        with started([self._spec("worker", DEFAULT_THREADS)]) as children:
+            children[0].go()
+            self._wait_for_workers(1, children)
+            first = None
+            for n in range(samples):
+                ahead = timedelta(milliseconds=low + (n * 197) % (high - low + 1))
+                run_at = clock.now() + ahead
+                enqueued = delayed.enqueue(n=n, due=run_at.timestamp(), run_at=run_at)
+                first = first or enqueued.id
+                time.sleep(DELAYED_INTERVAL)
+            self._wait_finished(Job._meta.db_table, first, samples, children)
+            children[0].stop()
+        return _latency_figures([row[0] for row in self.sql.execute(LATENESS, (first,))])
+
     def _load_history(self, count: int) -> int:
         """Insert ``count`` done and dead jobs in one statement; answers the last id."""
         self.sql.execute(HISTORY, {"name": noop.name, "queue": QUEUE, "count": count})
@@ -485,9 +532,9 @@ class Bench:
         specs = [self._spec("drain", threads) for _ in range(processes)]
         return {"drain rate": self._timed_drain(specs, floor.TABLE, first, count)}
 
-    def _floor_pickups(self) -> Figures:
+    def _floor_pickups(self, samples: int | None = None) -> Figures:
         floor.reset(self.sql)
-        samples = self.sizes["W4"]
+        samples = samples or self.sizes["W4"]
         with started([self._spec("listen")]) as children:
             listener = children[0]
             listener.go()

@@ -67,7 +67,7 @@ def register(subparsers) -> None:
         "bench",
         help="Measure litejobs beside the plain-SQL floor (BENCH.md) in a scratch database.",
         description=(
-            "Runs BENCH.md's workloads W1-W5 and W7-W9 against litejobs and against plain SQL "
+            "Runs BENCH.md's workloads W1-W5 and W7-W10 against litejobs and against plain SQL "
             "over psycopg, in a scratch database on the same server, and prints median [min-max] "
             "over the rounds with the ratio litejobs / floor."
         ),
@@ -86,7 +86,7 @@ def register(subparsers) -> None:
         type=_sizes,
         default={},
         help=f"Sizes: jobs for W1-W3, pickups for W4, five-step jobs for W7, staged outbox rows "
-        f"for W8, history rows for W9 (default {defaults}).",
+        f"for W8, history rows for W9, delayed jobs for W10 (default {defaults}).",
     )
     parser.add_argument(
         "--processes",

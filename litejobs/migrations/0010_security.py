@@ -16,7 +16,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('litejobs', '0008_leader_lease'),
+        ('litejobs', '0009_runtime'),
     ]
 
     operations = [

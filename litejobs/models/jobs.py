@@ -64,9 +64,10 @@ _OCCURRENCE_FOLLOWS_JOB = f"""
     END IF;
     RETURN NULL;
 """
-# A concurrency-limited run ended: its slot is free for a job waiting on the same key.
+# A concurrency-limited run ended: its slot is free for a job waiting on the same key. The
+# payload names no instant (due now, whatever the listening host's clock says).
 _NOTIFY_NOW = f"""
-    PERFORM pg_notify('{NOTIFY_CHANNEL}', NEW.queue || ' ' || extract(epoch FROM now())::text);
+    PERFORM pg_notify('{NOTIFY_CHANNEL}', NEW.queue);
     RETURN NULL;
 """
 
@@ -101,6 +102,15 @@ class Job(models.Model):
     error_traceback = models.TextField(blank=True, db_default="")
     progress = models.JSONField(null=True, blank=True)
     traceparent = models.CharField(max_length=64, blank=True, db_default="")
+    version = models.PositiveSmallIntegerField(
+        db_default=1, help_text="The payload's schema version (its declaration's, at enqueue)."
+    )
+    handed_back_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a worker first handed it back because its code could not run it (an "
+        "unknown name, or a newer payload version); dead once UNKNOWN_JOB_GRACE passes.",
+    )
     # The scheduled occurrence this job runs, if any. No database constraint: the job hot path
     # pays nothing for it, and occurrences are purged by their own retention (a purged
     # occurrence leaves its finished jobs a dangling id the trigger ignores).

@@ -41,7 +41,9 @@ class Schedule(models.Model):
     misfire = models.CharField(max_length=10)
     max_catchup = models.PositiveIntegerField()
     retry = models.JSONField(default=dict, help_text="The retry policy occurrences run with.")
-    timeout = models.DurationField(help_text="Per-attempt timeout, below the lease.")
+    timeout = models.DurationField(
+        help_text="Per-attempt timeout (the lease is renewed while it runs)."
+    )
     grace = models.DurationField(help_text="How late a success may be before it is overdue.")
     retention = models.DurationField(help_text="Finished occurrences older than this are purged.")
     operating_owner = models.CharField(max_length=200)

@@ -4,9 +4,13 @@ Each app's ``schedules.py`` (autodiscovered after every ``jobs.py``) declares it
 A declaration names everything the scheduled-jobs record needs: the timetable (``cron=`` or
 ``every=``), the time zone (UTC unless a business-local reason is given, with DST behaviour),
 the delay (``jitter``), ``overlap``, ``misfire`` (with ``max_catchup``), retry and timeout
-(the job's unless given; the timeout below the lease), owners, status and retention. The
-idempotency scope is always the occurrence identity. Anything invalid raises
-``DeclarationError`` with code ``schedule-invalid`` naming the fix.
+(the job's unless given), owners, status and retention. The idempotency scope is always the
+occurrence identity. Anything invalid raises ``DeclarationError`` with code
+``schedule-invalid`` naming the fix.
+
+The timeout is independent of ``LITEJOBS["LEASE"]``: a run's lease is renewed while it lives,
+and a worker that cannot renew it cancels the run before the lease can lapse (the fence then
+refuses its late completion), so a 30-minute nightly job needs no 30-minute lease.
 """
 
 from __future__ import annotations
@@ -22,7 +26,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
-from ..conf import settings
 from ..durations import parse_duration
 from ..exceptions import DeclarationError, InvalidInput
 from ..jobs import JobDefinition
@@ -272,9 +275,8 @@ def schedule(
     Required: ``name``, ``job``, ``cron=`` or ``every=``, ``misfire=`` (``skip`` | ``run_once``
     | ``run_all``), ``operating_owner=`` and ``record_owner=``. A ``timezone`` other than UTC
     also needs ``local_time_reason``, ``dst_skipped`` and ``dst_repeated``; a ``draft`` needs
-    ``decider`` and ``decide_by``. The timeout (the job's unless given) must be below
-    ``LITEJOBS["LEASE"]``, so a run cut off from the database stops before another replica can
-    take its occurrence over.
+    ``decider`` and ``decide_by``. The timeout (the job's unless given) bounds each run; it
+    may exceed ``LITEJOBS["LEASE"]``, which the worker renews while the run is alive.
     """
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
         raise _invalid(
@@ -364,16 +366,6 @@ def schedule(
         if timeout is not None
         else job.timeout
     )
-    lease = settings.duration("LEASE")
-    if run_timeout >= lease:
-        source = "its timeout=" if timeout is not None else f"the timeout of job {job.name!r}"
-        raise _invalid(
-            name,
-            f"{source} ({run_timeout}) is not below the lease ({lease}, LITEJOBS['LEASE']). A "
-            "run must time out before its lease could lapse, so a worker cut off from the "
-            "database stops before another replica takes the occurrence over. Declare a "
-            "shorter timeout= on the schedule, or raise LITEJOBS['LEASE'].",
-        )
     kept = _duration(name, "retention", retention, allow_zero=False)
     late = (
         _duration(name, "grace", grace, allow_zero=True)
@@ -447,12 +439,6 @@ def all_schedules() -> list[ScheduleDefinition]:
 def unregister(name: str) -> None:
     """Forget a schedule (tests that declare schedules on the fly)."""
     _schedules.pop(name, None)
-
-
-def any_forbid() -> bool:
-    """Whether some schedule runs its occurrences under a concurrency key (the worker then
-    also claims concurrency-limited jobs)."""
-    return any(definition.overlap == "forbid" for definition in _schedules.values())
 
 
 def run_definition(job: Any, definition: Any) -> Any:

@@ -270,7 +270,7 @@ def schedule_details(name: str, now: datetime | None = None) -> dict[str, Any]:
                 "host": lease.host,
                 "pid": lease.pid,
                 "expires_at": iso(lease.expires_at),
-                "live": lease.expires_at >= now,
+                "live": lease.expires_at >= clock.database_now(_alias()),
             }
             if lease
             else None
@@ -584,7 +584,7 @@ def problems(now: datetime | None = None) -> tuple[list[dict[str, Any]], list[st
         if s.row.enabled and s.row.status == ScheduleStatus.ACTIVE and s.row.declared
     ]
     lease = leader()
-    if active and (lease is None or lease.expires_at < now):
+    if active and (lease is None or lease.expires_at < clock.database_now(_alias())):
         since = f"since {iso(lease.expires_at)}" if lease else "ever"
         found.append(
             {

@@ -169,7 +169,7 @@ class Scheduler:
         if not self.synced:
             self._sync(now)
             self.synced = True
-        fence = self._lead(now)
+        fence = self._lead()
         if fence is None:
             if self.fence is not None:
                 logger.warning("scheduler lost the leader lease id=%s", self.id)
@@ -206,7 +206,7 @@ class Scheduler:
     def _sync(self, now: datetime) -> None:
         sync(self.definitions(), now=now, alias=self.alias, complete=self.only is None)
 
-    def _lead(self, now: datetime) -> int | None:
+    def _lead(self) -> int | None:
         with connections[self.alias].cursor() as cursor:
             return leadership.lead(
                 cursor,
@@ -214,7 +214,6 @@ class Scheduler:
                 owner=self.id,
                 host=self.host,
                 pid=self.pid,
-                now=now,
                 lease=self.lease,
             )
 
@@ -236,7 +235,7 @@ class Scheduler:
         planned = 0
         with transaction.atomic(using=self.alias), connections[self.alias].cursor() as cursor:
             if not leadership.still_leader(
-                cursor, LeaderRole.SCHEDULER, owner=self.id, fence=fence, now=now
+                cursor, LeaderRole.SCHEDULER, owner=self.id, fence=fence
             ):
                 raise LostLeadership
             cursor.execute(query("schedule_advance"), {"id": row.id, "through": plan.through})

@@ -2,7 +2,9 @@
 
 Every query lives in ``queries.sql`` under a ``-- name: <query>`` line. ``{claimable}``,
 ``{live}``, ``{terminal}`` and ``{finished_occurrences}`` expand to the state lists of
-``litejobs.models.states``; values are always bound parameters (``%(name)s``).
+``litejobs.models.states``; ``{db_now}`` to the instant lease arithmetic runs at (the
+``db_now`` parameter, from ``litejobs.clock.lease_instant()``: NULL means the database's own
+clock). Values are always bound parameters (``%(name)s``).
 """
 
 import re
@@ -18,6 +20,9 @@ from ..models.states import (
     sql_list,
 )
 
+#: Leases are written and compared on the database's clock unless a test clock supplies it.
+DB_NOW = "COALESCE(%(db_now)s::timestamptz, statement_timestamp())"
+
 _NAME = re.compile(r"^-- name: ([a-z_]+)\s*$", re.MULTILINE)
 
 
@@ -32,6 +37,7 @@ def queries() -> dict[str, str]:
         "live": sql_list(LIVE),
         "terminal": sql_list(TERMINAL),
         "finished_occurrences": sql_list(OCCURRENCE_FINISHED),
+        "db_now": DB_NOW,
     }
     bodies = zip(parts[::2], parts[1::2], strict=True)
     return {name: _fill(body.strip(), states) for name, body in bodies}

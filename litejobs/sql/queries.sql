@@ -5,11 +5,11 @@
 -- One job; a live job with the same (name, tenant, key) makes this a no-op (deduplicated).
 INSERT INTO litejobs_job (
     name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
-    concurrency_key, concurrency_limit, created_at, traceparent, occurrence_id
+    concurrency_key, concurrency_limit, created_at, traceparent, occurrence_id, version
 ) VALUES (
     %(name)s, %(queue)s, %(key)s, %(tenant)s, %(payload)s::jsonb, %(state)s, %(priority)s,
     %(run_at)s, %(max_attempts)s, %(concurrency_key)s, %(concurrency_limit)s, %(now)s,
-    %(traceparent)s, %(occurrence_id)s
+    %(traceparent)s, %(occurrence_id)s, %(version)s
 )
 ON CONFLICT (name, tenant, key) WHERE state IN ({live}) DO NOTHING
 RETURNING id
@@ -19,11 +19,11 @@ RETURNING id
 -- (the payloads already JSON text): one document to parse each, no array escaping.
 INSERT INTO litejobs_job (
     name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
-    concurrency_key, concurrency_limit, created_at, traceparent
+    concurrency_key, concurrency_limit, created_at, traceparent, version
 )
 SELECT %(name)s, %(queue)s, rows.key, rows.tenant, rows.payload, %(state)s, %(priority)s,
        %(run_at)s, %(max_attempts)s, rows.concurrency_key, %(concurrency_limit)s, %(now)s,
-       %(traceparent)s
+       %(traceparent)s, %(version)s
 FROM ROWS FROM (
     jsonb_array_elements_text(%(keys)s::jsonb),
     jsonb_array_elements_text(%(tenants)s::jsonb),
@@ -43,8 +43,9 @@ WHERE job.name = %(name)s AND job.state IN ({live})
 
 -- name: claim
 -- Take up to `limit` due jobs without a concurrency limit: one statement, one new fence each.
--- When `limited` is true, a last row of NULLs says that concurrency-limited jobs are due too
--- (so an idle poll stays one statement and the limited claim runs only when it has work).
+-- Due-ness uses the worker's `now`; the lease expiry the database's clock ({db_now}).
+-- A last row of NULLs says that concurrency-limited jobs are due too (so an idle poll stays
+-- one statement and the limited claim runs only when it has work).
 WITH picked AS (
     SELECT id FROM litejobs_job
     WHERE state NOT IN ({unclaimable})  -- matches litejobs_job_claimable; see UNCLAIMABLE
@@ -58,17 +59,17 @@ WITH picked AS (
 ), claimed AS (
     UPDATE litejobs_job AS job
     SET state = 'running', attempts = job.attempts + 1, fence = nextval('litejobs_fence'),
-        lease_owner = %(owner)s, lease_expires_at = %(lease_expires_at)s, started_at = %(now)s,
-        cancel_requested = false
+        lease_owner = %(owner)s, lease_expires_at = {db_now} + %(lease)s::interval,
+        started_at = %(now)s, cancel_requested = false
     FROM picked
     WHERE job.id = picked.id
     RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.attempts,
-              job.max_attempts, job.fence, job.traceparent, job.occurrence_id
+              job.max_attempts, job.fence, job.traceparent, job.occurrence_id, job.version
 )
 SELECT * FROM claimed
 UNION ALL
-SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-WHERE %(limited)s AND EXISTS (
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+WHERE EXISTS (
     SELECT 1 FROM litejobs_job
     WHERE state IN ({claimable})
       AND concurrency_key IS NOT NULL
@@ -108,17 +109,18 @@ WITH running AS (
 )
 UPDATE litejobs_job AS job
 SET state = 'running', attempts = job.attempts + 1, fence = nextval('litejobs_fence'),
-    lease_owner = %(owner)s, lease_expires_at = %(lease_expires_at)s, started_at = %(now)s,
-    cancel_requested = false
+    lease_owner = %(owner)s, lease_expires_at = {db_now} + %(lease)s::interval,
+    started_at = %(now)s, cancel_requested = false
 FROM picked
 WHERE job.id = picked.id AND job.state IN ({claimable})
 RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.attempts,
-          job.max_attempts, job.fence, job.traceparent, job.occurrence_id
+          job.max_attempts, job.fence, job.traceparent, job.occurrence_id, job.version
 
 -- name: next_due
--- The earliest run_at among claimable jobs of some queues (an idle worker sleeps until then).
+-- The earliest run_at after `now` among claimable jobs of some queues (an idle worker sleeps
+-- until then; what is due already, a claim takes).
 SELECT min(run_at) FROM litejobs_job
-WHERE state IN ({claimable})
+WHERE state IN ({claimable}) AND run_at > %(now)s
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
 
 -- name: complete
@@ -142,7 +144,7 @@ RETURNING job.id
 WITH failed AS (
     UPDATE litejobs_job
     SET state = %(state)s, run_at = COALESCE(%(run_at)s, run_at), finished_at = %(finished_at)s,
-        lease_expires_at = NULL, error_class = %(error_class)s,
+        lease_expires_at = NULL, handed_back_at = NULL, error_class = %(error_class)s,
         error_message = %(error_message)s, error_traceback = %(error_traceback)s
     WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
     RETURNING id, attempts, started_at
@@ -159,6 +161,26 @@ RETURNING job_id
 -- name: discard
 -- A spent job of a dead_letter=False declaration: removed instead of kept as dead.
 DELETE FROM litejobs_job WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+RETURNING id
+
+-- name: hand_back
+-- A job this worker's code cannot run (its name unknown here, or its payload version newer)
+-- goes back uncounted for a worker that can, due again after a backoff that doubles from 1 s
+-- to 1 min (measured from the first hand-back, so no hot loop of re-claims), and due at the
+-- latest when the grace ends. Nothing comes back once the grace since the first hand-back is
+-- spent (or the fence is stale): the caller then dead-letters it.
+UPDATE litejobs_job
+SET state = 'scheduled', attempts = attempts - 1, lease_expires_at = NULL,
+    handed_back_at = COALESCE(handed_back_at, %(now)s::timestamptz),
+    run_at = LEAST(
+        %(now)s::timestamptz + LEAST(
+            GREATEST(%(now)s::timestamptz - COALESCE(handed_back_at, %(now)s::timestamptz),
+                     interval '1 second'),
+            interval '1 minute'),
+        COALESCE(handed_back_at, %(now)s::timestamptz) + %(grace)s::interval),
+    error_class = %(error_class)s, error_message = %(error_message)s
+WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+  AND (handed_back_at IS NULL OR handed_back_at > %(now)s::timestamptz - %(grace)s::interval)
 RETURNING id
 
 -- name: release
@@ -182,14 +204,15 @@ WHERE job.id = updates.id AND job.fence = updates.fence AND job.state = 'running
 -- (answering which are still ours and whether an operator asked to cancel them), the jobs
 -- of workers that stopped renewing (back to `failed` for a retry, `dead` when spent, or
 -- `cancelled` when an operator had asked to cancel them), and
--- Worker rows long gone.
+-- Worker rows long gone. Every expiry is written and compared on {db_now}: hosts whose clocks
+-- disagree never reap each other's healthy jobs.
 WITH worker AS (
     INSERT INTO litejobs_worker (
         id, host, pid, queues, concurrency, started_at, last_heartbeat, lease_expires_at,
         in_flight, stopping
     ) VALUES (
         %(owner)s, %(host)s, %(pid)s, %(queues_json)s::jsonb, %(concurrency)s, %(started_at)s,
-        %(now)s, %(lease_expires_at)s, %(in_flight)s::jsonb, %(stopping)s
+        {db_now}, {db_now} + %(lease)s::interval, %(in_flight)s::jsonb, %(stopping)s
     )
     ON CONFLICT (id) DO UPDATE SET
         last_heartbeat = EXCLUDED.last_heartbeat, lease_expires_at = EXCLUDED.lease_expires_at,
@@ -197,13 +220,13 @@ WITH worker AS (
     RETURNING id
 ), renewed AS (
     UPDATE litejobs_job AS job
-    SET lease_expires_at = %(lease_expires_at)s
+    SET lease_expires_at = {db_now} + %(lease)s::interval
     FROM unnest(%(ids)s::bigint[], %(fences)s::bigint[]) AS held (id, fence)
     WHERE job.id = held.id AND job.fence = held.fence AND job.state = 'running'
     RETURNING job.id, job.cancel_requested
 ), expired AS (
     SELECT id FROM litejobs_job
-    WHERE state = 'running' AND lease_expires_at < %(now)s AND lease_owner <> %(owner)s
+    WHERE state = 'running' AND lease_expires_at < {db_now} AND lease_owner <> %(owner)s
       AND %(reap)s
     ORDER BY lease_expires_at
     LIMIT 100
@@ -231,7 +254,8 @@ WITH worker AS (
            'litejobs.LeaseExpired', error_message, ''
     FROM reaped
 ), forgotten AS (
-    DELETE FROM litejobs_worker WHERE lease_expires_at < %(forget_before)s AND id <> %(owner)s
+    DELETE FROM litejobs_worker
+    WHERE lease_expires_at < {db_now} - %(forget_after)s::interval AND id <> %(owner)s
 )
 SELECT id, cancel_requested, false AS reaped FROM renewed
 UNION ALL
@@ -248,7 +272,7 @@ DELETE FROM litejobs_worker WHERE id = %(owner)s
 -- attempt recorded, so the reaper cannot hand it back to a worker.
 WITH target AS (
     SELECT id, state AS was, attempts, lease_owner, started_at,
-           (state = 'running' AND lease_expires_at >= %(now)s) AS held
+           (state = 'running' AND lease_expires_at >= {db_now}) AS held
     FROM litejobs_job
     WHERE id = %(id)s AND state IN ({live})
     FOR UPDATE
@@ -293,12 +317,13 @@ DELETE FROM litejobs_job WHERE id IN (SELECT id FROM doomed)
 -- name: lead
 -- Take a role's leader lease when it is free or lapsed, or renew it when it is ours; answers
 -- its fence (a new one whenever the leader changes), nothing when another process leads. Run
--- first in a transaction, the row lock holds a takeover off until that transaction ends.
+-- first in a transaction, the row lock holds a takeover off until that transaction ends. The
+-- expiry is the database's clock ({db_now}), so replicas whose clocks disagree agree on it.
 INSERT INTO litejobs_leaderlease AS lease (
     name, owner, host, pid, fence, acquired_at, renewed_at, expires_at
 ) VALUES (
-    %(role)s, %(owner)s, %(host)s, %(pid)s, nextval('litejobs_fence'), %(now)s, %(now)s,
-    %(expires_at)s
+    %(role)s, %(owner)s, %(host)s, %(pid)s, nextval('litejobs_fence'), {db_now}, {db_now},
+    {db_now} + %(lease)s::interval
 )
 ON CONFLICT (name) DO UPDATE SET
     owner = EXCLUDED.owner, host = EXCLUDED.host, pid = EXCLUDED.pid,
@@ -306,19 +331,19 @@ ON CONFLICT (name) DO UPDATE SET
     acquired_at = CASE WHEN lease.owner = EXCLUDED.owner THEN lease.acquired_at
                        ELSE EXCLUDED.acquired_at END,
     renewed_at = EXCLUDED.renewed_at, expires_at = EXCLUDED.expires_at
-WHERE lease.owner = EXCLUDED.owner OR lease.expires_at < %(now)s
+WHERE lease.owner = EXCLUDED.owner OR lease.expires_at < {db_now}
 RETURNING fence
 
 -- name: still_leader
 -- Inside a transaction: the role's lease is still ours under this fence. FOR SHARE holds off
 -- a takeover until the transaction commits, so a deposed leader never writes as leader.
 SELECT fence FROM litejobs_leaderlease
-WHERE name = %(role)s AND owner = %(owner)s AND fence = %(fence)s AND expires_at >= %(now)s
+WHERE name = %(role)s AND owner = %(owner)s AND fence = %(fence)s AND expires_at >= {db_now}
 FOR SHARE
 
 -- name: resign
 -- A leader stopping cleanly (or stepping aside) hands its lease on at once.
-UPDATE litejobs_leaderlease SET expires_at = %(now)s - interval '1 second'
+UPDATE litejobs_leaderlease SET expires_at = {db_now} - interval '1 second'
 WHERE name = %(role)s AND owner = %(owner)s
 
 -- name: schedule_advance

@@ -78,7 +78,10 @@ class ControlConnection:
 
 
 def _parse(payload: str) -> tuple[str, datetime | None]:
+    """``"<queue> <epoch>"`` (a job due at that instant) or ``"<queue>"`` (due now)."""
     queue, _, epoch = payload.rpartition(" ")
+    if not queue:
+        return payload, None
     try:
         return queue, datetime.fromtimestamp(float(epoch), tz=UTC)
     except ValueError:

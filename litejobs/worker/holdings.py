@@ -1,13 +1,21 @@
-"""The jobs a worker holds under lease, from claim to the end of their completion write."""
+"""The jobs a worker holds under lease, from claim to the end of their completion write, and
+the watch that cancels a run whose lease this worker could not renew in time."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..context import JobContext
 from ..store import ClaimedJob
+
+#: A held run is cut off (cancelled, its completion not written) once this share of its lease
+#: has passed since the last renewal the database confirmed. The rest of the lease (a quarter;
+#: HEARTBEAT is at most half of LEASE, so a heartbeat on time always lands first) is the time
+#: the body has to stop before the lease can lapse at the database and another worker claim it.
+CUT_OFF_AT = 0.75
 
 
 @dataclass
@@ -15,6 +23,8 @@ class Held:
     """One held job and what the main loop watches about it."""
 
     job: ClaimedJob
+    renewed: float = 0.0  # monotonic: when the last claim or renewal the database took was sent
+    cut_off: bool = False  # its renewal failed for too long: cancelled, to be handed back
     ctx: JobContext | None = None  # None until a thread starts it
     started: float | None = None  # monotonic
     deadline: float | None = None  # monotonic: the attempt's timeout
@@ -31,10 +41,25 @@ class Holdings:
         self._held: dict[int, Held] = {}
         self.idle = threading.Condition(self._lock)
 
-    def add(self, jobs: list[ClaimedJob]) -> None:
+    def add(self, jobs: list[ClaimedJob], sent: float) -> None:
+        """Hold newly claimed jobs; ``sent`` is when their claim statement was sent (monotonic),
+        so their lease at the database runs at least ``LEASE`` from then."""
         with self._lock:
             for job in jobs:
-                self._held[job.id] = Held(job)
+                self._held[job.id] = Held(job, renewed=sent)
+
+    def renewed(self, job_ids: set[int], sent: float) -> None:
+        """The database renewed these leases by a statement sent at ``sent`` (monotonic)."""
+        with self._lock:
+            for job_id in job_ids:
+                held = self._held.get(job_id)
+                if held is not None:
+                    held.renewed = max(held.renewed, sent)
+
+    def unrenewed_since(self, before: float) -> list[Held]:
+        """Held jobs, not yet cut off, whose last confirmed renewal was sent before ``before``."""
+        with self._lock:
+            return [h for h in self._held.values() if not h.cut_off and h.renewed < before]
 
     def start(self, job: ClaimedJob, ctx: JobContext, timeout: float, runner: object) -> None:
         now = time.monotonic()
@@ -91,3 +116,37 @@ class Holdings:
             for held in self._held.values():
                 held.progress = None
             return updates
+
+
+class LeaseWatch(threading.Thread):
+    """Cuts off held runs whose lease this worker could not renew for ``CUT_OFF_AT`` of it.
+
+    A thread of its own, reading no database: the main loop may be stuck in a heartbeat on a
+    connection the network dropped, and the runs must stop before their lease lapses at the
+    database all the same, so they never overlap another worker's claim of the same job.
+    """
+
+    def __init__(
+        self,
+        holdings: Holdings,
+        lease: float,
+        cut_off: Callable[[Held], None],
+        stopped: threading.Event,
+        tick: float,
+    ) -> None:
+        super().__init__(name="litejobs-lease-watch", daemon=True)
+        self.holdings = holdings
+        self.after = lease * CUT_OFF_AT
+        self.cut_off = cut_off
+        self.stopped = stopped
+        self.tick = tick
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.tick):
+            self.check()
+
+    def check(self) -> None:
+        """Cut off every held run whose last confirmed renewal is too old."""
+        for held in self.holdings.unrenewed_since(time.monotonic() - self.after):
+            held.cut_off = True
+            self.cut_off(held)

@@ -1,5 +1,6 @@
 """``Worker``: one ``runworker`` process — threads that run jobs, and the main loop that keeps
-their leases, wakes them on NOTIFY, enforces timeouts and drains on SIGTERM."""
+their leases, wakes them on NOTIFY and at the next due time, enforces timeouts and drains on
+SIGTERM. A lease watch cancels any run whose lease this worker could not renew in time."""
 
 from __future__ import annotations
 
@@ -18,12 +19,12 @@ from .. import clock, registry, store
 from ..conf import settings
 from ..payloads import dumps
 from ..runtimes import describe_database
-from ..scheduling.declarations import any_forbid, run_definition
+from ..scheduling.declarations import run_definition
 from ..store import ClaimedJob
 from .acks import Acknowledger
 from .control import ControlConnection
 from .dispatch import Dispatcher
-from .holdings import Holdings
+from .holdings import Held, Holdings, LeaseWatch
 from .outage import Outage, is_outage
 from .runner import Runner
 from .stopping import GracefulStop
@@ -84,9 +85,16 @@ class Worker:
         self._runners: list[Runner] = []
         self._acker: Acknowledger | None = None
         self._acker_lock = threading.Lock()
-        # Schedules with overlap="forbid" run their occurrences under a concurrency key too.
-        self._limited = any(d.concurrency is not None for d in registry.all_jobs()) or any_forbid()
+        #: The earliest known future run_at; when it passes the worker claims and asks again.
         self._next_due: datetime | None = None
+        self._watch_stop = threading.Event()
+        self._lease_watch = LeaseWatch(
+            self.holdings,
+            self.lease.total_seconds(),
+            self._cut_off,
+            self._watch_stop,
+            tick=min(TICK, self.lease.total_seconds() / 20),
+        )
 
     # Called from runner threads --------------------------------------------------------------
 
@@ -95,23 +103,26 @@ class Worker:
 
     def claim_on(self, connection, limit: int) -> list[ClaimedJob]:
         """Claim up to ``limit`` jobs on a runner's connection and hold them."""
-        now = clock.now()
         args = {
             "owner": self.id,
             "queues": self.queues,
             "limit": limit,
-            "now": now,
-            "lease_expires_at": now + self.lease,
+            "now": clock.now(),
+            "lease": self.lease,
         }
+        sent = time.monotonic()
         with store.hot_cursor(connection) as cursor:
-            answer = store.claim(cursor, **args, limited=self._limited)
+            answer = store.claim(cursor, **args)
         jobs = answer.jobs
         if answer.limited_due and len(jobs) < limit:
             args["limit"] = limit - len(jobs)
             with transaction.atomic(using=self.alias), store.hot_cursor(connection) as cursor:
-                jobs += store.claim_limited(cursor, **args)
+                limited = store.claim_limited(cursor, **args)
+            for job in limited:
+                job.extra["limited"] = True
+            jobs += limited
         if jobs:
-            self.holdings.add(jobs)
+            self.holdings.add(jobs, sent)
         return jobs
 
     def record_progress(self, job_id: int, progress: dict[str, Any]) -> None:
@@ -130,6 +141,8 @@ class Worker:
     def finished(self, job: ClaimedJob, outcome: str, started: float, error: str = "") -> None:
         """A held job reached an outcome; log its end line and stop holding it."""
         self.holdings.drop(job.id)
+        if job.extra.get("limited"):  # its slot is free: another job of its key may be due
+            self.dispatcher.poke()
         with self._counts_lock:
             self.counts[outcome] = self.counts.get(outcome, 0) + 1
         logger.info(
@@ -179,6 +192,7 @@ class Worker:
             self.concurrency,
             describe_database(self.alias),
         )
+        self._lease_watch.start()
         for number in range(self.concurrency):
             self._start_runner(number)
         if self.relay:
@@ -215,10 +229,15 @@ class Worker:
             try:
                 if self.control.ensure() or fresh:
                     # (Re)connected: notifications may have been missed, so look now.
-                    with self.control.cursor() as cursor:
-                        self._next_due = store.next_due(cursor, queues=self.queues)
+                    self._next_due = None
+                    self._ask_next_due()
                     self.dispatcher.poke()
                     fresh = False
+                elif self._next_due is not None and self._next_due <= clock.now():
+                    # Due now: claim, and learn the next due time (one statement per instant).
+                    self.dispatcher.poke()
+                    self._next_due = None
+                    self._ask_next_due()
                 if now >= next_heartbeat:
                     self._heartbeat()
                     next_heartbeat = now + self.heartbeat_every
@@ -229,19 +248,19 @@ class Worker:
                 self.outage.succeeded()
                 # --once looks often so it exits as soon as nothing is left.
                 wait = min(TICK / 10 if self.once else TICK, next_poll - now, next_heartbeat - now)
+                if self._next_due is not None:
+                    wait = min(wait, (self._next_due - clock.now()).total_seconds())
                 for queue, run_at in self.control.wait(max(wait, 0.0)):
                     self._noticed(queue, run_at)
             except Exception as error:
                 if not is_outage(error):
                     raise
                 self.control.close()
+                # The lease watch cancels held runs meanwhile if the outage outlasts them.
                 self.stop_event.wait(self.outage.failed(error))
                 continue
             self._check_timeouts()
             now = time.monotonic()
-            if self._next_due is not None and self._next_due <= clock.now():
-                self._next_due = None
-                self.dispatcher.poke()
             if now >= next_poll:
                 self.dispatcher.poke()
                 # Idle backoff: poll often right after work, then back off to POLL_INTERVAL.
@@ -255,6 +274,12 @@ class Worker:
                 if not runner.is_alive() and not runner.retired:
                     raise RuntimeError(f"{runner.name} stopped unexpectedly")
 
+    def _ask_next_due(self) -> None:
+        with self.control.cursor() as cursor:
+            due = store.next_due(cursor, queues=self.queues, now=clock.now())
+        if due is not None and (self._next_due is None or due < self._next_due):
+            self._next_due = due
+
     def _noticed(self, queue: str, run_at: datetime | None) -> None:
         if not self.serves(queue):
             return
@@ -264,7 +289,6 @@ class Worker:
             self._next_due = run_at
 
     def _worker_row(self, stopping: bool = False) -> dict[str, Any]:
-        now = clock.now()
         return {
             "owner": self.id,
             "host": self.host[:255],
@@ -272,9 +296,9 @@ class Worker:
             "queues_json": dumps(self.queues),
             "concurrency": self.concurrency,
             "started_at": self.started_at,
-            "now": now,
-            "lease_expires_at": now + self.lease,
-            "forget_before": now - FORGET_WORKERS_AFTER,
+            "now": clock.now(),
+            "lease": self.lease,
+            "forget_after": FORGET_WORKERS_AFTER,
             "stopping": stopping,
         }
 
@@ -283,10 +307,12 @@ class Worker:
         recovered = self.outage.recovered_at
         # After an outage, give every worker one lease to renew before reaping anyone's jobs.
         reap = recovered is None or time.monotonic() - recovered > self.lease.total_seconds()
+        sent = time.monotonic()
         with self.control.cursor() as cursor:
             answer = store.heartbeat(
                 cursor, worker=self._worker_row(stopping), held=held, reap=reap
             )
+        self.holdings.renewed(answer.renewed, sent)
         if answer.reaped:
             logger.warning("reaped jobs of lost workers count=%s", answer.reaped)
             self.dispatcher.poke()
@@ -312,6 +338,27 @@ class Worker:
             held.ctx.cancel_reason = "lease_lost"
         else:
             job.extra["lost"] = True
+
+    def _cut_off(self, held: Held) -> None:
+        """Called by the lease watch: this worker could not renew ``held``'s lease in time.
+
+        The run is cancelled (``lease_lost``) before its lease can lapse at the database, its
+        completion is not written, and the job is handed back uncounted once the body stops
+        and the database takes the write (a database outage never costs a job an attempt).
+        """
+        job = held.job
+        job.extra["cut_off"] = True
+        logger.warning(
+            "job lease not renewed id=%s name=%s fence=%s for=%.1fs: cancelling the run before "
+            "its lease can lapse",
+            job.id,
+            job.name,
+            job.fence,
+            time.monotonic() - held.renewed,
+        )
+        if held.ctx is not None:
+            held.ctx.cancel("lease_lost")
+            held.ctx.cancel_reason = "lease_lost"
 
     def _release_pending(self) -> None:
         with self._releases_lock:
@@ -399,6 +446,7 @@ class Worker:
             logger.warning("worker stopped during an outage; its leases will lapse")
         for job in self.holdings.jobs():
             logger.warning("job abandoned at exit id=%s name=%s", job.id, job.name)
+        self._watch_stop.set()
         self.control.close()
         connections.close_all()
 

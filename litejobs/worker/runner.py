@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 from django.db import connections, transaction
 
 from .. import clock, events, registry, store
+from ..conf import settings
 from ..context import JobContext
-from ..exceptions import Cancelled, RetryAfter, StaleFence, UnknownJob
+from ..exceptions import Cancelled, PayloadTooNew, RetryAfter, StaleFence, UnknownJob
 from ..payloads import Scrubber, dumps
 from ..scheduling.declarations import run_definition
 from ..steps import HELD, OperatorNeeded, Steps, Suspended
@@ -87,11 +88,20 @@ class Runner(threading.Thread):
         """Run one held job to an outcome written under its fence."""
         worker = self.worker
         started = time.monotonic()
+        if job.extra.get("cut_off"):  # its lease went unrenewed while it waited in the buffer
+            worker.release_later(job, started, "lease not renewed")
+            return
         try:
             # An occurrence runs with its schedule's retry and timeout.
             definition = run_definition(job, registry.get(job.name))
-        except UnknownJob as error:
-            self._write_failure(job, None, None, error, started, give_up=True)
+            if job.version > definition.version:
+                raise PayloadTooNew(
+                    f"Job {job.name!r} #{job.id} has a version {job.version} payload; this "
+                    f"worker's code declares version {definition.version}. Deploy the release "
+                    "that declares it to every worker."
+                )
+        except UnknownJob as error:  # a newer release enqueued it: wait for a worker that knows
+            self._hand_back(job, error, started)
             return
         ctx = JobContext(
             job_id=job.id,
@@ -147,7 +157,7 @@ class Runner(threading.Thread):
             with self.current_lock:
                 self._pg_conn = connection.connection
             try:
-                result = definition.invoke(ctx, job.payload)
+                result = definition.invoke(ctx, job.payload, job.version)
                 result_json = _result_json(job, result)
                 if ctx.cancel_reason in ("lease_lost", "abandoned"):
                     raise StaleFence(f"job {job.id} lost its claim before completing")
@@ -163,7 +173,9 @@ class Runner(threading.Thread):
         self.worker.finished(job, "done", started)
 
     def _run_unfenced(self, job, definition: JobDefinition, ctx: JobContext, started) -> None:
-        result = definition.invoke(ctx, job.payload)
+        result = definition.invoke(ctx, job.payload, job.version)
+        if ctx.cancel_reason in ("lease_lost", "abandoned"):
+            raise StaleFence(f"job {job.id} lost its claim before completing")
         self.worker.acknowledge(job, _result_json(job, result), started)
 
     # Failures ----------------------------------------------------------------------------
@@ -173,6 +185,11 @@ class Runner(threading.Thread):
         reason = ctx.cancel_reason
         if isinstance(error, Suspended | OperatorNeeded) and reason is None:
             self._suspend(job, error, started)
+            return
+        if reason == "lease_lost" and job.extra.get("cut_off"):
+            # This worker could not renew the lease: nothing is written for the run, and the
+            # job goes back uncounted unless another worker has taken it over meanwhile.
+            worker.release_later(job, started, "lease not renewed")
             return
         if isinstance(error, StaleFence) or reason in ("lease_lost", "abandoned"):
             logger.warning(
@@ -257,6 +274,41 @@ class Runner(threading.Thread):
             )
         )
         worker.finished(job, state if written else "refused", started, error=error_class)
+
+    def _hand_back(self, job: ClaimedJob, error: UnknownJob, started: float) -> None:
+        """This code cannot run the job (a newer release enqueued it): hand it back uncounted
+        for a worker that can; once ``UNKNOWN_JOB_GRACE`` has passed since the first hand-back,
+        dead-letter it with the reason instead."""
+        worker = self.worker
+        grace = settings.duration("UNKNOWN_JOB_GRACE")
+        error_class = f"litejobs.{type(error).__name__}"
+        message = f"Waiting for a worker that can run it: {error.args[0]}"
+        handed_back = worker.write_with_retry(
+            lambda cursor: store.hand_back(
+                cursor,
+                job,
+                now=clock.now(),
+                grace=grace,
+                error_class=error_class,
+                error_message=message[:MESSAGE_LIMIT],
+            )
+        )
+        if handed_back:
+            logger.warning(
+                "job handed back id=%s name=%s version=%s code=%s: no declaration here can run "
+                "it; a worker that can will take it",
+                job.id,
+                job.name,
+                job.version,
+                error.code,
+            )
+            worker.finished(job, "handed_back", started)
+            return
+        spent = type(error)(
+            f"{error.args[0]} No worker that can run it took it within UNKNOWN_JOB_GRACE "
+            f"({grace}) of its first hand-back."
+        )
+        self._write_failure(job, None, None, spent, started, give_up=True)
 
     def _suspend(self, job, signal: Suspended | OperatorNeeded, started) -> None:
         """The body sleeps, waits for an event, or waits for an operator: hand the job back."""

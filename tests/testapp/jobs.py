@@ -4,7 +4,7 @@ import os
 import time
 from pathlib import Path
 
-from litejobs import Concurrency, Permanent, Retry, WaitTimedOut, event, job
+from litejobs import Concurrency, Permanent, Retry, RetryAfter, WaitTimedOut, event, job
 from litejobs.workflows import Compensation, Step, use_case, workflow
 
 from .models import Mark
@@ -103,6 +103,30 @@ def gated_unfenced(ctx, label: str, gate: str) -> None:
     """atomic=False: writes (committed at once), announces it finished its body."""
     Mark.objects.create(label=label, value=ctx.attempt)
     Path(f"{gate}.done.{ctx.attempt}").write_text(str(os.getpid()))
+
+
+@job(
+    key=lambda label, fail_first="": f"stamped:{label}",
+    retry=Retry(attempts=2, backoff="fixed", base="2s", jitter="none"),
+)
+def stamped(ctx, label: str, fail_first: str = "") -> None:
+    """Records when its body started (Unix time, in the Mark's note); with ``fail_first``,
+    its first attempt fails (``error``: the retry policy; ``retry_after``: RetryAfter 1.5s)."""
+    started = time.time()
+    if ctx.attempt == 1 and fail_first == "error":
+        raise RuntimeError("first attempt fails")
+    if ctx.attempt == 1 and fail_first == "retry_after":
+        raise RetryAfter("1.5s")
+    Mark.objects.create(label=label, value=ctx.attempt, note=repr(started))
+
+
+@job(key=lambda label, seconds: f"held-for:{label}", timeout="1m", retry=Retry(attempts=2))
+def held_for(ctx, label: str, seconds: float) -> None:
+    """Runs ``seconds`` (waiting on its cancellation, never time.sleep: see faketime), then
+    writes a Mark with its process id."""
+    if ctx.cancelled.wait(seconds):
+        ctx.check_cancelled()
+    Mark.objects.create(label=label, value=os.getpid())
 
 
 @job(key=lambda label: f"progress:{label}")
