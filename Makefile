@@ -6,9 +6,9 @@ VENV ?= $(if $(filter 61,$(DJANGO)),.venv,.venv-django$(DJANGO))
 PYTHON ?= $(shell scripts/find-python)
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-REQUIREMENTS := requirements/base.txt requirements/test.txt requirements/django$(DJANGO).txt pyproject.toml
+REQUIREMENTS := requirements/base.txt requirements/test.txt requirements/docs.txt requirements/django$(DJANGO).txt pyproject.toml
 
-.PHONY: demo test lint pytest bench db-stop clean
+.PHONY: demo test lint pytest docs docs-reference bench db-stop clean
 
 $(STAMP): $(REQUIREMENTS)
 	@if [ ! -x "$(PY)" ]; then \
@@ -27,15 +27,25 @@ demo: $(STAMP)
 	$(PY) manage.py demo
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check litejobs project tests
-	$(VENV)/bin/ruff format --check litejobs project tests
+	$(VENV)/bin/ruff check litejobs project tests scripts
+	$(VENV)/bin/ruff format --check litejobs project tests scripts
 
 # The suite includes the `makemigrations --check` test; it starts the embedded PostgreSQL
 # when DATABASE_URL is unset and stops it at the end if it started it.
 pytest: $(STAMP)
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
-test: lint pytest
+# The docs site: the generated reference must match the code, and the build is strict (a broken
+# link, an anchor that does not exist or a page missing from the nav fails it). Output: site/.
+docs: $(STAMP)
+	$(PY) scripts/docs_reference.py --check
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+# Rewrite the generated parts of docs/reference/ (settings, CLI) from the code.
+docs-reference: $(STAMP)
+	$(PY) scripts/docs_reference.py
+
+test: lint docs pytest
 
 bench: $(STAMP)
 	$(PY) manage.py litejobs bench $(BENCH_ARGS)
@@ -45,4 +55,4 @@ db-stop: $(STAMP)
 	$(PY) -c "from project.database import stop_embedded; stop_embedded()"
 
 clean:
-	rm -rf .venv .venv-django* .pytest_cache .ruff_cache
+	rm -rf .venv .venv-django* .pytest_cache .ruff_cache site

@@ -84,7 +84,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 TASKS = {"default": {"BACKEND": "litejobs.tasks.LitejobsBackend"}}
 
 LITEJOBS = {
-    # Every key is optional; see litejobs/conf.py and the README for the defaults.
+    # Every key is optional; docs/reference/settings.md lists each with its default.
     # The demo delivers webhooks to its own partner view (project.partners) on this machine.
     "WEBHOOK_ALLOWED_HOSTS": ["127.0.0.1", "localhost", "::1"],
     # /metrics answers signed-in staff, and a scraper sending this bearer token when it is set.

@@ -65,9 +65,9 @@ def register(subparsers) -> None:
     defaults = ",".join(f"{name}={count}" for name, count in SIZES.items())
     parser = subparsers.add_parser(
         "bench",
-        help="Measure litejobs beside the plain-SQL floor (BENCH.md) in a scratch database.",
+        help="Measure litejobs beside a plain-SQL floor in a scratch database.",
         description=(
-            "Runs BENCH.md's workloads W1-W5 and W7-W10 against litejobs and against plain SQL "
+            "Runs the workloads W1-W5 and W7-W10 against litejobs and against plain SQL "
             "over psycopg, in a scratch database on the same server, and prints median [min-max] "
             "over the rounds with the ratio litejobs / floor."
         ),
