@@ -4,10 +4,10 @@ The user-facing surface; everything else is an implementation detail.
 """
 
 from .context import JobContext
+from .core.retry import Retry
 from .events import event, publish_event
 from .exceptions import Cancelled, LitejobsError, Permanent, RetryAfter, WaitTimedOut
 from .jobs import Concurrency, Enqueued, JobDefinition, job
-from .retry import Retry
 from .scheduling.declarations import ScheduleDefinition, schedule
 from .scheduling.identity import OccurrenceRef
 from .scheduling.manual import ManualJob, manual

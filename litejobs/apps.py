@@ -13,7 +13,8 @@ class LitejobsConfig(AppConfig):
     def ready(self) -> None:
         from django.core.signals import setting_changed
 
-        from . import checks, clock, queues, registry  # noqa: F401 - checks register themselves
+        from . import checks, queues, registry  # noqa: F401 - checks register themselves
+        from .core import clock
         from .management.precedence import pin_runtime_commands
 
         pin_runtime_commands()

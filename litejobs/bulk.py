@@ -53,8 +53,10 @@ from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import IntegrityError, models, transaction
 from django.db.models import Count
 
-from . import clock, operations, queues, workqueues
+from . import operations, queues, workqueues
 from .conf import settings
+from .core import clock
+from .core.retry import Retry
 from .exceptions import (
     BulkActionNotFound,
     BulkRefused,
@@ -78,7 +80,6 @@ from .models import (
     WorkItem,
     WorkItemState,
 )
-from .retry import Retry
 
 logger = logging.getLogger("litejobs.bulk")
 

@@ -8,8 +8,8 @@ from django.db import connections
 
 from . import registry
 from .conf import settings
+from .core.spelling import did_you_mean
 from .exceptions import LitejobsError
-from .spelling import did_you_mean
 
 
 @checks.register("litejobs")
@@ -135,7 +135,7 @@ def check_settings(app_configs=None, **kwargs):
     from django.utils.module_loading import import_string
 
     from .conf import DEFAULTS
-    from .retry import Retry
+    from .core.retry import Retry
 
     problems = []
 
@@ -288,8 +288,8 @@ def check_workflows(app_configs=None, **kwargs):
 @checks.register("litejobs")
 def check_outbox_settings(app_configs=None, **kwargs):
     """litejobs.E020: outbox and webhook settings that cannot work (``settings-invalid``)."""
+    from .core.retry import Retry
     from .jobs import queue_name
-    from .retry import Retry
 
     problems = []
 
@@ -376,7 +376,7 @@ def check_queue_names(app_configs=None, **kwargs):
     """litejobs.W041 (``queue-unused``): a queue only one declaration uses, close to a queue
     others use (``queue="emials"`` beside ``"emails"``): a worker serving the intended queue
     never runs that job."""
-    from .spelling import close_match
+    from .core.spelling import close_match
 
     queues = registry.declared_queues()
     found = []

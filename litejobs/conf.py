@@ -11,7 +11,8 @@ from typing import Any
 
 from django.conf import settings as django_settings
 
-from .durations import parse_duration
+from .core.durations import parse_duration
+from .core.errors import LitejobsError
 
 DEFAULTS: dict[str, Any] = {
     # The database alias litejobs stores its rows in (and runs atomic job bodies on).
@@ -126,8 +127,6 @@ class Settings:
         raising there would break every command, ``manage.py check`` included, while the
         settings checks (litejobs.E004, E020) report the invalid value and no runtime starts.
         """
-        from .exceptions import LitejobsError
-
         try:
             return parse(getattr(self, name))
         except LitejobsError:

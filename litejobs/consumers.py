@@ -26,7 +26,8 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.contrib.auth import get_user_model
 
-from . import clock, live, queues, workqueues
+from . import live, queues, workqueues
+from .core import clock
 from .exceptions import WorkQueueNotFound
 
 logger = logging.getLogger("litejobs.live")

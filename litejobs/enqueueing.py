@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from django.db import connections, transaction
 
 from .conf import settings
-from .models.states import JobState
-from .payloads import dumps
+from .core.enums import JobState
+from .core.payloads import dumps
 from .store import hot_cursor, run_query
 
 if TYPE_CHECKING:

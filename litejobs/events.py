@@ -15,10 +15,10 @@ from typing import Any
 
 from django.db import connections, transaction
 
-from . import clock
 from .conf import settings
+from .core import clock
+from .core.payloads import encode_payload
 from .exceptions import DeclarationError, InvalidInput
-from .payloads import encode_payload
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.:-]{0,199}$")
 _events: dict[str, EventDefinition] = {}

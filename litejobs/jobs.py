@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from . import clock, registry
+from . import registry
 from .conf import settings
-from .durations import parse_duration
+from .core import clock
+from .core.durations import parse_duration
+from .core.payloads import encode_payload
+from .core.retry import Retry
+from .core.tracing import current_traceparent
 from .exceptions import DeclarationError, InvalidInput
-from .payloads import encode_payload
-from .retry import Retry
-from .tracing import current_traceparent
 
 RESERVED_OPTIONS = ("delay", "run_at", "priority")
 MAX_BATCH = 10_000

@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from django.db import connections
 
-from . import clock
+from .core import clock
 from .models import LeaderRole
 from .store import run_query
 from .worker.outage import is_outage

@@ -30,8 +30,9 @@ from django.db.models import Count
 from prometheus_client.core import CollectorRegistry, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from . import clock, operations, outbox
+from . import operations, outbox
 from .conf import settings
+from .core import clock
 from .models import Occurrence, WebhookDelivery, WebhookEndpoint
 from .scheduling import operations as schedule_operations
 

@@ -19,8 +19,10 @@ from typing import Any
 from django.db import IntegrityError, connections, transaction
 from django.db.models import Count, Min, Q
 
-from . import clock, outbox, registry
+from . import outbox, registry
 from .conf import settings
+from .core import clock
+from .core.payloads import REDACTED, redact
 from .exceptions import InvalidInput, JobNotFound, LitejobsError, TransitionRefused
 from .jobs import _QUEUE_NAME
 from .models import (
@@ -35,7 +37,6 @@ from .models import (
     Worker,
 )
 from .models.jobs import NOTIFY_CHANNEL
-from .payloads import REDACTED, redact
 from .scheduling import operations as schedule_operations
 from .sql import query
 

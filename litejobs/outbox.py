@@ -39,11 +39,11 @@ from typing import Any
 
 from django.db import connections, transaction
 
-from . import clock
 from .conf import settings
+from .core import clock
+from .core.payloads import dumps
 from .exceptions import DeclarationError, InvalidInput
 from .jobs import JobDefinition, PreparedRow
-from .payloads import dumps
 
 logger = logging.getLogger("litejobs.outbox")
 

@@ -39,7 +39,7 @@ from typing import Any
 
 from django.db import models
 
-from .durations import parse_duration
+from .core.durations import parse_duration
 from .exceptions import DeclarationError, InvalidInput, LitejobsError, WorkQueueNotFound
 
 #: The claim modes a queue must choose from.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .core.spelling import did_you_mean
 from .exceptions import DeclarationError, LitejobsError, UnknownJob
-from .spelling import did_you_mean
 
 if TYPE_CHECKING:
     from .jobs import JobDefinition

@@ -42,8 +42,9 @@ from datetime import datetime
 import psycopg
 from django.db import connections, transaction
 
-from . import clock, leadership, outbox
+from . import leadership, outbox
 from .conf import settings
+from .core import clock
 from .enqueueing import insert_many
 from .exceptions import InvalidInput
 from .jobs import PreparedRow

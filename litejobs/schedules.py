@@ -12,8 +12,8 @@ from datetime import timedelta
 
 from . import operations, outbox
 from .conf import settings
+from .core.retry import Retry
 from .jobs import job
-from .retry import Retry
 from .scheduling.declarations import schedule
 from .scheduling.operations import purge_occurrences
 

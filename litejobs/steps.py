@@ -20,11 +20,12 @@ from typing import Any
 
 from django.db import connections, transaction
 
-from . import clock, events
-from .durations import parse_duration
+from . import events
+from .core import clock
+from .core.durations import parse_duration
+from .core.enums import StepKind, StepState
+from .core.payloads import Scrubber, dumps
 from .exceptions import InvalidInput, Permanent, StaleFence, WaitTimedOut
-from .models.steps import StepKind, StepState
-from .payloads import Scrubber, dumps
 from .store import hot_cursor, run_query
 
 logger = logging.getLogger("litejobs.steps")

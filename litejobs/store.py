@@ -16,7 +16,7 @@ from typing import Any
 
 import psycopg
 
-from .clock import lease_instant
+from .core.clock import lease_instant
 from .scheduling.identity import OccurrenceRef
 from .sql import query
 

@@ -15,15 +15,15 @@ from typing import Any
 
 from django.utils.module_loading import import_string
 
-from . import clock
 from .conf import settings
+from .core import clock
+from .core.payloads import encode_payload
+from .core.retry import Retry
+from .core.tracing import current_traceparent
 from .enqueueing import insert_one
 from .jobs import PreparedRow
 from .models import Job, JobState
-from .payloads import encode_payload
 from .registry import TASK_PREFIX
-from .retry import Retry
-from .tracing import current_traceparent
 
 try:  # Django 6.x
     from django.tasks.backends.base import BaseTaskBackend

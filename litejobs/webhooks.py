@@ -45,9 +45,12 @@ from urllib.parse import urlsplit
 
 from django.db import transaction
 
-from . import __version__, clock
+from . import __version__
 from .conf import settings
-from .durations import parse_duration
+from .core import clock
+from .core.durations import parse_duration
+from .core.payloads import dumps
+from .core.retry import Retry
 from .exceptions import (
     InvalidInput,
     Permanent,
@@ -57,8 +60,6 @@ from .exceptions import (
     WebhookError,
 )
 from .jobs import job, queue_name
-from .payloads import dumps
-from .retry import Retry
 
 logger = logging.getLogger("litejobs.webhooks")
 

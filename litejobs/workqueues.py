@@ -31,9 +31,11 @@ from django.db import connections, models
 from django.db.models import BooleanField, F, Q
 from django.db.models.expressions import RawSQL
 
-from . import clock, queues
+from . import queues
 from .conf import settings
-from .durations import parse_duration
+from .core import clock
+from .core.durations import parse_duration
+from .core.enums import FINISHED_ITEM, LIVE_ITEM, WorkItemState
 from .exceptions import (
     ClaimRefused,
     InvalidInput,
@@ -41,7 +43,7 @@ from .exceptions import (
     WorkItemNotFound,
     WorkQueueForbidden,
 )
-from .models.workqueues import FINISHED_ITEM, LIVE_ITEM, WorkItem, WorkItemState
+from .models.workqueues import WorkItem
 from .sql import DB_NOW
 
 logger = logging.getLogger("litejobs.workqueues")

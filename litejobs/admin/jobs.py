@@ -12,7 +12,8 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils.html import format_html
 
-from .. import clock, operations, registry
+from .. import operations, registry
+from ..core import clock
 from ..models import Job, JobAttempt, JobStep, Occurrence, QueueState
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
 

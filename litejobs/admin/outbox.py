@@ -18,8 +18,9 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from .. import clock, operations, outbox, webhooks
+from .. import operations, outbox, webhooks
 from ..conf import settings
+from ..core import clock
 from ..exceptions import LitejobsError
 from ..models import (
     Job,

@@ -20,8 +20,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from .. import clock
 from ..conf import settings
+from ..core import clock
 from ..models import Job, Occurrence, OccurrenceReplay, Schedule
 from ..scheduling import operations as schedule_operations
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report

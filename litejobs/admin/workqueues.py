@@ -21,7 +21,8 @@ from django.urls import NoReverseMatch, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
-from .. import clock, queues, workqueues
+from .. import queues, workqueues
+from ..core import clock
 from ..exceptions import InvalidInput, LitejobsError, WorkQueueNotFound
 from ..models import WorkItem
 from ..routing import websocket_path

@@ -23,9 +23,9 @@ from django.conf import settings as django_settings
 from django.db import transaction
 from psycopg import sql
 
-from .. import clock
 from ..conf import DEFAULTS
 from ..conf import settings as litejobs_settings
+from ..core import clock
 from ..jobs import MAX_BATCH, JobDefinition
 from ..models import Job
 from ..models import Worker as WorkerRow

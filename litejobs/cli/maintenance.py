@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from .. import operations, outbox
-from ..durations import parse_duration
+from ..core.durations import parse_duration
 from ..exceptions import InvalidInput
 from . import EXIT_OK, EXIT_PROBLEMS, add_json_flag, emit
 from .jobs import acting_user, add_by_flag

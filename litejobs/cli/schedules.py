@@ -11,7 +11,7 @@ import argparse
 import json
 from typing import Any
 
-from .. import clock
+from ..core import clock
 from ..scheduling import manual
 from ..scheduling import operations as schedule_operations
 from . import EXIT_OK, add_json_flag, emit

@@ -9,6 +9,8 @@ transaction that publishes the message; the delivery job records each attempt on
 from django.db import models
 from django.db.models import Q
 
+from ..core.enums import DeliveryState
+
 __all__ = ["DeliveryState", "WebhookDelivery", "WebhookEndpoint"]
 
 
@@ -74,20 +76,6 @@ class WebhookEndpoint(models.Model):
         return (
             self.enabled and self.tenant == tenant and ("*" in self.topics or topic in self.topics)
         )
-
-
-class DeliveryState(models.TextChoices):
-    """Where one delivery of one event to one endpoint is."""
-
-    PENDING = "pending", "Pending"  # its job has not run yet
-    FAILED = "failed", "Failed (retry pending)"
-    DELIVERED = "delivered", "Delivered"
-    DEAD = "dead", "Dead (gave up)"
-    SKIPPED = "skipped", "Skipped (endpoint disabled or deleted)"
-
-
-#: Deliveries in these states are finished: retention may purge them.
-DELIVERY_FINISHED = (DeliveryState.DELIVERED, DeliveryState.DEAD, DeliveryState.SKIPPED)
 
 
 class WebhookDelivery(models.Model):

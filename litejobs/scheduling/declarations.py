@@ -26,11 +26,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
-from ..durations import parse_duration
+from ..core.durations import parse_duration
+from ..core.payloads import dumps
+from ..core.retry import Retry
 from ..exceptions import DeclarationError, InvalidInput
 from ..jobs import JobDefinition
-from ..payloads import dumps
-from ..retry import Retry
 from .timetable import DST_REPEATED, DST_SKIPPED, UTC_ZONES, Timetable
 
 MISFIRE_POLICIES = ("skip", "run_once", "run_all")

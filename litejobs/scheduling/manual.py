@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .. import clock
 from ..conf import settings
+from ..core import clock
 from ..exceptions import DeclarationError, GuardRefused, InvalidInput
 from ..jobs import Enqueued, JobDefinition
 from .declarations import NAME_PATTERN

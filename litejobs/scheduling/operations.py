@@ -18,8 +18,8 @@ from typing import Any
 from django.db import connections, transaction
 from django.db.models import Count
 
-from .. import clock
 from ..conf import settings
+from ..core import clock
 from ..exceptions import InvalidInput, OccurrenceNotFound, ScheduleNotFound, TransitionRefused
 from ..models import (
     LIVE,

@@ -27,8 +27,9 @@ from datetime import datetime
 
 from django.db import connections, transaction
 
-from .. import clock, leadership
+from .. import leadership
 from ..conf import settings
+from ..core import clock
 from ..models import LeaderRole, Schedule, ScheduleStatus
 from ..runtimes import describe_database
 from ..sql import query

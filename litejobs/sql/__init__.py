@@ -2,7 +2,7 @@
 
 Every query lives in ``queries.sql`` under a ``-- name: <query>`` line. ``{claimable}``,
 ``{live}``, ``{terminal}`` and ``{finished_occurrences}`` expand to the state lists of
-``litejobs.models.states``; ``{db_now}`` to the instant lease arithmetic runs at (the
+``litejobs.core.enums``; ``{db_now}`` to the instant lease arithmetic runs at (the
 ``db_now`` parameter, from ``litejobs.clock.lease_instant()``: NULL means the database's own
 clock). Values are always bound parameters (``%(name)s``).
 """
@@ -11,14 +11,7 @@ import re
 from functools import cache
 from importlib.resources import files
 
-from ..models.states import (
-    CLAIMABLE,
-    LIVE,
-    OCCURRENCE_FINISHED,
-    TERMINAL,
-    UNCLAIMABLE,
-    sql_list,
-)
+from ..core.enums import CLAIMABLE, LIVE, OCCURRENCE_FINISHED, TERMINAL, UNCLAIMABLE, sql_list
 
 #: Leases are written and compared on the database's clock unless a test clock supplies it.
 DB_NOW = "COALESCE(%(db_now)s::timestamptz, statement_timestamp())"

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from django.db import connections
 
-from .. import clock, store
+from .. import store
+from ..core import clock
 from ..store import ClaimedJob
 from .outage import is_outage
 

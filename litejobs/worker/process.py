@@ -15,9 +15,10 @@ from typing import Any
 
 from django.db import connections, transaction
 
-from .. import clock, registry, store
+from .. import registry, store
 from ..conf import settings
-from ..payloads import dumps
+from ..core import clock
+from ..core.payloads import dumps
 from ..runtimes import describe_database
 from ..scheduling.declarations import run_definition
 from ..store import ClaimedJob

@@ -10,15 +10,16 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connections, transaction
 
-from .. import clock, events, registry, store
+from .. import events, registry, store
 from ..conf import settings
 from ..context import JobContext
+from ..core import clock
+from ..core.payloads import Scrubber, dumps
+from ..core.tracing import use_traceparent
 from ..exceptions import Cancelled, PayloadTooNew, RetryAfter, StaleFence, UnknownJob
-from ..payloads import Scrubber, dumps
 from ..scheduling.declarations import run_definition
 from ..steps import HELD, OperatorNeeded, Steps, Suspended
 from ..store import ClaimedJob
-from ..tracing import use_traceparent
 from .outage import is_outage
 
 if TYPE_CHECKING:

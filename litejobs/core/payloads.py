@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .exceptions import InvalidInput
+from .errors import InvalidInput
 
 REDACTED = "[redacted]"
 #: JSON values that encode and decode to themselves exactly.

@@ -3,7 +3,7 @@
 import re
 from datetime import timedelta
 
-from .exceptions import InvalidInput
+from .errors import InvalidInput
 
 _PATTERN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)\s*$")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from .durations import parse_duration
-from .exceptions import DeclarationError, InvalidInput
+from .enums import Backoff, Jitter, values_of
+from .errors import DeclarationError, InvalidInput, Permanent
 from .spelling import did_you_mean
 
-BACKOFFS = ("exponential", "linear", "fixed")
-JITTERS = ("equal", "full", "none")
+BACKOFFS = values_of(Backoff)
+JITTERS = values_of(Jitter)
 MAX_ATTEMPTS = 1000
 
 
@@ -30,10 +31,10 @@ class Retry:
     """
 
     attempts: int = 3
-    backoff: str = "exponential"
+    backoff: Backoff | str = Backoff.EXPONENTIAL
     base: timedelta | str | float = "2s"
     max: timedelta | str | float = "10m"
-    jitter: str = "equal"
+    jitter: Jitter | str = Jitter.EQUAL
     give_up_on: tuple[type[BaseException], ...] = field(default=())
 
     def __post_init__(self) -> None:
@@ -67,6 +68,8 @@ class Retry:
             raise DeclarationError(
                 "Retry.give_up_on must be a tuple of exception classes.", code="retry-invalid"
             )
+        object.__setattr__(self, "backoff", Backoff(self.backoff))
+        object.__setattr__(self, "jitter", Jitter(self.jitter))
         object.__setattr__(self, "base", base)
         object.__setattr__(self, "max", cap)
         object.__setattr__(self, "give_up_on", give_up_on)
@@ -97,23 +100,25 @@ class Retry:
     def unjittered_delay(self, failed_attempts: int) -> timedelta:
         """The backoff before the next attempt after ``failed_attempts`` failures, unjittered."""
         n = max(1, failed_attempts)
-        factor = {"fixed": 1, "linear": n, "exponential": 2 ** min(n - 1, 60)}[self.backoff]
+        factor = {
+            Backoff.FIXED: 1,
+            Backoff.LINEAR: n,
+            Backoff.EXPONENTIAL: 2 ** min(n - 1, 60),
+        }[self.backoff]
         seconds = self.base.total_seconds() * factor
         return min(timedelta(seconds=min(seconds, self.max.total_seconds())), self.max)
 
     def delay(self, failed_attempts: int, *, seed: str = "") -> timedelta:
         """The jittered backoff; deterministic for a given ``seed`` (the job id)."""
         delay = self.unjittered_delay(failed_attempts)
-        if self.jitter == "none" or delay <= timedelta(0):
+        if self.jitter == Jitter.NONE or delay <= timedelta(0):
             return delay
         digest = hashlib.sha256(f"{seed}:{failed_attempts}".encode()).digest()
         fraction = random.Random(digest).random()  # noqa: S311 - spreading retries, not secrets
-        if self.jitter == "full":
+        if self.jitter == Jitter.FULL:
             return delay * fraction
         return delay / 2 + (delay / 2) * fraction
 
     def gives_up_on(self, error: BaseException) -> bool:
         """Whether ``error`` ends the job at once instead of retrying."""
-        from .exceptions import Permanent
-
         return isinstance(error, (Permanent, *self.give_up_on))
