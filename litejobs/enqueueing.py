@@ -15,7 +15,7 @@ from django.db import connections, transaction
 from .conf import settings
 from .core.enums import JobState
 from .core.payloads import dumps
-from .store import hot_cursor, run_query
+from .sql import fetch_all, fetch_one, hot_cursor, run_query
 
 if TYPE_CHECKING:
     from .jobs import Enqueued, JobDefinition, PreparedRow
@@ -66,17 +66,17 @@ def insert_one(
     with hot_cursor(connections[settings.DATABASE]) as cursor:
         for _ in range(_RACE_RETRIES):
             run_query(cursor, "enqueue", params)
-            inserted = cursor.fetchone()
+            inserted = fetch_one(cursor)
             if inserted:
-                return Enqueued(inserted[0], deduped=False)
+                return Enqueued(inserted["id"], deduped=False)
             run_query(
                 cursor,
                 "live_by_keys",
                 {"name": definition.name, "keys": [row.key], "tenants": [row.tenant]},
             )
-            live = cursor.fetchone()
+            live = fetch_one(cursor)
             if live:
-                return Enqueued(live[0], deduped=True)
+                return Enqueued(live["id"], deduped=True)
             # The live holder finished between the two statements: the key is free again.
     raise RuntimeError(f"Could not enqueue {definition.name!r}: its key kept changing hands.")
 
@@ -113,9 +113,9 @@ def insert_many(
                         "concurrency_keys": dumps([r.concurrency_key for r in chunk]),
                     },
                 )
-                for job_id, key, tenant in cursor.fetchall():
-                    ids[(key, tenant)] = job_id
-                    inserted.add(job_id)
+                for found in fetch_all(cursor):
+                    ids[(found["key"], found["tenant"])] = found["id"]
+                    inserted.add(found["id"])
             missing = sorted({(r.key, r.tenant) for r in pending} - ids.keys())
             if missing:
                 run_query(
@@ -127,8 +127,8 @@ def insert_many(
                         "tenants": [tenant for _, tenant in missing],
                     },
                 )
-                for job_id, key, tenant in cursor.fetchall():
-                    ids[(key, tenant)] = job_id
+                for found in fetch_all(cursor):
+                    ids[(found["key"], found["tenant"])] = found["id"]
             # A live holder that finished between the two statements freed its key: insert again.
             pending = [r for r in pending if (r.key, r.tenant) not in ids]
             if not pending:

@@ -19,6 +19,7 @@ from .conf import settings
 from .core import clock
 from .core.payloads import encode_payload
 from .exceptions import DeclarationError, InvalidInput
+from .sql import hot_cursor, run_query
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.:-]{0,199}$")
 _events: dict[str, EventDefinition] = {}
@@ -72,8 +73,6 @@ def publish_event(name: str, payload: dict[str, Any] | None = None) -> int:
             f"The payload of event {name!r} must be a dict of JSON values.",
             code="event-payload-invalid",
         )
-    from .store import hot_cursor, run_query  # the models load after the app registry
-
     text = encode_payload(f"event {name}", payload, settings.MAX_PAYLOAD_BYTES)
     alias = settings.DATABASE
     with transaction.atomic(using=alias), hot_cursor(connections[alias]) as cursor:

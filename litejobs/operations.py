@@ -38,7 +38,7 @@ from .models import (
 )
 from .models.jobs import NOTIFY_CHANNEL
 from .scheduling import operations as schedule_operations
-from .sql import query
+from .sql import fetch_one, query
 
 logger = logging.getLogger("litejobs.operations")
 
@@ -266,13 +266,13 @@ def cancel(job_id: int, *, by: str) -> Outcome:
     with transaction.atomic(using=_alias()), connections[_alias()].cursor() as cursor:
         params = {"id": job_id, "now": now, "db_now": clock.lease_instant()}
         cursor.execute(query("cancel"), params)
-        row = cursor.fetchone()
+        row = fetch_one(cursor)
     if row is None:
         state = _current_state(job_id)
         raise _refuse(
             "cancel", job_id, state, _CANCEL_ADVICE.get(state, "it cannot be cancelled."), by=by
         )
-    _, state, was, owner = row
+    state, was, owner = row["state"], row["was"], row["lease_owner"]
     if state == JobState.RUNNING:
         logger.info("job cancel requested id=%s worker=%s by=%s", job_id, owner, by)
         return Outcome(

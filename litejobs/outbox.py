@@ -44,6 +44,7 @@ from .core import clock
 from .core.payloads import dumps
 from .exceptions import DeclarationError, InvalidInput
 from .jobs import JobDefinition, PreparedRow
+from .sql import fetch_one, hot_cursor, query, run_query
 
 logger = logging.getLogger("litejobs.outbox")
 
@@ -376,7 +377,6 @@ def stage(topic: str, payload: dict[str, Any], key: str | None = None, *, tenant
     key_text = _check_text("key", key)
     tenant_text = _check_text("tenant", tenant)
     text = _encode(topic, payload)
-    from .store import hot_cursor, run_query
 
     with hot_cursor(connections[settings.DATABASE]) as cursor:
         run_query(
@@ -390,7 +390,7 @@ def stage(topic: str, payload: dict[str, Any], key: str | None = None, *, tenant
                 "now": clock.now(),
             },
         )
-        return cursor.fetchone()[0]
+        return fetch_one(cursor)["id"]
 
 
 # Operations --------------------------------------------------------------------------------
@@ -436,8 +436,6 @@ def purge(
         raise InvalidInput(
             f"LITEJOBS['PURGE_BATCH'] must be 1 or more; got {limit}.", code="settings-invalid"
         )
-    from .sql import query
-
     alias = settings.DATABASE
     counts = {}
     statements = (

@@ -39,10 +39,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
 
-import psycopg
 from django.db import connections, transaction
 
-from . import leadership, outbox
+from . import outbox
 from .conf import settings
 from .core import clock
 from .enqueueing import insert_many
@@ -51,11 +50,12 @@ from .jobs import PreparedRow
 from .models import LeaderLease, LeaderRole, OutboxMessage
 from .models.outbox import OUTBOX_CHANNEL
 from .outbox import StagedRow
-from .runtimes import describe_database
-from .store import hot_cursor, run_query
-from .worker.control import connect
-from .worker.outage import Outage, is_outage
-from .worker.stopping import GracefulStop
+from .runtime import leadership
+from .runtime.listening import Listener
+from .runtime.outage import Outage, is_outage
+from .runtime.startup import describe_database
+from .runtime.stopping import GracefulStop
+from .sql import fetch_all, hot_cursor, run_query
 
 logger = logging.getLogger("litejobs.relay")
 
@@ -86,8 +86,8 @@ class _Endpoint:
 
     @classmethod
     def from_row(cls, row) -> _Endpoint:
-        topics = json.loads(row[2]) if isinstance(row[2], str) else row[2]
-        return cls(row[0], row[1], frozenset(topics or ()))
+        topics = json.loads(row["topics"]) if isinstance(row["topics"], str) else row["topics"]
+        return cls(row["id"], row["tenant"], frozenset(topics or ()))
 
     def receives(self, topic: str, tenant: str) -> bool:
         """As ``WebhookEndpoint.receives``: its tenant, and its topics or ``*``."""
@@ -105,42 +105,6 @@ class _UnknownTopic(Exception):
         super().__init__(message.topic)
         self.index = index
         self.message = message
-
-
-class Listener:
-    """The relay's LISTEN connection (psycopg, autocommit), apart from its batch connection."""
-
-    def __init__(self, alias: str) -> None:
-        self.alias = alias
-        self._conn: psycopg.Connection | None = None
-
-    def ensure(self) -> bool:
-        """Connect and LISTEN if needed; answers True when this call (re)connected."""
-        if self._conn is not None and not self._conn.closed and not self._conn.broken:
-            return False
-        self.close()
-        conn = connect(self.alias)
-        conn.execute(f"LISTEN {OUTBOX_CHANNEL}")
-        self._conn = conn
-        return True
-
-    def wait(self, timeout: float) -> bool:
-        """Block up to ``timeout`` seconds; answers whether messages were staged meanwhile."""
-        self.ensure()
-        woken = False
-        for _ in self._conn.notifies(timeout=max(timeout, 0.0), stop_after=1):
-            woken = True
-        for _ in self._conn.notifies(timeout=0.0):
-            woken = True
-        return woken
-
-    def close(self) -> None:
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            except psycopg.Error:
-                logger.debug("closing a broken relay listen connection", exc_info=True)
-            self._conn = None
 
 
 class OutboxRelay:
@@ -175,7 +139,7 @@ class OutboxRelay:
         self.outage = Outage(f"{name} {self.host}:{self.pid}")
         self.fence: int | None = None
         self.counts = {"messages": 0, "jobs": 0, "deliveries": 0, "batches": 0}
-        self._listener = Listener(self.alias)
+        self._listener = Listener(self.alias, OUTBOX_CHANNEL)
         #: Monotonic time before which another relay's lease holds (wake-ups are its business).
         self._retry_at: float | None = None
         #: After a failed batch, publish one message per transaction to pass up to the culprit.
@@ -244,7 +208,7 @@ class OutboxRelay:
                     next_poll = time.monotonic() + self.poll
                 self.outage.succeeded()
                 wake_at = next_poll if self._retry_at is None else min(next_poll, self._retry_at)
-                woken = self._listener.wait(min(TICK, max(wake_at - time.monotonic(), 0.0)))
+                woken = bool(self._listener.wait(min(TICK, max(wake_at - time.monotonic(), 0.0))))
             except Exception as error:
                 if not is_outage(error):
                     raise
@@ -335,7 +299,7 @@ class OutboxRelay:
                 run_query(
                     cursor, "outbox_publish", {"now": now, "fence": report.fence, "limit": limit}
                 )
-                messages = sorted((StagedRow(*r) for r in cursor.fetchall()), key=_by_id)
+                messages = sorted((StagedRow(**r) for r in fetch_all(cursor)), key=_by_id)
             for index, message in enumerate(messages):
                 if not outbox.is_declared(message.topic):
                     raise _UnknownTopic(index, message)
@@ -363,7 +327,7 @@ class OutboxRelay:
 
         with hot_cursor(connections[self.alias]) as cursor:
             run_query(cursor, "webhook_endpoints_enabled", {})
-            endpoints = [_Endpoint.from_row(row) for row in cursor.fetchall()]
+            endpoints = [_Endpoint.from_row(row) for row in fetch_all(cursor)]
             wanted = [
                 (endpoint, message)
                 for message in messages
@@ -382,7 +346,7 @@ class OutboxRelay:
                     "now": now,
                 },
             )
-            created = {(e, m): delivery for delivery, e, m in cursor.fetchall()}
+            created = {(r["endpoint_id"], r["message_id"]): r["id"] for r in fetch_all(cursor)}
         rows = []
         for endpoint, message in wanted:
             delivery_id = created.get((endpoint.id, message.id))

@@ -26,7 +26,7 @@ from .core.durations import parse_duration
 from .core.enums import StepKind, StepState
 from .core.payloads import Scrubber, dumps
 from .exceptions import InvalidInput, Permanent, StaleFence, WaitTimedOut
-from .store import hot_cursor, run_query
+from .sql import fetch_all, fetch_one, hot_cursor, run_query
 
 logger = logging.getLogger("litejobs.steps")
 
@@ -211,9 +211,10 @@ class Steps:
         since, deadline = stored.created_at, stored.wake_at
         with hot_cursor(connections[self._alias]) as cursor:
             run_query(cursor, "event_find", {"name": event, "since": since, "match": match_json})
-            found = cursor.fetchone()
+            found = fetch_one(cursor)
         if found is not None:
-            payload = json.loads(found[0]) if isinstance(found[0], str) else found[0]
+            payload = found["payload"]
+            payload = json.loads(payload) if isinstance(payload, str) else payload
             self._write(
                 name,
                 StepState.COMPLETED,
@@ -315,14 +316,12 @@ class Steps:
         if self._stored is None:
             with hot_cursor(connections[self._alias]) as cursor:
                 run_query(cursor, "steps_of_job", {"job_id": self._job.id})
-                rows = cursor.fetchall()
+                found = fetch_all(cursor)
             self._stored = {}
-            for name, kind, state, output, executions, wake_at, created_at, sequence in rows:
-                if isinstance(output, str):
-                    output = json.loads(output)
-                self._stored[name] = StoredStep(
-                    name, kind, state, output, executions, wake_at, created_at, sequence
-                )
+            for step in found:
+                if isinstance(step["output"], str):
+                    step["output"] = json.loads(step["output"])
+                self._stored[step["name"]] = StoredStep(**step)
         return self._stored
 
     def _write(
@@ -366,22 +365,22 @@ class Steps:
                     "sequence": sequence if state == StepState.COMPLETED else 0,
                 },
             )
-            row = cursor.fetchone()
-        if row is None:
+            written = fetch_one(cursor)
+        if written is None:
             raise StaleFence(
                 f"step {name!r} of job {self._job.id} not recorded: the run no longer holds "
                 "the job's claim; its writes are rolled back"
             )
         previous = stored.get(name)
         stored[name] = StoredStep(
-            name,
-            kind,
-            state,
-            json.loads(output) if output is not None else None,
-            executions,
-            wake_at if wake_at is not None else (previous.wake_at if previous else None),
-            row[0],
-            sequence if state == StepState.COMPLETED else 0,
+            name=name,
+            kind=kind,
+            state=state,
+            output=json.loads(output) if output is not None else None,
+            executions=executions,
+            wake_at=wake_at if wake_at is not None else (previous.wake_at if previous else None),
+            created_at=written["created_at"],
+            sequence=sequence if state == StepState.COMPLETED else 0,
         )
 
 
@@ -423,7 +422,7 @@ def resolve_step(job_id: int, step: str, *, ran: bool, by: str) -> None:
                 "note": f"Resolved by {by.strip()[:150]}: it {verdict}.",
             },
         )
-        resolved = cursor.fetchone()
+        resolved = fetch_one(cursor)
     if resolved is None:
         raise TransitionRefused(
             f"Job {job_id} has no step {step!r} awaiting an operator (its outcome is not "

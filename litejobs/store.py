@@ -9,40 +9,14 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-import psycopg
-
 from .core.clock import lease_instant
 from .scheduling.identity import OccurrenceRef
-from .sql import query
-
-
-def hot_cursor(connection):
-    """A server-binding psycopg cursor on a Django connection, for hot paths.
-
-    It shares the connection (and so the caller's transaction) but skips client-side
-    parameter formatting and lets ``execute`` prepare the statement server-side (see
-    ``PREPARED_STATEMENTS``). While Django logs queries (DEBUG, ``CaptureQueriesContext``)
-    it comes wrapped in Django's debug cursor, so statement counts stay visible to tests.
-    """
-    connection.ensure_connection()
-    cursor = psycopg.Cursor(connection.connection)
-    return connection.make_debug_cursor(cursor) if connection.queries_logged else cursor
-
-
-def run_query(cursor, name: str, params: dict[str, Any]) -> None:
-    """Execute a named query, prepared server-side on a hot cursor."""
-    if isinstance(cursor, psycopg.Cursor):
-        from .conf import settings
-
-        cursor.execute(query(name), params, prepare=bool(settings.PREPARED_STATEMENTS))
-    else:
-        cursor.execute(query(name), params)
-
+from .sql import fetch_all, fetch_one, run_query
 
 #: pg_advisory_xact_lock key serialising claims of concurrency-limited jobs.
 LIMITED_CLAIM_LOCK = zlib.crc32(b"litejobs.claim_limited")
@@ -67,15 +41,26 @@ class ClaimedJob:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_row(cls, row: Sequence[Any]) -> ClaimedJob:
-        payload = row[5]
+    def from_row(cls, row: Mapping[str, Any]) -> ClaimedJob:
+        """The job as the claim statements answer it (a row by column name)."""
+        payload = row["payload"]
         if isinstance(payload, str):  # Django's adapters leave jsonb as text
             payload = json.loads(payload)
-        job = cls(*row[:5], payload, *row[6:10])
-        if len(row) > 10 and row[10] is not None:  # it runs a scheduled occurrence
-            job.extra["occurrence"] = OccurrenceRef.from_key(row[10], job.key)
-        if len(row) > 11:
-            job.version = row[11]
+        job = cls(
+            id=row["id"],
+            name=row["name"],
+            queue=row["queue"],
+            key=row["key"],
+            tenant=row["tenant"],
+            payload=payload,
+            attempt=row["attempts"],
+            max_attempts=row["max_attempts"],
+            fence=row["fence"],
+            traceparent=row["traceparent"],
+            version=row["version"],
+        )
+        if row["occurrence_id"] is not None:  # it runs a scheduled occurrence
+            job.extra["occurrence"] = OccurrenceRef.from_key(row["occurrence_id"], job.key)
         return job
 
 
@@ -106,22 +91,22 @@ def claim(cursor, *, owner, queues, limit, now, lease) -> Claim:
     claim runs only when it has something to take, and every worker takes every kind of job.
     """
     run_query(cursor, "claim", _claim_params(owner, queues, limit, now, lease))
-    rows = cursor.fetchall()
-    jobs = [ClaimedJob.from_row(row) for row in rows if row[0] is not None]
-    return Claim(jobs, limited_due=len(jobs) < len(rows))
+    answered = fetch_all(cursor)
+    jobs = [ClaimedJob.from_row(found) for found in answered if found["id"] is not None]
+    return Claim(jobs, limited_due=len(jobs) < len(answered))
 
 
 def claim_limited(cursor, *, owner, queues, limit, now, lease) -> list[ClaimedJob]:
     """Claim due concurrency-limited jobs; call in a transaction (the lock holds until its end)."""
     run_query(cursor, "lock_limited_claims", {"lock_id": LIMITED_CLAIM_LOCK})
     run_query(cursor, "claim_limited", _claim_params(owner, queues, limit, now, lease))
-    return [ClaimedJob.from_row(row) for row in cursor.fetchall()]
+    return [ClaimedJob.from_row(found) for found in fetch_all(cursor)]
 
 
 def next_due(cursor, *, queues, now: datetime) -> datetime | None:
     """The earliest run_at after ``now`` of any claimable job in these queues."""
     run_query(cursor, "next_due", {"queues": list(queues) if queues else None, "now": now})
-    return cursor.fetchone()[0]
+    return fetch_one(cursor)["due"]
 
 
 def complete(cursor, job: ClaimedJob, *, now: datetime, result_json: str | None) -> bool:
@@ -146,7 +131,7 @@ def complete_batch(cursor, acks: Sequence[tuple[ClaimedJob, datetime, str | None
             "results": [result for _, _, result in acks],
         },
     )
-    return {row[0] for row in cursor.fetchall()}
+    return {found["id"] for found in fetch_all(cursor)}
 
 
 def fail(
@@ -181,13 +166,13 @@ def fail(
             "error_traceback": error_traceback,
         },
     )
-    return cursor.fetchone() is not None
+    return fetch_one(cursor) is not None
 
 
 def discard(cursor, job: ClaimedJob) -> bool:
     """Delete a spent job whose declaration keeps no dead letters; fenced."""
     run_query(cursor, "discard", {"id": job.id, "fence": job.fence})
-    return cursor.fetchone() is not None
+    return fetch_one(cursor) is not None
 
 
 def hand_back(
@@ -215,7 +200,7 @@ def hand_back(
             "error_message": error_message,
         },
     )
-    return cursor.fetchone() is not None
+    return fetch_one(cursor) is not None
 
 
 def release(cursor, jobs: Sequence[ClaimedJob]) -> set[int]:
@@ -223,7 +208,7 @@ def release(cursor, jobs: Sequence[ClaimedJob]) -> set[int]:
     if not jobs:
         return set()
     run_query(cursor, "release", {"ids": [j.id for j in jobs], "fences": [j.fence for j in jobs]})
-    return {row[0] for row in cursor.fetchall()}
+    return {found["id"] for found in fetch_all(cursor)}
 
 
 def save_progress(cursor, updates: Sequence[tuple[ClaimedJob, str]]) -> None:
@@ -267,13 +252,13 @@ def heartbeat(cursor, *, worker: dict[str, Any], held: Sequence[ClaimedJob], rea
         },
     )
     renewed, cancel, reaped = set(), set(), 0
-    for job_id, cancel_requested, was_reaped in cursor.fetchall():
-        if was_reaped:
+    for found in fetch_all(cursor):
+        if found["reaped"]:
             reaped += 1
             continue
-        renewed.add(job_id)
-        if cancel_requested:
-            cancel.add(job_id)
+        renewed.add(found["id"])
+        if found["cancel_requested"]:
+            cancel.add(found["id"])
     return HeartbeatAnswer(renewed, cancel, reaped)
 
 

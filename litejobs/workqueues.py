@@ -22,7 +22,6 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
 from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
@@ -44,7 +43,7 @@ from .exceptions import (
     WorkQueueForbidden,
 )
 from .models.workqueues import WorkItem
-from .sql import DB_NOW
+from .sql import fetch_all, query, run_query
 
 logger = logging.getLogger("litejobs.workqueues")
 
@@ -58,126 +57,32 @@ COUNT_CAP = 10_000
 #: The listing views: items to work (everyone's), unclaimed ones, mine, held by others, closed.
 VIEWS = ("todo", "unclaimed", "mine", "others", "closed")
 
-# The statements ------------------------------------------------------------------------------
-# ``{columns}`` is every WorkItem column (RETURNING builds the instance); ``{live}`` the live
-# states; ``{db_now}`` the instant claims expire by (the database's clock unless a test clock
-# supplies it). Values are always bound parameters.
-
-_LIVE_SQL = ", ".join(f"'{state.value}'" for state in LIVE_ITEM)
-
-ENQUEUE = """
-INSERT INTO litejobs_workitem (queue, content_type_id, object_id, tenant, score, score_inputs,
-                               score_rule, scored_at, state, created_at)
-VALUES (%(queue)s, %(content_type)s, %(object_id)s, %(tenant)s, %(score)s, %(inputs)s::jsonb,
-        %(rule)s, %(now)s, 'open', %(now)s)
-ON CONFLICT (queue, content_type_id, object_id) WHERE state IN ({live})
-DO UPDATE SET score = EXCLUDED.score, score_inputs = EXCLUDED.score_inputs,
-              score_rule = EXCLUDED.score_rule, scored_at = EXCLUDED.scored_at
-RETURNING {columns}, (xmax = 0) AS inserted
-"""
-
-# A claim by the holder renews it (a new expiry, the same claimed_at).
-CLAIM = """
-UPDATE litejobs_workitem SET
-    state = 'claimed',
-    claimed_by_id = %(user_id)s,
-    claimed_by_name = %(user_name)s,
-    claimed_at = CASE WHEN state = 'claimed' AND claimed_by_id = %(user_id)s
-                       AND claim_expires_at > {db_now} THEN claimed_at ELSE %(now)s END,
-    claim_expires_at = {db_now} + %(lease)s::interval
-WHERE id = %(id)s AND queue = %(queue)s AND state IN ({live})
-  AND (state = 'open' OR claim_expires_at <= {db_now} OR claimed_by_id = %(user_id)s)
-RETURNING {columns}
-"""
-
-# The first unclaimed item in listing order; SKIP LOCKED lets two people take two items.
-CLAIM_NEXT = """
-UPDATE litejobs_workitem SET
-    state = 'claimed', claimed_by_id = %(user_id)s, claimed_by_name = %(user_name)s,
-    claimed_at = %(now)s, claim_expires_at = {db_now} + %(lease)s::interval
-WHERE id = (
-    SELECT id FROM litejobs_workitem
-    WHERE queue = %(queue)s AND state IN ({live})
-      AND (state = 'open' OR claim_expires_at <= {db_now}) {tenant}
-    ORDER BY score * -1, created_at, id
-    LIMIT 1
-    FOR UPDATE SKIP LOCKED
-) AND state IN ({live}) AND (state = 'open' OR claim_expires_at <= {db_now})
-RETURNING {columns}
-"""
-
-RELEASE = """
-UPDATE litejobs_workitem SET
-    state = 'open', claimed_by_id = NULL, claimed_by_name = '', claimed_at = NULL,
-    claim_expires_at = NULL
-WHERE id = %(id)s AND queue = %(queue)s AND state = 'claimed'
-  AND claimed_by_id = %(user_id)s AND claim_expires_at > {db_now}
-RETURNING {columns}
-"""
-
-# Resolve or cancel; ``{claim}`` is what the claim mode demands of the acting user.
-FINISH = """
-UPDATE litejobs_workitem SET
-    state = %(state)s, resolution = %(resolution)s, resolution_note = %(note)s,
-    resolved_by_id = %(user_id)s, resolved_by_name = %(user_name)s, resolved_at = %(now)s,
-    claimed_by_id = NULL, claimed_by_name = '', claimed_at = NULL, claim_expires_at = NULL
-WHERE id = %(id)s AND queue = %(queue)s AND state IN ({live}) AND {claim}
-RETURNING {columns}
-"""
-#: The acting user's claim, by claim mode (``None``: code acting, not a person).
-FINISH_CLAIM = {
-    "required": "(state = 'claimed' AND claimed_by_id = %(user_id)s "
-    f"AND claim_expires_at > {DB_NOW})",
-    "optional": f"(state = 'open' OR claim_expires_at <= {DB_NOW} "
-    "OR claimed_by_id IS NOT DISTINCT FROM %(user_id)s)",
-    "disabled": "TRUE",
-    None: "TRUE",
-}
-
-REFRESH = """
-UPDATE litejobs_workitem SET score = %(score)s, score_inputs = %(inputs)s::jsonb,
-    score_rule = %(rule)s, scored_at = %(now)s
-WHERE id = %(id)s AND queue = %(queue)s AND state IN ({live})
-RETURNING {columns}
-"""
-
-PURGE = """
-DELETE FROM litejobs_workitem WHERE id IN (
-    SELECT id FROM litejobs_workitem
-    WHERE state IN ('done', 'cancelled') AND resolved_at < %(before)s
-    LIMIT %(batch)s
-)
-"""
-
-
-@cache
-def _fields() -> tuple[list[str], str]:
-    concrete = WorkItem._meta.concrete_fields
-    return [f.attname for f in concrete], ", ".join(f'"{f.column}"' for f in concrete)
-
-
-def _sql(template: str, **parts: str) -> str:
-    return template.format(columns=_fields()[1], live=_LIVE_SQL, db_now=DB_NOW, **parts)
-
 
 def _alias() -> str:
     return settings.DATABASE
 
 
-def _execute(sql: str, params: dict[str, Any]) -> list[tuple]:
+def _run(statement: str, params: dict[str, Any]) -> list[WorkItem]:
+    """Run one statement of ``workqueues.sql``; answers the items it returned."""
     with connections[_alias()].cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall() if cursor.description else []
+        cursor.execute(statement, params)
+        return [_instance(found) for found in fetch_all(cursor)]
 
 
-def _instance(row: Sequence[Any]) -> WorkItem:
-    """A WorkItem from a RETURNING row, with the field converters the ORM would apply."""
+def _instance(found: dict[str, Any]) -> WorkItem:
+    """A WorkItem from a ``RETURNING *`` row (by column name), with the field converters the
+    ORM would apply; ``created`` is set when the statement says whether it inserted."""
     connection = connections[_alias()]
+    fields = WorkItem._meta.concrete_fields
     values = []
-    for field, value in zip(WorkItem._meta.concrete_fields, row, strict=False):
+    for field in fields:
+        value = found[field.column]
         convert = getattr(field, "from_db_value", None)
         values.append(convert(value, None, connection) if convert and value is not None else value)
-    return WorkItem.from_db(_alias(), _fields()[0], values)
+    item = WorkItem.from_db(_alias(), [f.attname for f in fields], values)
+    if "inserted" in found:
+        item.created = bool(found["inserted"])
+    return item
 
 
 # Who acts ------------------------------------------------------------------------------------
@@ -255,8 +160,8 @@ def enqueue_item(queue: str | queues.WorkQueue, row: models.Model, *, tenant: st
         )
     score, inputs, rule = queue.score_of(row)
     now = clock.now()
-    rows = _execute(
-        _sql(ENQUEUE),
+    [item] = _run(
+        query("workitem_enqueue"),
         {
             "queue": queue.name,
             "content_type": ContentType.objects.db_manager(_alias()).get_for_model(row).pk,
@@ -268,8 +173,6 @@ def enqueue_item(queue: str | queues.WorkQueue, row: models.Model, *, tenant: st
             "now": now,
         },
     )
-    item = _instance(rows[0])
-    item.created = bool(rows[0][-1])
     logger.debug(  # a backfill enqueues thousands; claims and resolutions are the story
         "item %s id=%s queue=%s score=%s",
         "enqueued" if item.created else "rescored",
@@ -319,8 +222,8 @@ def refresh_score(item: WorkItem | int, *, queue: str | None = None) -> WorkItem
             code="item-target-missing",
         )
     score, inputs, rule = work_queue.score_of(row)
-    rows = _execute(
-        _sql(REFRESH),
+    rows = _run(
+        query("workitem_rescore"),
         {
             "id": item_id,
             "queue": work_queue.name,
@@ -332,7 +235,7 @@ def refresh_score(item: WorkItem | int, *, queue: str | None = None) -> WorkItem
     )
     if not rows:  # finished between the read and the update
         raise _explain(work_queue, item_id, None, "rescore", clock.now())
-    return _instance(rows[0])
+    return rows[0]
 
 
 # Claims --------------------------------------------------------------------------------------
@@ -356,8 +259,8 @@ def claim(
         if lease is None
         else parse_duration(lease, name="lease=", allow_zero=False)
     )
-    rows = _execute(
-        _sql(CLAIM),
+    rows = _run(
+        query("workitem_claim"),
         {
             "id": item_id,
             "queue": work_queue.name,
@@ -370,7 +273,7 @@ def claim(
     )
     if not rows:
         raise _explain(work_queue, item_id, user, "claim", clock.database_now(_alias()))
-    claimed = _instance(rows[0])
+    claimed = rows[0]
     logger.info(
         "item claimed id=%s queue=%s by=%s until=%s",
         item_id,
@@ -391,8 +294,8 @@ def claim_next(queue: str, user: Any, *, tenant: str | None = None) -> WorkItem 
     _check_user(work_queue, user, "claim")
     _check_claims_enabled(work_queue, "claim")
     now = clock.now()
-    rows = _execute(
-        _sql(CLAIM_NEXT, tenant="AND tenant = %(tenant)s" if tenant is not None else ""),
+    rows = _run(
+        query("workitem_claim_next"),
         {
             "queue": work_queue.name,
             "user_id": user.pk,
@@ -405,7 +308,7 @@ def claim_next(queue: str, user: Any, *, tenant: str | None = None) -> WorkItem 
     )
     if not rows:
         return None
-    claimed = _instance(rows[0])
+    claimed = rows[0]
     logger.info(
         "item claimed id=%s queue=%s by=%s until=%s next=1",
         claimed.pk,
@@ -425,8 +328,8 @@ def release(item: WorkItem | int, user: Any, *, queue: str | None = None) -> Wor
     work_queue, item_id = _queue_and_id(item, queue)
     _check_user(work_queue, user, "release")
     _check_claims_enabled(work_queue, "release")
-    rows = _execute(
-        _sql(RELEASE),
+    rows = _run(
+        query("workitem_release"),
         {
             "id": item_id,
             "queue": work_queue.name,
@@ -437,7 +340,7 @@ def release(item: WorkItem | int, user: Any, *, queue: str | None = None) -> Wor
     if not rows:
         raise _explain(work_queue, item_id, user, "release", clock.database_now(_alias()))
     logger.info("item released id=%s queue=%s by=%s", item_id, work_queue.name, _user_name(user))
-    return _instance(rows[0])
+    return rows[0]
 
 
 def resolve(
@@ -535,9 +438,10 @@ def _finish(
     else:
         user_id = None if user is None else user.pk
         user_name = "(code)" if user is None else _user_name(user)
-    rows = _execute(
-        _sql(FINISH, claim=FINISH_CLAIM[mode]),
+    rows = _run(
+        query("workitem_finish"),
         {
+            "claim": mode,
             "id": item_id,
             "queue": work_queue.name,
             "state": state,
@@ -551,7 +455,7 @@ def _finish(
     )
     if not rows:
         raise _explain(work_queue, item_id, user, verb, clock.database_now(_alias()))
-    finished = _instance(rows[0])
+    finished = rows[0]
     logger.info(
         "item %s id=%s queue=%s resolution=%s by=%s",
         "resolved" if state == WorkItemState.DONE else "cancelled",
@@ -867,7 +771,7 @@ def purge(*, older_than: Any, batch: int | None = None) -> int:
     total = 0
     while True:
         with connections[_alias()].cursor() as cursor:
-            cursor.execute(PURGE, {"before": before, "batch": batch})
+            run_query(cursor, "workitem_purge", {"before": before, "batch": batch})
             deleted = cursor.rowcount
         total += deleted
         if deleted < batch:

@@ -17,8 +17,8 @@ from litejobs.models import Job, JobState, LeaderLease, OutboxMessage
 from litejobs.models.outbox import OUTBOX_CHANNEL
 from litejobs.outbox import Message, stage, subscriber, topic
 from litejobs.relay import OutboxRelay
+from litejobs.runtime.listening import connect
 from litejobs.worker import Worker
-from litejobs.worker.control import connect
 from tests.conftest import wait_for
 from tests.outboxapp.jobs import asks_to_wait, audit_paid, record_paid
 from tests.testapp.models import Mark

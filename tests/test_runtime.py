@@ -10,8 +10,8 @@ from django.db import connection
 from litejobs import store
 from litejobs.models import Job, JobAttempt, JobState
 from litejobs.models import Worker as WorkerRow
+from litejobs.runtime.listening import connect
 from litejobs.worker import Worker
-from litejobs.worker.control import connect
 from tests.conftest import wait_for
 from tests.testapp.jobs import gated, per_account, reports_progress, slow_record
 from tests.testapp.models import Mark

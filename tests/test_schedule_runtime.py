@@ -11,14 +11,15 @@ import psycopg
 import pytest
 from django.db import connection
 
-from litejobs import Retry, leadership, operations, store
+from litejobs import Retry, operations, store
 from litejobs.exceptions import InvalidInput, OccurrenceNotFound, TransitionRefused
 from litejobs.models import Job, JobState, Occurrence, OccurrenceReplay, Schedule
+from litejobs.runtime import leadership
+from litejobs.runtime.listening import connect
 from litejobs.scheduling import declarations
 from litejobs.scheduling import operations as schedules
 from litejobs.scheduling.scheduler import LostLeadership, Scheduler
 from litejobs.scheduling.timetable import jitter_for
-from litejobs.worker.control import connect
 from tests.testapp.jobs import occupied, scheduled_mark
 from tests.testapp.models import Mark
 
@@ -388,19 +389,20 @@ def test_an_occurrence_runs_with_its_schedules_timeout(declare):
     assert scheduled_mark.timeout == timedelta(seconds=5)
     assert definition.run_definition.timeout == timedelta(seconds=2)
     claimed = store.ClaimedJob.from_row(
-        (
-            1,
-            scheduled_mark.name,
-            "default",
-            "occurrence:t.timeout:2026-03-01T12:00:00+00:00",
-            "",
-            {},
-            1,
-            3,
-            7,
-            "",
-            5,
-        )
+        {
+            "id": 1,
+            "name": scheduled_mark.name,
+            "queue": "default",
+            "key": "occurrence:t.timeout:2026-03-01T12:00:00+00:00",
+            "tenant": "",
+            "payload": {},
+            "attempts": 1,
+            "max_attempts": 3,
+            "fence": 7,
+            "traceparent": "",
+            "occurrence_id": 5,
+            "version": 1,
+        }
     )
     assert claimed.extra["occurrence"].scheduled_for == NOON
     assert declarations.run_definition(claimed, scheduled_mark).timeout == timedelta(seconds=2)

@@ -8,7 +8,7 @@ from django.db import connection
 
 from litejobs import store
 from litejobs.models import Job, JobAttempt, JobState, QueueState
-from litejobs.worker.control import connect
+from litejobs.runtime.listening import connect
 from tests.testapp.jobs import (
     charge_card,
     cooperative_slow,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import operations
 from ..models import QueueState
-from ..runtimes import warn_unused_queues
+from ..runtime.startup import warn_unused_queues
 from . import EXIT_OK, add_json_flag, emit
 from .jobs import acting_user, add_by_flag, iso
 

@@ -33,7 +33,7 @@ from ..models import (
     Schedule,
     ScheduleStatus,
 )
-from ..sql import query
+from ..sql import fetch_all, query
 from . import declarations, runs
 from .timetable import Timetable
 
@@ -443,7 +443,7 @@ def disable(name: str, *, reason: str, by: str) -> SwitchOutcome:
         )
         with connections[alias].cursor() as cursor:
             cursor.execute(query("schedule_cancel_unstarted"), {"schedule_id": row.pk, "now": now})
-            skipped = [r[0] for r in cursor.fetchall()]
+            skipped = [r["occurrence_id"] for r in fetch_all(cursor)]
         if skipped:
             Occurrence.objects.using(alias).filter(pk__in=skipped).update(
                 note=f"Skipped: schedule disabled by {by}: {reason}"[:1000]

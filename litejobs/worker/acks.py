@@ -19,8 +19,9 @@ from django.db import connections
 
 from .. import store
 from ..core import clock
+from ..runtime.outage import is_outage
+from ..sql import hot_cursor
 from ..store import ClaimedJob
-from .outage import is_outage
 
 if TYPE_CHECKING:
     from .process import Worker
@@ -83,7 +84,7 @@ class Acknowledger(threading.Thread):
         acks = [(job, finished, result) for job, finished, result, _ in batch]
         while True:
             try:
-                with store.hot_cursor(connections[worker.alias]) as cursor:
+                with hot_cursor(connections[worker.alias]) as cursor:
                     completed = store.complete_batch(cursor, acks)
                 break
             except Exception as error:

@@ -10,7 +10,7 @@ import socket
 import threading
 import time
 import uuid
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import connections, transaction
@@ -19,16 +19,18 @@ from .. import registry, store
 from ..conf import settings
 from ..core import clock
 from ..core.payloads import dumps
-from ..runtimes import describe_database
+from ..models.jobs import NOTIFY_CHANNEL
+from ..runtime.listening import Listener
+from ..runtime.outage import Outage, is_outage
+from ..runtime.startup import describe_database
+from ..runtime.stopping import GracefulStop
 from ..scheduling.declarations import run_definition
+from ..sql import hot_cursor
 from ..store import ClaimedJob
 from .acks import Acknowledger
-from .control import ControlConnection
 from .dispatch import Dispatcher
 from .holdings import Held, Holdings, LeaseWatch
-from .outage import Outage, is_outage
 from .runner import Runner
-from .stopping import GracefulStop
 
 logger = logging.getLogger("litejobs.worker")
 
@@ -78,7 +80,7 @@ class Worker:
         self.dispatcher = Dispatcher(claim_batch or settings.CLAIM_BATCH, max_jobs)
         self.outage = Outage(f"worker {self.host}:{self.pid}")
         self.stop_event = threading.Event()
-        self.control = ControlConnection(self.alias)
+        self.control = Listener(self.alias, NOTIFY_CHANNEL)
         self.counts: dict[str, int] = {}
         self._counts_lock = threading.Lock()
         self._releases: list[tuple[ClaimedJob, float, str]] = []
@@ -112,12 +114,12 @@ class Worker:
             "lease": self.lease,
         }
         sent = time.monotonic()
-        with store.hot_cursor(connection) as cursor:
+        with hot_cursor(connection) as cursor:
             answer = store.claim(cursor, **args)
         jobs = answer.jobs
         if answer.limited_due and len(jobs) < limit:
             args["limit"] = limit - len(jobs)
-            with transaction.atomic(using=self.alias), store.hot_cursor(connection) as cursor:
+            with transaction.atomic(using=self.alias), hot_cursor(connection) as cursor:
                 limited = store.claim_limited(cursor, **args)
             for job in limited:
                 job.extra["limited"] = True
@@ -251,7 +253,7 @@ class Worker:
                 wait = min(TICK / 10 if self.once else TICK, next_poll - now, next_heartbeat - now)
                 if self._next_due is not None:
                     wait = min(wait, (self._next_due - clock.now()).total_seconds())
-                for queue, run_at in self.control.wait(max(wait, 0.0)):
+                for queue, run_at in map(_due_notice, self.control.wait(max(wait, 0.0))):
                     self._noticed(queue, run_at)
             except Exception as error:
                 if not is_outage(error):
@@ -473,3 +475,15 @@ class _TimeoutContext:
     """Stands in for the abandoned body's context when the main loop writes its failure."""
 
     cancel_reason = "timeout"
+
+
+def _due_notice(payload: str) -> tuple[str, datetime | None]:
+    """A jobs-channel notification: ``"<queue> <epoch>"`` (a job due at that instant) or
+    ``"<queue>"`` (due now)."""
+    queue, _, epoch = payload.rpartition(" ")
+    if not queue:
+        return payload, None
+    try:
+        return queue, datetime.fromtimestamp(float(epoch), tz=UTC)
+    except ValueError:
+        return payload, None

@@ -17,10 +17,11 @@ from ..core import clock
 from ..core.payloads import Scrubber, dumps
 from ..core.tracing import use_traceparent
 from ..exceptions import Cancelled, PayloadTooNew, RetryAfter, StaleFence, UnknownJob
+from ..runtime.outage import is_outage
 from ..scheduling.declarations import run_definition
+from ..sql import hot_cursor
 from ..steps import HELD, OperatorNeeded, Steps, Suspended
 from ..store import ClaimedJob
-from .outage import is_outage
 
 if TYPE_CHECKING:
     from ..jobs import JobDefinition
@@ -162,7 +163,7 @@ class Runner(threading.Thread):
                 result_json = _result_json(job, result)
                 if ctx.cancel_reason in ("lease_lost", "abandoned"):
                     raise StaleFence(f"job {job.id} lost its claim before completing")
-                with store.hot_cursor(connection) as cursor:
+                with hot_cursor(connection) as cursor:
                     if not store.complete(cursor, job, now=clock.now(), result_json=result_json):
                         raise StaleFence(
                             f"completion of job {job.id} with fence {job.fence} refused: "

@@ -27,7 +27,9 @@ from django.core import checks
 from django.core.management.base import SystemCheckError
 from django.db import connections
 
-from .conf import settings
+from ..conf import settings
+from .outage import Outage, is_outage
+from .stopping import GracefulStop
 
 logger = logging.getLogger("litejobs")
 
@@ -39,8 +41,6 @@ def prepare(command, runtime: str) -> bool:
     """Make logs visible, wait for the database, run the database checks (``SystemCheckError``
     on an error; warnings are printed to the command's stderr). Answers whether to go on:
     ``False`` when SIGTERM or SIGINT arrived while it waited (the command then exits 0)."""
-    from .worker.stopping import GracefulStop
-
     make_logs_visible()
     stop = threading.Event()
     GracefulStop(stop, logger, runtime).install()
@@ -61,7 +61,7 @@ def prepare(command, runtime: str) -> bool:
 def warn_unused_queues(command, queues: list[str], where: str) -> None:
     """Print a ``queue-unused`` warning (with "did you mean") for each queue no declaration
     uses: a worker serving only a misspelt queue would wait forever."""
-    from .registry import unused_queue
+    from ..registry import unused_queue
 
     for queue in queues:
         warning = unused_queue(queue, where)
@@ -95,8 +95,6 @@ def wait_for_database(alias: str, runtime: str, stop: threading.Event) -> bool:
     """Answer ``True`` once the database answers, or refuses for a reason waiting cannot heal
     (left to ``database_checks``); an unreachable one is waited for, logged like an outage.
     ``False`` if ``stop`` is set meanwhile."""
-    from .worker.outage import Outage, is_outage
-
     outage = Outage(f"{runtime} (starting)")
     while not stop.is_set():
         try:

@@ -13,10 +13,10 @@ from datetime import timedelta
 
 from django.db import connections
 
-from .core import clock
-from .models import LeaderRole
-from .store import run_query
-from .worker.outage import is_outage
+from ..core import clock
+from ..core.enums import LeaderRole
+from ..sql import fetch_one, run_query
+from .outage import is_outage
 
 
 def lead(
@@ -32,15 +32,15 @@ def lead(
         "db_now": clock.lease_instant(),
     }
     run_query(cursor, "lead", params)
-    row = cursor.fetchone()
-    return row[0] if row else None
+    row = fetch_one(cursor)
+    return row["fence"] if row else None
 
 
 def still_leader(cursor, role: LeaderRole, *, owner: str, fence: int) -> bool:
     """Inside a transaction: the lease is still ours, and stays so until it ends."""
     params = {"role": role, "owner": owner, "fence": fence, "db_now": clock.lease_instant()}
     run_query(cursor, "still_leader", params)
-    return cursor.fetchone() is not None
+    return fetch_one(cursor) is not None
 
 
 def resign(alias: str, role: LeaderRole, *, owner: str, logger: logging.Logger) -> None:
