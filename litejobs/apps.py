@@ -13,8 +13,9 @@ class LitejobsConfig(AppConfig):
     def ready(self) -> None:
         from django.core.signals import setting_changed
 
-        from . import checks, queues, registry  # noqa: F401 - checks register themselves
-        from .core import clock
+        from . import checks, queues  # noqa: F401 - checks register themselves
+        from .core import clock, extras
+        from .jobs import catalog
         from .management.precedence import pin_runtime_commands
 
         pin_runtime_commands()
@@ -25,5 +26,8 @@ class LitejobsConfig(AppConfig):
             webhooks,  # noqa: F401 - declares the webhook delivery job
         )
 
-        registry.autodiscover()
+        if extras.installed("django.tasks") or extras.installed("django_tasks"):
+            from . import tasks  # noqa: F401 - runs the stored rows of Django tasks
+
+        catalog.autodiscover()
         queues.autodiscover()  # work queues (after jobs and schedules)

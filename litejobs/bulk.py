@@ -53,7 +53,7 @@ from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import IntegrityError, models, transaction
 from django.db.models import Count
 
-from . import operations, queues, workqueues
+from . import queues, workqueues
 from .conf import settings
 from .core import clock
 from .core.retry import Retry
@@ -65,11 +65,12 @@ from .exceptions import (
     InvalidInput,
     JobNotFound,
     LitejobsError,
+    TransitionRefused,
     WorkQueueForbidden,
 )
-from .jobs import job
+from .jobs import operations
+from .jobs.declaration import job
 from .models import (
-    BULK_ITEM_JOB,
     FINISHED_ITEM,
     UNFINISHED_BULK_ITEM,
     UNFINISHED_ITEM_CONSTRAINT,
@@ -96,8 +97,8 @@ MAX_PLACES = 6
 EXPIRED_WINDOW = 20
 #: The django-otp app that holds TOTP devices.
 TOTP_APP = "django_otp.plugins.otp_totp"
-#: The job that executes one item (declared below).
-ITEM_JOB = BULK_ITEM_JOB
+#: The job that executes one item of a confirmed bulk money action (declared below).
+ITEM_JOB = "litejobs.bulk_item"
 ITEM_QUEUE = "bulk"
 #: Values one action may bind, and the longest text a bound value may read.
 BIND_MAX = 10
@@ -1226,6 +1227,25 @@ def _record_failure(ctx, entry: int, error: BaseException) -> None:
         ctx.attempt,
         code,
     )
+
+
+def _refuse_job_retry(job_id: int, row: Mapping[str, Any], by: str) -> TransitionRefused | None:
+    """The generic job retry may not move money: an item's job is retried from its bulk action
+    (``retry_item``), which needs the action's permission and re-checks the item."""
+    if row["name"] != ITEM_JOB:
+        return None
+    bulk_action = (row["payload"] or {}).get("confirmation", "?")
+    logger.info("job retry refused id=%s reason=bulk-item by=%s", job_id, by)
+    return TransitionRefused(
+        f"Job {job_id} pays an item of bulk money action #{bulk_action}; a job retry may "
+        "not move money. Retry the item from that bulk action's page in the admin (Bulk "
+        "actions, 'Retry this item', or litejobs.bulk.retry_item), which needs the "
+        "action's permission and checks the item is failed and unchanged.",
+        code="bulk-retry-required",
+    )
+
+
+operations.retry_guards.register("bulk", _refuse_job_retry)
 
 
 # After the fact ------------------------------------------------------------------------------

@@ -6,10 +6,11 @@ from collections.abc import Mapping
 from django.core import checks
 from django.db import connections
 
-from . import registry
 from .conf import settings
 from .core.spelling import did_you_mean
 from .exceptions import LitejobsError
+from .jobs import catalog
+from .jobs import queues as job_queues
 
 
 @checks.register("litejobs")
@@ -56,7 +57,7 @@ def check_declarations(app_configs=None, **kwargs):
     ``job-guard-missing``), found while importing every app's ``jobs.py`` and ``schedules.py``.
     """
     found = []
-    for module, error in registry.declaration_errors():
+    for module, error in catalog.declaration_errors():
         code = getattr(error, "code", "declaration-invalid")
         found.append(
             checks.Error(
@@ -271,17 +272,17 @@ def check_workflows(app_configs=None, **kwargs):
     """litejobs.E007 (a workflow step or compensation maps to no registered use case,
     ``behavior-unrecorded``), E008 (a use case mapped by two steps) and E009 (a step that
     declares no compensation)."""
-    from . import workflows
+    from .jobs import workflows
 
     return [
         checks.Error(
-            f"[{kind}] {message}",
+            f"[{problem.code}] {problem.message}",
             hint="Register the use case with @use_case(...), map each use case from one step, "
             "and declare every step's compensation (Compensation.none(reason=...) if none).",
-            obj=where,
-            id=WORKFLOW_CHECK_IDS[kind],
+            obj=problem.where,
+            id=WORKFLOW_CHECK_IDS[problem.code],
         )
-        for kind, where, message in workflows.problems()
+        for problem in workflows.problems()
     ]
 
 
@@ -289,7 +290,7 @@ def check_workflows(app_configs=None, **kwargs):
 def check_outbox_settings(app_configs=None, **kwargs):
     """litejobs.E020: outbox and webhook settings that cannot work (``settings-invalid``)."""
     from .core.retry import Retry
-    from .jobs import queue_name
+    from .jobs.declaration import queue_name
 
     problems = []
 
@@ -378,12 +379,12 @@ def check_queue_names(app_configs=None, **kwargs):
     never runs that job."""
     from .core.spelling import close_match
 
-    queues = registry.declared_queues()
+    declared = job_queues.declared_queues()
     found = []
-    for queue, users in sorted(queues.items()):
+    for queue, users in sorted(declared.items()):
         if len(users) != 1:
             continue
-        match = close_match(queue, queues)
+        match = close_match(queue, declared)
         if match is not None:
             found.append(
                 checks.Warning(
@@ -419,7 +420,7 @@ def check_job_discovery(app_configs=None, **kwargs):
             obj=definition.func.__module__,
             id="litejobs.W042",
         )
-        for definition in registry.declared_late()
+        for definition in catalog.declared_late()
     ]
 
 

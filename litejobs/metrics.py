@@ -30,9 +30,10 @@ from django.db.models import Count
 from prometheus_client.core import CollectorRegistry, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from . import operations, outbox
+from . import outbox
 from .conf import settings
 from .core import clock
+from .jobs import queues
 from .models import Occurrence, WebhookDelivery, WebhookEndpoint
 from .scheduling import operations as schedule_operations
 
@@ -98,7 +99,7 @@ class LitejobsCollector(Collector):
             "How long the oldest due job of the queue has waited.",
             labels=["queue"],
         )
-        for summary in operations.queue_overview(now=now):
+        for summary in queues.queue_overview(now=now):
             for state, count in summary.counts.items():
                 depth.add_metric([summary.name, state], count)
             age = summary.oldest_due_age.total_seconds() if summary.oldest_due_age else 0.0

@@ -41,9 +41,12 @@ from django.db import connections, transaction
 
 from .conf import settings
 from .core import clock
+from .core.diagnostics import Problem, note
+from .core.durations import format_age
 from .core.payloads import dumps
 from .exceptions import DeclarationError, InvalidInput
-from .jobs import JobDefinition, PreparedRow
+from .jobs.declaration import JobDefinition
+from .jobs.enqueue import PreparedRow
 from .sql import fetch_one, hot_cursor, query, run_query
 
 logger = logging.getLogger("litejobs.outbox")
@@ -180,11 +183,11 @@ def subscribers_of(name: str) -> list[SubscriberDefinition]:
 
 def unregister_topic(name: str) -> None:
     """Forget a topic and its subscribers (tests that declare on the fly)."""
-    from . import registry
+    from .jobs import catalog
 
     _topics.pop(name, None)
     for definition in _subscribers.pop(name, []):
-        registry.unregister(definition.name)
+        catalog.unregister(definition.name)
 
 
 class SubscriberDefinition(JobDefinition):
@@ -461,8 +464,8 @@ def purge(
     return counts
 
 
-def problems(*, now: datetime, max_age: timedelta) -> tuple[list[dict[str, Any]], list[str]]:
-    """What ``doctor`` reports about the outbox and webhooks: problems and notes.
+def problems(*, now: datetime, max_age: timedelta) -> list[Problem]:
+    """What ``doctor`` reports about the outbox and webhooks.
 
     ``outbox-backlog``: the oldest pending message waited longer than ``max_age`` (no relay
     runs, the relay is stuck on a message, or it cannot keep up). ``webhook-disabled``: an
@@ -471,12 +474,9 @@ def problems(*, now: datetime, max_age: timedelta) -> tuple[list[dict[str, Any]]
     """
     from .models import LeaderLease, LeaderRole, WebhookEndpoint
 
-    found: list[dict[str, Any]] = []
-    notes: list[str] = []
+    found: list[Problem] = []
     waiting = backlog(now=now)
     if waiting.oldest_age is not None and waiting.oldest_age > max_age:
-        from .operations import format_age
-
         lease = LeaderLease.of(LeaderRole.RELAY, settings.DATABASE)
         leader = (
             f"the relay lease was last renewed at {lease.renewed_at.isoformat()} by "
@@ -485,18 +485,16 @@ def problems(*, now: datetime, max_age: timedelta) -> tuple[list[dict[str, Any]]
             else "no relay has ever published"
         )
         found.append(
-            {
-                "code": "outbox-backlog",
-                "message": (
-                    f"{waiting.pending} outbox message(s) wait to be published; the oldest "
-                    f"(id {waiting.oldest_id}, topic {waiting.oldest_topic!r}) for "
-                    f"{format_age(waiting.oldest_age)}, over the {format_age(max_age)} "
-                    f"threshold; {leader}. Check that a `manage.py runworker` (without "
-                    "--no-relay) or `manage.py runrelay` runs, and look in the litejobs.relay "
-                    "log for a message it cannot publish (a topic its code does not declare)."
-                ),
-                "count": waiting.pending,
-            }
+            Problem(
+                "outbox-backlog",
+                f"{waiting.pending} outbox message(s) wait to be published; the oldest "
+                f"(id {waiting.oldest_id}, topic {waiting.oldest_topic!r}) for "
+                f"{format_age(waiting.oldest_age)}, over the {format_age(max_age)} "
+                f"threshold; {leader}. Check that a `manage.py runworker` (without "
+                "--no-relay) or `manage.py runrelay` runs, and look in the litejobs.relay "
+                "log for a message it cannot publish (a topic its code does not declare).",
+                count=waiting.pending,
+            )
         )
     for endpoint in WebhookEndpoint.objects.using(settings.DATABASE).filter(enabled=False):
         from .webhooks import display_url
@@ -504,20 +502,21 @@ def problems(*, now: datetime, max_age: timedelta) -> tuple[list[dict[str, Any]]
         since = endpoint.disabled_at.isoformat() if endpoint.disabled_at else "unknown"
         if endpoint.disabled_by == "litejobs":
             found.append(
-                {
-                    "code": "webhook-disabled",
-                    "message": (
-                        f"Webhook endpoint {endpoint.pk} ({display_url(endpoint.url)}) was "
-                        f"disabled at {since}: {endpoint.disabled_reason} Its events are not "
-                        "delivered; enable it in the admin once the receiver works."
-                    ),
-                    "count": 1,
-                }
+                Problem(
+                    "webhook-disabled",
+                    f"Webhook endpoint {endpoint.pk} ({display_url(endpoint.url)}) was "
+                    f"disabled at {since}: {endpoint.disabled_reason} Its events are not "
+                    "delivered; enable it in the admin once the receiver works.",
+                    count=1,
+                )
             )
         else:
-            notes.append(
-                f"Webhook endpoint {endpoint.pk} ({display_url(endpoint.url)}) is disabled "
-                f"since {since} by {endpoint.disabled_by or 'unknown'} "
-                f"({endpoint.disabled_reason or 'no reason given'})."
+            found.append(
+                note(
+                    "webhook-endpoint-disabled",
+                    f"Webhook endpoint {endpoint.pk} ({display_url(endpoint.url)}) is disabled "
+                    f"since {since} by {endpoint.disabled_by or 'unknown'} "
+                    f"({endpoint.disabled_reason or 'no reason given'}).",
+                )
             )
-    return found, notes
+    return found

@@ -421,7 +421,7 @@ def autodiscover() -> None:
     A ``DeclarationError`` does not stop Django from starting: ``manage.py check`` reports it
     (litejobs.E010), and the admin shows only the queues that were declared.
     """
-    from .registry import import_declarations
+    from .core.discovery import import_declarations
 
     _declaration_errors.clear()
     import_declarations("queues", _declaration_errors)

@@ -44,9 +44,8 @@ from django.db import connections, transaction
 from . import outbox
 from .conf import settings
 from .core import clock
-from .enqueueing import insert_many
 from .exceptions import InvalidInput
-from .jobs import PreparedRow
+from .jobs.enqueue import PreparedRow, insert_many
 from .models import LeaderLease, LeaderRole, OutboxMessage
 from .models.outbox import OUTBOX_CHANNEL
 from .outbox import StagedRow

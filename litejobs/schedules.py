@@ -10,10 +10,11 @@ carries on). Disable it with
 
 from datetime import timedelta
 
-from . import operations, outbox
+from . import outbox
 from .conf import settings
 from .core.retry import Retry
-from .jobs import job
+from .jobs import operations
+from .jobs.declaration import job
 from .scheduling.declarations import schedule
 from .scheduling.operations import purge_occurrences
 

@@ -20,10 +20,9 @@ from .core import clock
 from .core.payloads import encode_payload
 from .core.retry import Retry
 from .core.tracing import current_traceparent
-from .enqueueing import insert_one
-from .jobs import PreparedRow
+from .jobs import catalog, queues
+from .jobs.enqueue import PreparedRow, insert_one
 from .models import Job, JobState
-from .registry import TASK_PREFIX
 
 try:  # Django 6.x
     from django.tasks.backends.base import BaseTaskBackend
@@ -33,6 +32,9 @@ except ImportError:  # Django 5.2 with the django-tasks backport
     from django_tasks.backends.base import BaseTaskBackend
     from django_tasks.base import TaskContext, TaskError, TaskResult, TaskResultStatus
     from django_tasks.exceptions import TaskResultDoesNotExist
+
+#: Stored rows of Django ``@task`` functions are named ``task:<module path>``.
+TASK_PREFIX = "task:"
 
 _STATUS = {
     JobState.SCHEDULED: TaskResultStatus.READY,
@@ -100,6 +102,27 @@ class TaskJobDefinition:
 def definition_for_task(name: str) -> TaskJobDefinition:
     """The runnable definition of a stored ``task:<module path>`` row."""
     return TaskJobDefinition(name=name)
+
+
+#: The path ``TASKS`` names this backend by (and by which its queues are found).
+BACKEND_PATH = "litejobs.tasks.LitejobsBackend"
+
+
+def task_queues() -> list[tuple[str, str]]:
+    """The ``QUEUES`` of the Django Tasks backends on litejobs (``["default"]`` unless
+    configured), as ``(queue, who uses it)``."""
+    from django.conf import settings as django_settings
+
+    return [
+        (queue, f"TASKS[{alias!r}]")
+        for alias, config in (getattr(django_settings, "TASKS", None) or {}).items()
+        if config.get("BACKEND") == BACKEND_PATH
+        for queue in config.get("QUEUES") or ["default"]
+    ]
+
+
+catalog.resolvers.register(TASK_PREFIX, definition_for_task)
+queues.queue_users.register("django_tasks", task_queues)
 
 
 class LitejobsBackend(BaseTaskBackend):

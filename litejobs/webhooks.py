@@ -59,7 +59,8 @@ from .exceptions import (
     WebhookEndpointNotFound,
     WebhookError,
 )
-from .jobs import job, queue_name
+from .jobs import queues
+from .jobs.declaration import job, queue_name
 
 logger = logging.getLogger("litejobs.webhooks")
 
@@ -831,3 +832,11 @@ def _failed(
             f"consecutive failed attempts (last: {failure[:300]})."
         )
     return f"Webhook endpoint {row.pk} is disabled: {row.disabled_reason}"
+
+
+def _delivery_queue() -> list[tuple[str, str]]:
+    """The queue of delivery jobs, for the queue checks (``queue-unused``)."""
+    return [(str(settings.WEBHOOK_QUEUE), "LITEJOBS['WEBHOOK_QUEUE']")]
+
+
+queues.queue_users.register("webhooks", _delivery_queue)

@@ -5,8 +5,9 @@ from django.core import checks
 from django.db import connection
 from django.test import override_settings
 
-from litejobs import registry
 from litejobs.checks import check_database, check_declarations, check_settings
+from litejobs.jobs import catalog as registry
+from litejobs.jobs import queues as job_queues
 
 
 def ids(messages):
@@ -191,8 +192,8 @@ def test_the_declared_queues_include_webhooks_and_django_tasks_backends():
         TASKS={"default": {"BACKEND": "litejobs.tasks.LitejobsBackend", "QUEUES": ["reports"]}},
         LITEJOBS={"WEBHOOK_QUEUE": "hooks"},
     ):
-        queues = registry.declared_queues()
-        assert registry.unused_queue("report", "--queues") is not None
+        queues = job_queues.declared_queues()
+        assert job_queues.unused_queue("report", "--queues") is not None
     assert queues["reports"] == ["TASKS['default']"]
     assert "LITEJOBS['WEBHOOK_QUEUE']" in queues["hooks"]
-    assert registry.unused_queue("emails", "--queues") is None
+    assert job_queues.unused_queue("emails", "--queues") is None

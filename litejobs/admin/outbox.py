@@ -18,10 +18,12 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from .. import operations, outbox, webhooks
+from .. import outbox, webhooks
 from ..conf import settings
 from ..core import clock
+from ..core.durations import format_age
 from ..exceptions import LitejobsError
+from ..jobs import operations
 from ..models import (
     Job,
     LeaderLease,
@@ -164,9 +166,7 @@ class OutboxMessageAdmin(ReadOnlyAdmin):
         lease = LeaderLease.of(LeaderRole.RELAY, settings.DATABASE)
         context = {
             "backlog": waiting,
-            "backlog_age": operations.format_age(waiting.oldest_age)
-            if waiting.oldest_age is not None
-            else "",
+            "backlog_age": format_age(waiting.oldest_age) if waiting.oldest_age is not None else "",
             "lease": lease,
             "lease_live": lease is not None
             and lease.expires_at >= clock.database_now(settings.DATABASE),

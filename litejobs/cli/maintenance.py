@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 
-from .. import operations, outbox
+from .. import doctor, outbox
 from ..core.durations import parse_duration
 from ..exceptions import InvalidInput
+from ..jobs import operations
 from . import EXIT_OK, EXIT_PROBLEMS, add_json_flag, emit
 from .jobs import acting_user, add_by_flag
 
@@ -65,7 +66,7 @@ def handle_purge(command, options) -> int:
 
 def handle_doctor(command, options) -> int:
     """``doctor``: print every problem with what to do; exit 3 if there is any."""
-    diagnosis = operations.diagnose(max_ready_age=options["max_ready_age"])
+    diagnosis = doctor.diagnose(max_ready_age=options["max_ready_age"])
     lines = []
     for problem in diagnosis.problems:
         ids = f" (jobs {', '.join(map(str, problem.job_ids))})" if problem.job_ids else ""

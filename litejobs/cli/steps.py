@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import steps
+from ..jobs import steps
 from . import EXIT_OK, add_json_flag, emit
 from .jobs import acting_user, add_by_flag
 

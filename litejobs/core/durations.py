@@ -34,3 +34,15 @@ def parse_duration(value, *, name: str = "duration", allow_zero: bool = True) ->
             code="duration-invalid",
         )
     return result
+
+
+def format_age(delta: timedelta) -> str:
+    """A duration as an operator reads it: ``45s``, ``12m 5s``, ``3h 20m``, ``2d 4h``."""
+    seconds = max(int(delta.total_seconds()), 0)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [(days, "d"), (hours, "h"), (minutes, "m"), (secs, "s")]
+    first = next((i for i, (value, _) in enumerate(parts) if value), len(parts) - 1)
+    shown = [f"{value}{unit}" for value, unit in parts[first : first + 2] if value]
+    return " ".join(shown) or "0s"

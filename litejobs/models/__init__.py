@@ -30,7 +30,6 @@ from ..core.enums import (
     WorkItemState,
 )
 from .bulk import (
-    BULK_ITEM_JOB,
     UNFINISHED_ITEM_CONSTRAINT,
     BulkAction,
     BulkActionItem,
@@ -45,7 +44,6 @@ from .webhooks import WebhookDelivery, WebhookEndpoint
 from .workqueues import WorkItem
 
 __all__ = [
-    "BULK_ITEM_JOB",
     "CLAIMABLE",
     "FINISHED_ITEM",
     "LIVE",

@@ -17,8 +17,6 @@ from django.db.models import Q
 
 from ..core.enums import UNFINISHED_BULK_ITEM, BulkItemState
 
-#: The job that executes one item of a confirmed bulk money action (``litejobs.bulk``).
-BULK_ITEM_JOB = "litejobs.bulk_item"
 #: At most one unfinished item per work item: its violation is a coded refusal, not a crash.
 UNFINISHED_ITEM_CONSTRAINT = "litejobs_bulkitem_unfinished_once"
 

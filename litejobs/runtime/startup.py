@@ -61,7 +61,7 @@ def prepare(command, runtime: str) -> bool:
 def warn_unused_queues(command, queues: list[str], where: str) -> None:
     """Print a ``queue-unused`` warning (with "did you mean") for each queue no declaration
     uses: a worker serving only a misspelt queue would wait forever."""
-    from ..registry import unused_queue
+    from ..jobs.queues import unused_queue
 
     for queue in queues:
         warning = unused_queue(queue, where)

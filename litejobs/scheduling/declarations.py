@@ -30,7 +30,11 @@ from ..core.durations import parse_duration
 from ..core.payloads import dumps
 from ..core.retry import Retry
 from ..exceptions import DeclarationError, InvalidInput
-from ..jobs import JobDefinition
+from ..jobs import catalog
+from ..jobs.catalog import Definition, Run
+from ..jobs.claims import ClaimedJob
+from ..jobs.declaration import JobDefinition
+from .identity import OccurrenceRef
 from .timetable import DST_REPEATED, DST_SKIPPED, UTC_ZONES, Timetable
 
 MISFIRE_POLICIES = ("skip", "run_once", "run_all")
@@ -441,13 +445,17 @@ def unregister(name: str) -> None:
     _schedules.pop(name, None)
 
 
-def run_definition(job: Any, definition: Any) -> Any:
-    """The definition a worker runs a claimed job with: for an occurrence of a declared
-    schedule, the job with the schedule's retry and timeout; otherwise ``definition``."""
-    occurrence = job.extra.get("occurrence")
-    if occurrence is None:
-        return definition
+def run_of_occurrence(job: ClaimedJob, definition: Definition) -> Run | None:
+    """How a claimed job that runs a scheduled occurrence runs: its body sees the occurrence
+    (``ctx.occurrence``), and an occurrence of a declared schedule runs with the schedule's
+    retry and timeout (``run_definition``). ``None`` for other jobs."""
+    if job.occurrence_id is None:
+        return None
+    occurrence = OccurrenceRef.from_key(job.occurrence_id, job.key)
     declared = _schedules.get(occurrence.schedule)
-    if declared is None or declared.job.name != job.name:
-        return definition
-    return declared.run_definition
+    if declared is not None and declared.job.name == job.name:
+        definition = declared.run_definition
+    return Run(definition, occurrence)
+
+
+catalog.overrides.register("schedule", run_of_occurrence)

@@ -27,7 +27,8 @@ from typing import Any
 from ..conf import settings
 from ..core import clock
 from ..exceptions import DeclarationError, GuardRefused, InvalidInput
-from ..jobs import Enqueued, JobDefinition
+from ..jobs.declaration import JobDefinition
+from ..jobs.enqueue import Enqueued
 from .declarations import NAME_PATTERN
 
 logger = logging.getLogger("litejobs.operations")

@@ -10,7 +10,7 @@ to the ``litejobs.operations`` logger.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -20,7 +20,9 @@ from django.db.models import Count
 
 from ..conf import settings
 from ..core import clock
+from ..core.diagnostics import Problem, note
 from ..exceptions import InvalidInput, OccurrenceNotFound, ScheduleNotFound, TransitionRefused
+from ..jobs import operations as job_operations
 from ..models import (
     LIVE,
     OCCURRENCE_FINISHED,
@@ -47,15 +49,6 @@ NEXT_RUNS = 5
 
 def _alias() -> str:
     return settings.DATABASE
-
-
-def _check_by(by: str) -> str:
-    if not isinstance(by, str) or not by.strip():
-        raise InvalidInput(
-            "Say who acts: pass by= (the admin passes the user name, the CLI --by or the OS user).",
-            code="by-missing",
-        )
-    return by.strip()[:150]
 
 
 def _check_reason(reason: Any, what: str) -> str:
@@ -314,7 +307,7 @@ def replay(occurrence_id: int, *, reason: str, by: str) -> ReplayOutcome:
     while a job of the occurrence is still live (scheduled, running or awaiting a retry):
     running both would do the same work twice.
     """
-    by = _check_by(by)
+    by = job_operations.check_by(by)
     reason = _check_reason(reason, "a replay")
     now = clock.now()
     alias = _alias()
@@ -431,7 +424,7 @@ def disable(name: str, *, reason: str, by: str) -> SwitchOutcome:
     re-enables it. The reason is required and shown in the admin, ``schedule show`` and
     ``doctor``.
     """
-    by = _check_by(by)
+    by = job_operations.check_by(by)
     reason = _check_reason(reason, f"disabling schedule {name!r}")
     now = clock.now()
     alias = _alias()
@@ -470,7 +463,7 @@ def enable(name: str, *, by: str) -> SwitchOutcome:
     Instants that passed while it was disabled are not caught up (disabling meant they should
     not run); replay one with ``replay`` if it should.
     """
-    by = _check_by(by)
+    by = job_operations.check_by(by)
     now = clock.now()
     alias = _alias()
     with transaction.atomic(using=alias):
@@ -503,6 +496,27 @@ def enable(name: str, *, by: str) -> SwitchOutcome:
         f"Schedule {name!r} is enabled: the leader plans its occurrences from now on (the "
         "instants it missed while disabled are not run).",
     )
+
+
+def _refuse_job_retry(job_id: int, row: Mapping[str, Any], by: str) -> TransitionRefused | None:
+    """An occurrence runs again only by a replay, which keeps its identity and is audited."""
+    occurrence_id = row["occurrence_id"]
+    if (
+        occurrence_id is None
+        or not Occurrence.objects.using(_alias()).filter(pk=occurrence_id).exists()
+    ):
+        return None
+    logger.info("job retry refused id=%s reason=occurrence by=%s", job_id, by)
+    return TransitionRefused(
+        f"Job {job_id} runs occurrence {occurrence_id} of a schedule; run it again with "
+        f'`manage.py litejobs replay {occurrence_id} --reason "..."` (or the occurrence\'s '
+        "replay action in the admin), which keeps the occurrence identity and records who "
+        "replayed it and why.",
+        code="retry-refused",
+    )
+
+
+job_operations.retry_guards.register("occurrence", _refuse_job_retry)
 
 
 # Retention and absence ---------------------------------------------------------------------
@@ -549,16 +563,12 @@ def all_health(now: datetime | None = None) -> list[ScheduleHealth]:
     return [ScheduleHealth(row, health(row, now)) for row in Schedule.objects.using(_alias())]
 
 
-def problems(now: datetime | None = None) -> tuple[list[dict[str, Any]], list[str]]:
-    """What ``doctor`` reports about schedules: ``(problems, notes)``.
-
-    Problems: ``overdue-schedule`` (no success within period plus grace) and
-    ``no-scheduler`` (active schedules but no live leader lease). Notes: disabled schedules
-    with their reason, drafts past their decide-by date.
-    """
+def problems(now: datetime | None = None) -> list[Problem]:
+    """What ``doctor`` reports about schedules: ``overdue-schedule`` (no success within period
+    plus grace) and ``no-scheduler`` (active schedules but no live leader lease); notes for
+    disabled schedules with their reason and drafts past their decide-by date."""
     now = now or clock.now()
-    found: list[dict[str, Any]] = []
-    notes: list[str] = []
+    found: list[Problem] = []
     states = all_health(now)
     overdue = [s for s in states if s.health.overdue]
     if overdue:
@@ -568,15 +578,15 @@ def problems(now: datetime | None = None) -> tuple[list[dict[str, Any]], list[st
             for s in overdue
         )
         found.append(
-            {
-                "code": "overdue-schedule",
-                "message": f"{len(overdue)} schedule(s) have no successful occurrence within "
+            Problem(
+                "overdue-schedule",
+                f"{len(overdue)} schedule(s) have no successful occurrence within "
                 f"their period plus grace: {names}. Check that `manage.py runscheduler` and a "
                 "worker run, then `manage.py litejobs schedule show NAME` for failed "
                 "occurrences.",
-                "count": len(overdue),
-                "schedules": [s.row.name for s in overdue],
-            }
+                count=len(overdue),
+                schedules=tuple(s.row.name for s in overdue),
+            )
         )
     active = [
         s.row.name
@@ -587,26 +597,33 @@ def problems(now: datetime | None = None) -> tuple[list[dict[str, Any]], list[st
     if active and (lease is None or lease.expires_at < clock.database_now(_alias())):
         since = f"since {iso(lease.expires_at)}" if lease else "ever"
         found.append(
-            {
-                "code": "no-scheduler",
-                "message": f"{len(active)} active schedule(s) but no scheduler holds the leader "
+            Problem(
+                "no-scheduler",
+                f"{len(active)} active schedule(s) but no scheduler holds the leader "
                 f"lease ({since}): nothing plans their occurrences. Start `manage.py "
                 "runscheduler` (two or more replicas for failover).",
-                "count": len(active),
-                "schedules": active,
-            }
+                count=len(active),
+                schedules=tuple(active),
+            )
         )
     for s in states:
         row = s.row
         if not row.enabled:
-            notes.append(
-                f"Schedule {row.name!r} is disabled since {iso(row.state_changed_at)} by "
-                f"{row.state_changed_by or 'unknown'} ({row.state_reason or 'no reason given'});"
-                f" enable it with `manage.py litejobs enable {row.name}`."
+            found.append(
+                note(
+                    "schedule-disabled",
+                    f"Schedule {row.name!r} is disabled since {iso(row.state_changed_at)} by "
+                    f"{row.state_changed_by or 'unknown'} "
+                    f"({row.state_reason or 'no reason given'});"
+                    f" enable it with `manage.py litejobs enable {row.name}`.",
+                )
             )
         if row.status == ScheduleStatus.DRAFT and row.decide_by and row.decide_by < now.date():
-            notes.append(
-                f"Schedule {row.name!r} is still a draft past its decide-by date "
-                f"{row.decide_by.isoformat()} ({row.decider} decides)."
+            found.append(
+                note(
+                    "schedule-draft-overdue",
+                    f"Schedule {row.name!r} is still a draft past its decide-by date "
+                    f"{row.decide_by.isoformat()} ({row.decider} decides).",
+                )
             )
-    return found, notes
+    return found

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 
 from django.db import connections
 
-from .. import store
 from ..core import clock
+from ..jobs import transitions
+from ..jobs.claims import ClaimedJob
 from ..runtime.outage import is_outage
 from ..sql import hot_cursor
-from ..store import ClaimedJob
 
 if TYPE_CHECKING:
     from .process import Worker
@@ -85,7 +85,7 @@ class Acknowledger(threading.Thread):
         while True:
             try:
                 with hot_cursor(connections[worker.alias]) as cursor:
-                    completed = store.complete_batch(cursor, acks)
+                    completed = transitions.complete_batch(cursor, acks)
                 break
             except Exception as error:
                 connections[worker.alias].close()

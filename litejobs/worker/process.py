@@ -15,18 +15,17 @@ from typing import Any
 
 from django.db import connections, transaction
 
-from .. import registry, store
 from ..conf import settings
 from ..core import clock
 from ..core.payloads import dumps
+from ..jobs import catalog, claims, leases, transitions
+from ..jobs.claims import ClaimedJob
 from ..models.jobs import NOTIFY_CHANNEL
 from ..runtime.listening import Listener
 from ..runtime.outage import Outage, is_outage
 from ..runtime.startup import describe_database
 from ..runtime.stopping import GracefulStop
-from ..scheduling.declarations import run_definition
 from ..sql import hot_cursor
-from ..store import ClaimedJob
 from .acks import Acknowledger
 from .dispatch import Dispatcher
 from .holdings import Held, Holdings, LeaseWatch
@@ -115,15 +114,12 @@ class Worker:
         }
         sent = time.monotonic()
         with hot_cursor(connection) as cursor:
-            answer = store.claim(cursor, **args)
+            answer = claims.claim(cursor, **args)
         jobs = answer.jobs
         if answer.limited_due and len(jobs) < limit:
             args["limit"] = limit - len(jobs)
             with transaction.atomic(using=self.alias), hot_cursor(connection) as cursor:
-                limited = store.claim_limited(cursor, **args)
-            for job in limited:
-                job.extra["limited"] = True
-            jobs += limited
+                jobs += claims.claim_limited(cursor, **args)
         if jobs:
             self.holdings.add(jobs, sent)
         return jobs
@@ -144,7 +140,7 @@ class Worker:
     def finished(self, job: ClaimedJob, outcome: str, started: float, error: str = "") -> None:
         """A held job reached an outcome; log its end line and stop holding it."""
         self.holdings.drop(job.id)
-        if job.extra.get("limited"):  # its slot is free: another job of its key may be due
+        if job.limited:  # its slot is free: another job of its key may be due
             self.dispatcher.poke()
         with self._counts_lock:
             self.counts[outcome] = self.counts.get(outcome, 0) + 1
@@ -191,7 +187,7 @@ class Worker:
             self.host,
             self.pid,
             ",".join(self.queues) or "*",
-            len([d for d in registry.all_jobs() if self.serves(d.queue)]),
+            len([d for d in catalog.all_jobs() if self.serves(d.queue)]),
             self.concurrency,
             describe_database(self.alias),
         )
@@ -279,7 +275,7 @@ class Worker:
 
     def _ask_next_due(self) -> None:
         with self.control.cursor() as cursor:
-            due = store.next_due(cursor, queues=self.queues, now=clock.now())
+            due = claims.next_due(cursor, queues=self.queues, now=clock.now())
         if due is not None and (self._next_due is None or due < self._next_due):
             self._next_due = due
 
@@ -312,7 +308,7 @@ class Worker:
         reap = recovered is None or time.monotonic() - recovered > self.lease.total_seconds()
         sent = time.monotonic()
         with self.control.cursor() as cursor:
-            answer = store.heartbeat(
+            answer = leases.heartbeat(
                 cursor, worker=self._worker_row(stopping), held=held, reap=reap
             )
         self.holdings.renewed(answer.renewed, sent)
@@ -327,7 +323,7 @@ class Worker:
             if held_job is None:
                 continue
             if held_job.ctx is None:
-                held_job.job.extra["cancel"] = True
+                held_job.job.cancel_requested = True
             elif held_job.ctx.cancel("cancel"):
                 logger.info("job cancel requested id=%s", job_id)
 
@@ -340,7 +336,7 @@ class Worker:
             held.ctx.cancel("lease_lost")
             held.ctx.cancel_reason = "lease_lost"
         else:
-            job.extra["lost"] = True
+            job.lost = True
 
     def _cut_off(self, held: Held) -> None:
         """Called by the lease watch: this worker could not renew ``held``'s lease in time.
@@ -350,7 +346,7 @@ class Worker:
         and the database takes the write (a database outage never costs a job an attempt).
         """
         job = held.job
-        job.extra["cut_off"] = True
+        job.cut_off = True
         logger.warning(
             "job lease not renewed id=%s name=%s fence=%s for=%.1fs: cancelling the run before "
             "its lease can lapse",
@@ -370,7 +366,7 @@ class Worker:
             return
         try:
             with self.control.cursor() as cursor:
-                released = store.release(cursor, [job for job, _, _ in pending])
+                released = transitions.release(cursor, [job for job, _, _ in pending])
         except Exception:
             with self._releases_lock:
                 self._releases = pending + self._releases
@@ -384,7 +380,7 @@ class Worker:
         updates = self.holdings.take_progress()
         if updates:
             with self.control.cursor() as cursor:
-                store.save_progress(cursor, updates)
+                transitions.save_progress(cursor, updates)
 
     def _check_timeouts(self) -> None:
         now = time.monotonic()
@@ -410,7 +406,7 @@ class Worker:
             job.name,
         )
         runner.retired = True
-        definition = run_definition(job, registry.get(job.name))
+        definition = catalog.run_of(job).definition
         runner._write_failure(
             job,
             definition,
@@ -442,7 +438,7 @@ class Worker:
         try:
             self._release_pending()
             with self.control.cursor() as cursor:
-                store.worker_stopped(cursor, self.id)
+                leases.worker_stopped(cursor, self.id)
         except Exception as error:
             if not is_outage(error):
                 raise

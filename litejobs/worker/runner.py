@@ -10,21 +10,20 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connections, transaction
 
-from .. import events, registry, store
 from ..conf import settings
-from ..context import JobContext
 from ..core import clock
 from ..core.payloads import Scrubber, dumps
 from ..core.tracing import use_traceparent
 from ..exceptions import Cancelled, PayloadTooNew, RetryAfter, StaleFence, UnknownJob
+from ..jobs import catalog, events, transitions
+from ..jobs.claims import ClaimedJob
+from ..jobs.context import JobContext
+from ..jobs.steps import HELD, OperatorNeeded, Steps, Suspended
 from ..runtime.outage import is_outage
-from ..scheduling.declarations import run_definition
 from ..sql import hot_cursor
-from ..steps import HELD, OperatorNeeded, Steps, Suspended
-from ..store import ClaimedJob
 
 if TYPE_CHECKING:
-    from ..jobs import JobDefinition
+    from ..jobs.declaration import JobDefinition
     from .process import Worker
 
 logger = logging.getLogger("litejobs.worker")
@@ -90,12 +89,12 @@ class Runner(threading.Thread):
         """Run one held job to an outcome written under its fence."""
         worker = self.worker
         started = time.monotonic()
-        if job.extra.get("cut_off"):  # its lease went unrenewed while it waited in the buffer
+        if job.cut_off:  # its lease went unrenewed while it waited in the buffer
             worker.release_later(job, started, "lease not renewed")
             return
         try:
-            # An occurrence runs with its schedule's retry and timeout.
-            definition = run_definition(job, registry.get(job.name))
+            run = catalog.run_of(job)
+            definition = run.definition
             if job.version > definition.version:
                 raise PayloadTooNew(
                     f"Job {job.name!r} #{job.id} has a version {job.version} payload; this "
@@ -114,15 +113,15 @@ class Runner(threading.Thread):
             queue=job.queue,
             key=job.key,
             progress_sink=worker.record_progress,
-            occurrence=job.extra.get("occurrence"),
+            occurrence=run.occurrence,
         )
         ctx.step = Steps(
             job=job, atomic=definition.atomic, alias=worker.alias, sensitive=definition.sensitive
         )
-        if job.extra.get("lost"):  # its lease lapsed while it waited in the buffer
+        if job.lost:  # its lease lapsed while it waited in the buffer
             worker.finished(job, "refused", started)
             return
-        if job.extra.get("cancel"):  # an operator cancelled it before it started
+        if job.cancel_requested:  # an operator cancelled it before it started
             ctx.cancel("cancel")
             self._write_failure(job, definition, ctx, Cancelled("cancel"), started)
             return
@@ -164,7 +163,9 @@ class Runner(threading.Thread):
                 if ctx.cancel_reason in ("lease_lost", "abandoned"):
                     raise StaleFence(f"job {job.id} lost its claim before completing")
                 with hot_cursor(connection) as cursor:
-                    if not store.complete(cursor, job, now=clock.now(), result_json=result_json):
+                    if not transitions.complete(
+                        cursor, job, now=clock.now(), result_json=result_json
+                    ):
                         raise StaleFence(
                             f"completion of job {job.id} with fence {job.fence} refused: "
                             "another claim owns it; the body's writes are rolled back"
@@ -188,7 +189,7 @@ class Runner(threading.Thread):
         if isinstance(error, Suspended | OperatorNeeded) and reason is None:
             self._suspend(job, error, started)
             return
-        if reason == "lease_lost" and job.extra.get("cut_off"):
+        if reason == "lease_lost" and job.cut_off:
             # This worker could not renew the lease: nothing is written for the run, and the
             # job goes back uncounted unless another worker has taken it over meanwhile.
             worker.release_later(job, started, "lease not renewed")
@@ -259,9 +260,9 @@ class Runner(threading.Thread):
             )
         written = worker.write_with_retry(
             lambda cursor: (
-                store.discard(cursor, job)
+                transitions.discard(cursor, job)
                 if discard
-                else store.fail(
+                else transitions.fail(
                     cursor,
                     job,
                     owner=worker.id,
@@ -286,7 +287,7 @@ class Runner(threading.Thread):
         error_class = f"litejobs.{type(error).__name__}"
         message = f"Waiting for a worker that can run it: {error.args[0]}"
         handed_back = worker.write_with_retry(
-            lambda cursor: store.hand_back(
+            lambda cursor: transitions.hand_back(
                 cursor,
                 job,
                 now=clock.now(),
@@ -318,7 +319,7 @@ class Runner(threading.Thread):
 
         def write(cursor) -> bool:
             if isinstance(signal, OperatorNeeded):
-                return store.suspend(
+                return transitions.suspend(
                     cursor,
                     job,
                     run_at=HELD,
@@ -326,9 +327,9 @@ class Runner(threading.Thread):
                     error_message=signal.message,
                 )
             if not signal.event:
-                return store.suspend(cursor, job, run_at=signal.wake_at)
+                return transitions.suspend(cursor, job, run_at=signal.wake_at)
             with transaction.atomic(using=worker.alias):
-                return store.suspend_for_event(
+                return transitions.suspend_for_event(
                     cursor,
                     job,
                     lock_id=events.lock_id(signal.event),
@@ -360,7 +361,7 @@ def scrubber_for(job: ClaimedJob, definition=None) -> Scrubber:
     installed app declares could hold anything: all its payload values are blanked."""
     if definition is None:
         try:
-            definition = registry.get(job.name)
+            definition = catalog.get(job.name)
         except UnknownJob:
             return Scrubber(job.payload, job.payload if isinstance(job.payload, dict) else ())
     return Scrubber(job.payload, definition.sensitive)

@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .exceptions import Cancelled, InvalidInput
+from ..exceptions import Cancelled, InvalidInput
 
 #: Why a run's cancellation fired.
 CANCEL_REASONS = ("timeout", "drain", "cancel", "lease_lost", "abandoned")

@@ -15,14 +15,27 @@ from typing import Any
 
 from django.db import connections, transaction
 
-from .conf import settings
-from .core import clock
-from .core.payloads import encode_payload
-from .exceptions import DeclarationError, InvalidInput
-from .sql import hot_cursor, run_query
+from ..conf import settings
+from ..core import clock
+from ..core.payloads import encode_payload
+from ..core.registry import Registry
+from ..exceptions import DeclarationError, InvalidInput
+from ..sql import hot_cursor, run_query
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.:-]{0,199}$")
-_events: dict[str, EventDefinition] = {}
+
+
+def _unknown(name: str) -> InvalidInput:
+    return InvalidInput(
+        f"No event named {name!r} is declared. Declare it with litejobs.event({name!r}) "
+        "in one of your apps' jobs.py (known events: "
+        f"{', '.join(sorted(_events)) or 'none'}).",
+        code="event-unknown",
+    )
+
+
+#: Declaring a name again replaces it (the same name is the same event).
+_events: Registry[EventDefinition] = Registry("event", origin=None, missing=_unknown)
 
 
 @dataclass(frozen=True)
@@ -41,22 +54,12 @@ def event(name: str, description: str = "") -> EventDefinition:
             "'payment.settled'.",
             code="event-invalid",
         )
-    definition = EventDefinition(name, description)
-    _events[name] = definition
-    return definition
+    return _events.register(name, EventDefinition(name, description))
 
 
 def declared(name: str) -> EventDefinition:
     """The declaration of ``name``; ``InvalidInput`` (``event-unknown``) if there is none."""
-    try:
-        return _events[name]
-    except KeyError:
-        raise InvalidInput(
-            f"No event named {name!r} is declared. Declare it with litejobs.event({name!r}) "
-            "in one of your apps' jobs.py (known events: "
-            f"{', '.join(sorted(_events)) or 'none'}).",
-            code="event-unknown",
-        ) from None
+    return _events[name]
 
 
 def lock_id(name: str) -> int:
@@ -85,4 +88,4 @@ def publish_event(name: str, payload: dict[str, Any] | None = None) -> int:
 
 def all_events() -> list[EventDefinition]:
     """Every declared event, by name."""
-    return [_events[name] for name in sorted(_events)]
+    return _events.all()

@@ -7,24 +7,57 @@ turns the insert into a no-op and the answer into ``deduped=True``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from django.db import connections, transaction
 
-from .conf import settings
-from .core.enums import JobState
-from .core.payloads import dumps
-from .sql import fetch_all, fetch_one, hot_cursor, run_query
-
-if TYPE_CHECKING:
-    from .jobs import Enqueued, JobDefinition, PreparedRow
+from ..conf import settings
+from ..core.enums import JobState
+from ..core.payloads import dumps
+from ..sql import fetch_all, fetch_one, hot_cursor, run_query
 
 CHUNK = 1000
 _RACE_RETRIES = 5
 
 
-def _common(definition: JobDefinition, timing: tuple[datetime, datetime], priority: int) -> dict:
+@dataclass(frozen=True)
+class Enqueued:
+    """What an enqueue answers: the job's id, and whether a live job already held the key."""
+
+    id: int
+    deduped: bool
+
+
+@dataclass(frozen=True)
+class PreparedRow:
+    """One validated job row, ready to insert."""
+
+    key: str
+    tenant: str
+    payload: str
+    concurrency_key: str | None
+
+
+class Enqueueable(Protocol):
+    """What an insert needs of what it enqueues (a ``@job``, a Django Task, an occurrence's
+    job): the columns every row of one statement shares."""
+
+    name: str
+    queue: str
+    version: int
+
+    @property
+    def max_attempts(self) -> int: ...
+
+    @property
+    def concurrency_limit(self) -> int | None: ...
+
+    def traceparent(self) -> str: ...
+
+
+def _common(definition: Enqueueable, timing: tuple[datetime, datetime], priority: int) -> dict:
     now, run_at = timing
     return {
         "name": definition.name,
@@ -41,7 +74,7 @@ def _common(definition: JobDefinition, timing: tuple[datetime, datetime], priori
 
 
 def insert_one(
-    definition: JobDefinition,
+    definition: Enqueueable,
     row: PreparedRow,
     timing: tuple[datetime, datetime],
     priority: int,
@@ -53,8 +86,6 @@ def insert_one(
     ``occurrence_id`` links the job to the scheduled occurrence it runs (the scheduler and a
     manual replay pass it); the occurrence then follows the job's state.
     """
-    from .jobs import Enqueued
-
     params = {
         **_common(definition, timing, priority),
         "key": row.key,
@@ -82,14 +113,12 @@ def insert_one(
 
 
 def insert_many(
-    definition: JobDefinition,
+    definition: Enqueueable,
     rows: list[PreparedRow],
     timing: tuple[datetime, datetime],
     priority: int,
 ) -> list[Enqueued]:
     """Insert many jobs of one declaration, 1,000 per statement, in one transaction."""
-    from .jobs import Enqueued
-
     if not rows:
         return []
     common = _common(definition, timing, priority)

@@ -20,13 +20,14 @@ from typing import Any
 
 from django.db import connections, transaction
 
+from ..conf import settings
+from ..core import clock
+from ..core.durations import parse_duration
+from ..core.enums import StepKind, StepState
+from ..core.payloads import Scrubber, dumps
+from ..exceptions import InvalidInput, Permanent, StaleFence, TransitionRefused, WaitTimedOut
+from ..sql import fetch_all, fetch_one, hot_cursor, run_query
 from . import events
-from .core import clock
-from .core.durations import parse_duration
-from .core.enums import StepKind, StepState
-from .core.payloads import Scrubber, dumps
-from .exceptions import InvalidInput, Permanent, StaleFence, WaitTimedOut
-from .sql import fetch_all, fetch_one, hot_cursor, run_query
 
 logger = logging.getLogger("litejobs.steps")
 
@@ -405,8 +406,6 @@ def resolve_step(job_id: int, step: str, *, ran: bool, by: str) -> None:
     ``ran=True`` records it completed (its function is not called again); ``ran=False``
     records it failed, so the resumed job runs it again. The job is due at once.
     """
-    from .exceptions import TransitionRefused
-
     if not isinstance(by, str) or not by.strip():
         raise InvalidInput("Say who resolves the step (by=).", code="by-missing")
     verdict = "ran" if ran else "did not run"
@@ -434,6 +433,4 @@ def resolve_step(job_id: int, step: str, *, ran: bool, by: str) -> None:
 
 
 def _alias() -> str:
-    from .conf import settings
-
     return settings.DATABASE

@@ -9,28 +9,21 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from . import registry
-from .conf import settings
-from .core import clock
-from .core.durations import parse_duration
-from .core.payloads import encode_payload
-from .core.retry import Retry
-from .core.tracing import current_traceparent
-from .exceptions import DeclarationError, InvalidInput
+from ..conf import settings
+from ..core import clock
+from ..core.durations import parse_duration
+from ..core.payloads import encode_payload
+from ..core.retry import Retry
+from ..core.tracing import current_traceparent
+from ..exceptions import DeclarationError, InvalidInput
+from . import catalog
+from .enqueue import Enqueued, PreparedRow, insert_many, insert_one
 
 RESERVED_OPTIONS = ("delay", "run_at", "priority")
 MAX_BATCH = 10_000
 #: Payload schema versions are stored in a smallint.
 MAX_VERSION = 32767
-_QUEUE_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
-
-
-@dataclass(frozen=True)
-class Enqueued:
-    """What an enqueue answers: the job's id, and whether a live job already held the key."""
-
-    id: int
-    deduped: bool
+QUEUE_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 
 
 @dataclass(frozen=True)
@@ -109,16 +102,6 @@ class _ArgumentPicker:
         if self.takes_all:
             return self.func(**payload)
         return self.func(**{name: payload[name] for name in self.names if name in payload})
-
-
-@dataclass(frozen=True)
-class PreparedRow:
-    """One validated job row, ready to insert."""
-
-    key: str
-    tenant: str
-    payload: str
-    concurrency_key: str | None
 
 
 class JobDefinition:
@@ -206,7 +189,7 @@ class JobDefinition:
         self.__name__ = func.__name__
         self.__module__ = func.__module__
         self.__wrapped__ = func
-        registry.register(self)
+        catalog.register(self)
 
     def __repr__(self) -> str:
         return f"<job {self.name}>"
@@ -335,8 +318,6 @@ class JobDefinition:
         Arguments are given by name (they are stored as a JSON object). A live job with the
         same key answers ``Enqueued(its_id, deduped=True)`` instead.
         """
-        from .enqueueing import insert_one
-
         if positional:
             self._refuse_positional(len(positional))
         row = self.prepare(arguments)
@@ -355,8 +336,6 @@ class JobDefinition:
         More than 10,000 inputs are refused before anything is written; the whole call is
         one transaction (it commits or rolls back with the caller's).
         """
-        from .enqueueing import insert_many
-
         inputs = list(arguments)
         if len(inputs) > MAX_BATCH:
             raise InvalidInput(
@@ -473,7 +452,7 @@ class JobDefinition:
 
 def queue_name(queue: Any, *, what: str = "A queue") -> str:
     """``queue`` if it is a valid queue name, else ``DeclarationError`` (``queue-invalid``)."""
-    if not isinstance(queue, str) or not _QUEUE_NAME.match(queue):
+    if not isinstance(queue, str) or not QUEUE_NAME.match(queue):
         raise DeclarationError(
             f"{what}: queue {queue!r} must be 1-100 letters, digits, or '_.:-'.",
             code="queue-invalid",
