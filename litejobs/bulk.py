@@ -56,6 +56,7 @@ from django.db.models import Count
 from . import queues, workqueues
 from .conf import settings
 from .core import clock
+from .core.enums import CLAIM_GONE, CancelReason
 from .core.retry import Retry
 from .exceptions import (
     BulkActionNotFound,
@@ -1097,7 +1098,7 @@ def run_bulk_item(ctx, action: str, item: int, confirmation: int, entry: int) ->
     except _NotPending:
         raise  # the item's own record (its state and error) stays as it is
     except Exception as error:
-        if ctx.cancel_reason not in ("drain", "lease_lost", "abandoned"):
+        if ctx.cancel_reason not in (CancelReason.DRAIN, *CLAIM_GONE):
             _record_failure(ctx, entry, error)
         raise
 

@@ -6,10 +6,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ..core.enums import CancelReason
 from ..exceptions import Cancelled, InvalidInput
-
-#: Why a run's cancellation fired.
-CANCEL_REASONS = ("timeout", "drain", "cancel", "lease_lost", "abandoned")
 
 
 class JobContext:
@@ -44,14 +42,15 @@ class JobContext:
         self.key = key
         self.occurrence = occurrence
         self.cancelled = threading.Event()
-        self.cancel_reason: str | None = None
+        #: Why the cancellation fired (``CancelReason``), once it has.
+        self.cancel_reason: CancelReason | None = None
         self._progress_sink = progress_sink
         self.step: Any = None  # litejobs.steps.Steps, set by the worker for each run
 
     def __repr__(self) -> str:
         return f"<JobContext {self.name} #{self.job_id} attempt {self.attempt}>"
 
-    def cancel(self, reason: str) -> bool:
+    def cancel(self, reason: CancelReason) -> bool:
         """Fire the cancellation (first reason wins); answers whether it was this call."""
         if self.cancelled.is_set():
             return False

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from ..core.enums import JobState
 from ..sql import fetch_all, fetch_one, run_query
 from .claims import ClaimedJob
 
@@ -53,7 +54,7 @@ def fail(
     error_traceback: str,
 ) -> bool:
     """End a failed attempt (to ``failed``, ``dead`` or ``cancelled``) and record it; fenced."""
-    terminal = state != "failed"
+    terminal = state != JobState.FAILED
     run_query(
         cursor,
         "fail",
