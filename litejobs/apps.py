@@ -29,5 +29,7 @@ class LitejobsConfig(AppConfig):
         if extras.installed("django.tasks") or extras.installed("django_tasks"):
             from . import tasks  # noqa: F401 - runs the stored rows of Django tasks
 
+        from .scheduling import housekeeping  # noqa: F401 - litejobs' own daily schedule
+
         catalog.autodiscover()
         queues.autodiscover()  # work queues (after jobs and schedules)

@@ -18,7 +18,7 @@ from .core import clock
 from .core.diagnostics import Problem
 from .jobs import operations as job_operations
 from .jobs import queues
-from .scheduling import operations as runbook
+from .scheduling import runbook
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from .conf import settings
 from .core import clock
 from .jobs import queues
 from .models import Occurrence, WebhookDelivery, WebhookEndpoint
-from .scheduling import operations as schedule_operations
+from .scheduling import runbook
 
 
 class LitejobsCollector(Collector):
@@ -65,7 +65,7 @@ class LitejobsCollector(Collector):
             "0 while an operator has the schedule disabled.",
             labels=["schedule"],
         )
-        for state in schedule_operations.all_health(now):
+        for state in runbook.all_health(now):
             row = state.row
             if row.last_success_at is not None:
                 last_success.add_metric([row.name], row.last_success_at.timestamp())

@@ -533,7 +533,7 @@ def test_purge_deletes_published_messages_past_the_retention_in_batches(clock, s
 
 @pytest.mark.django_db(transaction=True)
 def test_the_built_in_housekeeping_schedule_purges_the_outbox(clock, run_worker):
-    from litejobs.schedules import housekeeping
+    from litejobs.scheduling.housekeeping import housekeeping
 
     stage("test.webhook-only", {"n": 1})
     relay().publish_pending()

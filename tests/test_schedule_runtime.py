@@ -18,7 +18,7 @@ from litejobs.models import Job, JobState, Occurrence, OccurrenceReplay, Schedul
 from litejobs.runtime import leadership
 from litejobs.runtime.listening import connect
 from litejobs.scheduling import declarations
-from litejobs.scheduling import operations as schedules
+from litejobs.scheduling import runbook as schedules
 from litejobs.scheduling.scheduler import LostLeadership, Scheduler
 from litejobs.scheduling.timetable import jitter_for
 from tests.testapp.jobs import occupied, scheduled_mark
@@ -577,7 +577,7 @@ def test_retention_purges_finished_occurrences_past_each_schedules_retention(
 def test_the_built_in_housekeeping_job_purges_occurrences_and_jobs(
     clock, declare, scheduler, run_worker
 ):
-    from litejobs.schedules import housekeeping
+    from litejobs.scheduling.housekeeping import housekeeping
 
     declare("t.kept", job=scheduled_mark, every="1h", retention="1d")
     plans = scheduler("t.kept")

@@ -1,8 +1,9 @@
-"""litejobs' own schedule: daily housekeeping (autodiscovered like any app's schedules.py).
+"""litejobs' own schedule: daily housekeeping (declared when litejobs' app is ready).
 
 It purges finished occurrences past each schedule's retention, then finished jobs past
-``LITEJOBS["RETENTION"]`` (``litejobs.operations.purge``), then published outbox messages and
-finished webhook deliveries past ``LITEJOBS["OUTBOX_RETENTION"]`` (``litejobs.outbox.purge``),
+``LITEJOBS["RETENTION"]`` (``litejobs.jobs.operations.purge``), then published outbox messages
+and finished webhook deliveries past ``LITEJOBS["OUTBOX_RETENTION"]``
+(``litejobs.outbox.operations.purge``),
 in bounded batches, stopping between batches when its timeout fires (the next day's run
 carries on). Disable it with
 ``manage.py litejobs disable litejobs.housekeeping --reason ...`` if you purge another way.
@@ -10,13 +11,13 @@ carries on). Disable it with
 
 from datetime import timedelta
 
-from . import outbox
-from .conf import settings
-from .core.retry import Retry
-from .jobs import operations
-from .jobs.declaration import job
-from .scheduling.declarations import schedule
-from .scheduling.operations import purge_occurrences
+from .. import outbox
+from ..conf import settings
+from ..core.retry import Retry
+from ..jobs import operations
+from ..jobs.declaration import job
+from .declarations import schedule
+from .runbook import purge_occurrences
 
 #: Below the lease, as every schedule's timeout must be (the run stops between batches).
 HOUSEKEEPING_TIMEOUT = max(settings.duration("LEASE") * 3 / 4, timedelta(seconds=1))
