@@ -5,10 +5,12 @@ Every key is optional. Durations accept ``"30s"``-style strings, numbers of seco
 parsed ``timedelta``.
 """
 
+import os
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
+from django.conf import ENVIRONMENT_VARIABLE
 from django.conf import settings as django_settings
 
 from .core.durations import parse_duration
@@ -112,7 +114,10 @@ class Settings:
 
     def configured(self) -> Mapping[str, Any]:
         """The project's ``LITEJOBS`` dict (empty when unset, or when it is not a dict: the
-        check litejobs.E041 reports that)."""
+        check litejobs.E041 reports that). Outside a Django project (no settings module: a
+        script that verifies webhook signatures) every key has its default."""
+        if not django_settings.configured and ENVIRONMENT_VARIABLE not in os.environ:
+            return {}
         user = getattr(django_settings, "LITEJOBS", None)
         return user if isinstance(user, Mapping) else {}
 

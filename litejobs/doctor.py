@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from . import outbox
 from .conf import settings
 from .core import clock
 from .core.diagnostics import Problem
 from .jobs import operations as job_operations
 from .jobs import queues
+from .outbox import operations as outbox_operations
 from .scheduling import runbook
+from .webhooks import endpoints
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,8 @@ def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagno
         *job_operations.problems(now=now, lease_now=lease_now),
         *queues.problems(now=now, lease_now=lease_now, max_ready_age=max_ready_age),
         *runbook.problems(now),
-        *outbox.problems(now=now, max_age=max_ready_age),
+        *outbox_operations.problems(now=now, max_age=max_ready_age),
+        *endpoints.problems(),
     ]
     return Diagnosis(
         now,

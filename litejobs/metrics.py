@@ -30,11 +30,11 @@ from django.db.models import Count
 from prometheus_client.core import CollectorRegistry, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from . import outbox
 from .conf import settings
 from .core import clock
 from .jobs import queues
 from .models import Occurrence, WebhookDelivery, WebhookEndpoint
+from .outbox import operations as outbox_operations
 from .scheduling import runbook
 
 
@@ -109,7 +109,7 @@ class LitejobsCollector(Collector):
 
     def outbox_metrics(self, now) -> Iterator[Metric]:
         """The outbox backlog, each webhook endpoint's health, deliveries per state."""
-        waiting = outbox.backlog(now=now)
+        waiting = outbox_operations.backlog(now=now)
         yield GaugeMetricFamily(
             "litejobs_outbox_pending",
             "Outbox messages the relay has not published yet.",

@@ -15,7 +15,7 @@ from django.urls import reverse
 from litejobs.metrics import registry
 from litejobs.models import Job, OutboxMessage, WebhookDelivery, WebhookEndpoint
 from litejobs.outbox import stage
-from litejobs.relay import OutboxRelay
+from litejobs.outbox.relay import OutboxRelay
 from litejobs.webhooks import create_endpoint
 
 pytestmark = pytest.mark.django_db

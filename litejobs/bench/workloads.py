@@ -29,7 +29,7 @@ from ..core import clock
 from ..jobs.declaration import MAX_BATCH, JobDefinition
 from ..models import Job
 from ..models import Worker as WorkerRow
-from ..relay import OutboxRelay
+from ..outbox.relay import OutboxRelay
 from . import SIZES, WORKLOADS, BenchOptions, floor
 from .children import BenchError, ChildSpec, DjangoTarget, started
 from .jobs import QUEUE, STEPS, delayed, five_steps, noop, noop_unfenced, on_paid, pickup
@@ -380,7 +380,7 @@ class Bench:
             if published != count or jobs != count:
                 raise BenchError(
                     f"W8: the relay published {published} of {count} messages and created "
-                    f"{jobs} subscriber jobs; see the litejobs.relay log."
+                    f"{jobs} subscriber jobs; see the litejobs.outbox.relay log."
                 )
             floor.reset(self.sql)
             floor.stage_outbox(self.sql, count)

@@ -1,4 +1,5 @@
-"""JSON payloads: validated at enqueue, redacted wherever they are shown."""
+"""JSON payloads: validated at enqueue, redacted wherever they are shown (and URLs shown
+without their secrets)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import contextlib
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from .errors import InvalidInput
 
@@ -123,3 +125,14 @@ def scrub(text: str, payload: Any, sensitive: Iterable[str]) -> str:
     """``text`` (an error message, a traceback, a log line) with sensitive payload values
     blanked out; see ``Scrubber`` (build one to scrub several texts of one run)."""
     return Scrubber(payload, sensitive)(text)
+
+
+def display_url(url: str) -> str:
+    """The URL as logs and lists may show it: scheme and host only (a path may be a secret)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(invalid URL)"
+    return f"{parts.scheme}://{host}{port}/…" if host else "(invalid URL)"

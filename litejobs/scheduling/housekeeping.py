@@ -11,11 +11,11 @@ carries on). Disable it with
 
 from datetime import timedelta
 
-from .. import outbox
 from ..conf import settings
 from ..core.retry import Retry
 from ..jobs import operations
 from ..jobs.declaration import job
+from ..outbox import operations as outbox_operations
 from .declarations import schedule
 from .runbook import purge_occurrences
 
@@ -34,7 +34,7 @@ def housekeeping(ctx) -> dict:
     stop = ctx.cancelled.is_set
     occurrences = purge_occurrences(should_stop=stop)
     jobs = operations.purge(by="litejobs.housekeeping", should_stop=stop)
-    published = outbox.purge(by="litejobs.housekeeping", should_stop=stop)
+    published = outbox_operations.purge(by="litejobs.housekeeping", should_stop=stop)
     return {"occurrences": occurrences, "jobs": jobs, "outbox": published}
 
 

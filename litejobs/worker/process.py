@@ -186,7 +186,7 @@ class Worker:
         for number in range(self.concurrency):
             self._start_runner(number)
         if self.relay:
-            from ..relay import RelayThread
+            from ..outbox.relay import RelayThread
 
             self._relay_thread = RelayThread(self.stop_event)
             self._relay_thread.start()

@@ -9,7 +9,7 @@ import argparse
 
 from django.core.management.base import BaseCommand, CommandError
 
-from ...relay import OutboxRelay
+from ...outbox.relay import OutboxRelay
 from ...runtime.startup import prepare
 
 

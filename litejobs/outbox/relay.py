@@ -9,8 +9,9 @@ transaction on the litejobs database:
 2. claim the next ``OUTBOX_BATCH`` committed pending messages in id order and mark them
    published under that fence (``outbox_publish``, one statement);
 3. one ``enqueue_many`` per subscriber of the batch's topics (jobs keyed
-   ``outbox:<message id>``), then, for enabled webhook endpoints that want some of the batch,
-   one statement creating the delivery records and one ``enqueue_many`` of delivery jobs;
+   ``outbox:<message id>``), then what the ``publishers`` features registered create for the
+   batch (webhooks: one statement creating the delivery records and one ``enqueue_many`` of
+   delivery jobs, ``litejobs.webhooks.delivery``);
 4. COMMIT.
 
 A relay killed anywhere before COMMIT leaves the whole batch pending and created nothing, so
@@ -28,7 +29,6 @@ running newer code can take over, and ``doctor`` reports the backlog.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import socket
@@ -36,27 +36,29 @@ import threading
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connections, transaction
 
-from . import outbox
-from .conf import settings
-from .core import clock
-from .exceptions import InvalidInput
-from .jobs.enqueue import PreparedRow, insert_many
-from .models import LeaderLease, LeaderRole, OutboxMessage
-from .models.outbox import OUTBOX_CHANNEL
-from .outbox import StagedRow
-from .runtime import leadership
-from .runtime.listening import Listener
-from .runtime.outage import Outage, is_outage
-from .runtime.startup import describe_database
-from .runtime.stopping import GracefulStop
-from .sql import fetch_all, hot_cursor, run_query
+from ..conf import settings
+from ..core import clock
+from ..core.registry import Registry
+from ..exceptions import InvalidInput
+from ..jobs.enqueue import insert_many
+from ..models import LeaderLease, LeaderRole, OutboxMessage
+from ..models.outbox import OUTBOX_CHANNEL
+from ..runtime import leadership
+from ..runtime.listening import Listener
+from ..runtime.outage import Outage, is_outage
+from ..runtime.startup import describe_database
+from ..runtime.stopping import GracefulStop
+from ..sql import fetch_all, hot_cursor, run_query
+from . import staging
+from .staging import StagedRow
 
-logger = logging.getLogger("litejobs.relay")
+logger = logging.getLogger(__name__)
 
 #: The loop never blocks longer than this, so a stop is seen promptly.
 TICK = 0.5
@@ -64,33 +66,22 @@ TICK = 0.5
 ERROR_LOG_INTERVAL = 60.0
 
 
+#: Name -> ``publish(messages, now)``: what else a published batch creates besides its
+#: subscribers' jobs (webhook deliveries), in the batch's transaction; answers how many.
+publishers: Registry[Callable[[list[StagedRow], datetime], int]] = Registry(
+    "outbox publisher", origin=None
+)
+
+
 @dataclass
 class BatchReport:
-    """What one batch published: messages, subscriber jobs and webhook deliveries."""
+    """What one batch published: messages, subscriber jobs and deliveries."""
 
     limit: int
     messages: int = 0
     jobs: int = 0
     deliveries: int = 0
     fence: int | None = None
-
-
-@dataclass(frozen=True)
-class _Endpoint:
-    """An enabled endpoint as the relay matches it against a batch."""
-
-    id: int
-    tenant: str
-    topics: frozenset[str]
-
-    @classmethod
-    def from_row(cls, row) -> _Endpoint:
-        topics = json.loads(row["topics"]) if isinstance(row["topics"], str) else row["topics"]
-        return cls(row["id"], row["tenant"], frozenset(topics or ()))
-
-    def receives(self, topic: str, tenant: str) -> bool:
-        """As ``WebhookEndpoint.receives``: its tenant, and its topics or ``*``."""
-        return self.tenant == tenant and (topic in self.topics or "*" in self.topics)
 
 
 class _NotLeader(Exception):
@@ -300,12 +291,12 @@ class OutboxRelay:
                 )
                 messages = sorted((StagedRow(**r) for r in fetch_all(cursor)), key=_by_id)
             for index, message in enumerate(messages):
-                if not outbox.is_declared(message.topic):
+                if not staging.is_declared(message.topic):
                     raise _UnknownTopic(index, message)
             report.messages = len(messages)
             if messages:
                 report.jobs = self._subscribers(messages, now)
-                report.deliveries = self._webhooks(messages, now)
+                report.deliveries = sum(publish(messages, now) for publish in publishers.values())
         return report
 
     def _subscribers(self, messages: list[StagedRow], now: datetime) -> int:
@@ -314,50 +305,12 @@ class OutboxRelay:
             by_topic[message.topic].append(message)
         created = 0
         for topic, group in by_topic.items():
-            for definition in outbox.subscribers_of(topic):
+            for definition in staging.subscribers_of(topic):
                 answers = insert_many(
                     definition, definition.rows_for(group), (now, now), definition.priority
                 )
                 created += sum(not answer.deduped for answer in answers)
         return created
-
-    def _webhooks(self, messages: list[StagedRow], now: datetime) -> int:
-        from .webhooks import deliver
-
-        with hot_cursor(connections[self.alias]) as cursor:
-            run_query(cursor, "webhook_endpoints_enabled", {})
-            endpoints = [_Endpoint.from_row(row) for row in fetch_all(cursor)]
-            wanted = [
-                (endpoint, message)
-                for message in messages
-                for endpoint in endpoints
-                if endpoint.receives(message.topic, message.tenant)
-            ]
-            if not wanted:
-                return 0
-            run_query(
-                cursor,
-                "webhook_deliveries_create",
-                {
-                    "endpoints": [endpoint.id for endpoint, _ in wanted],
-                    "messages": [message.id for _, message in wanted],
-                    "topics": [message.topic for _, message in wanted],
-                    "now": now,
-                },
-            )
-            created = {(r["endpoint_id"], r["message_id"]): r["id"] for r in fetch_all(cursor)}
-        rows = []
-        for endpoint, message in wanted:
-            delivery_id = created.get((endpoint.id, message.id))
-            if delivery_id is None:
-                continue  # recorded (and its job enqueued) by an earlier publish
-            envelope = message.envelope(delivery_id=delivery_id, endpoint_id=endpoint.id)
-            rows.append(
-                PreparedRow(f"webhook:{endpoint.id}:{message.id}", endpoint.tenant, envelope, None)
-            )
-        if rows:
-            insert_many(deliver, rows, (now, now), deliver.priority)
-        return len(rows)
 
     # Leadership ----------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
-"""The transactional outbox: ``stage()`` an event with your business change; subscribers and
-webhook endpoints receive it once the change has committed.
+"""Staging: ``stage()`` an event with your business change; subscribers and webhook endpoints
+receive it once the change has committed. Topics and subscribers are declared here.
 
 ```python
 from litejobs.outbox import stage, subscriber, topic
@@ -16,7 +16,7 @@ with transaction.atomic():
 ```
 
 ``stage`` inserts an ``OutboxMessage`` through the caller's connection, so it commits or rolls
-back with the caller's transaction. The relay (``litejobs.relay``: inside ``runworker``, or
+back with the caller's transaction. The relay (``litejobs.outbox.relay``: inside ``runworker``, or
 ``manage.py runrelay``) publishes committed messages in id order, in batches: one job per
 subscriber (keyed ``outbox:<message id>``) and one delivery job per interested webhook
 endpoint, written in the same transaction that marks the batch published. Messages that share
@@ -30,36 +30,35 @@ from __future__ import annotations
 
 import inspect
 import json
-import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from django.db import connections, transaction
+from django.db import connections
 
-from .conf import settings
-from .core import clock
-from .core.diagnostics import Problem, note
-from .core.durations import format_age
-from .core.payloads import dumps
-from .exceptions import DeclarationError, InvalidInput
-from .jobs.declaration import JobDefinition
-from .jobs.enqueue import PreparedRow
-from .sql import fetch_one, hot_cursor, query, run_query
-
-logger = logging.getLogger("litejobs.outbox")
+from ..conf import settings
+from ..core import clock
+from ..core.payloads import dumps
+from ..core.registry import Registry
+from ..exceptions import DeclarationError, InvalidInput
+from ..jobs import catalog
+from ..jobs.declaration import JobDefinition
+from ..jobs.enqueue import PreparedRow
+from ..sql import fetch_one, hot_cursor, run_query
 
 __all__ = [
     "Message",
     "SubscriberDefinition",
     "Topic",
     "declared_topics",
+    "is_declared",
     "stage",
     "subscriber",
     "subscribers_of",
     "topic",
+    "unregister_topic",
 ]
 
 #: Lowercase words of letters, digits, ``_`` or ``-``, joined by dots: ``orders.paid``.
@@ -138,8 +137,10 @@ def _json_string(text: str) -> str:
 
 # Declarations ------------------------------------------------------------------------------
 
-_topics: dict[str, Topic] = {}
-_subscribers: dict[str, list[SubscriberDefinition]] = {}
+#: Declared topics; a topic declared again keeps its first description.
+_topics: Registry[Topic] = Registry("topic", origin=None)
+#: Subscriber jobs by name, in declaration order (a subscriber declared again goes last).
+_subscribers: Registry[SubscriberDefinition] = Registry("subscriber", origin=None)
 
 
 def _check_topic_name(name: Any, error: type[Exception]) -> str:
@@ -162,13 +163,13 @@ def topic(name: str, *, description: str = "") -> Topic:
     name = _check_topic_name(name, DeclarationError)
     existing = _topics.get(name)
     if existing is None or (not existing.description and description):
-        _topics[name] = Topic(name, str(description))
+        _topics.register(name, Topic(name, str(description)))
     return _topics[name]
 
 
 def declared_topics() -> list[Topic]:
     """Every declared topic, by name."""
-    return [_topics[name] for name in sorted(_topics)]
+    return _topics.all()
 
 
 def is_declared(name: str) -> bool:
@@ -178,15 +179,14 @@ def is_declared(name: str) -> bool:
 
 def subscribers_of(name: str) -> list[SubscriberDefinition]:
     """The subscriber jobs of a topic, in declaration order."""
-    return list(_subscribers.get(name, ()))
+    return [definition for definition in _subscribers.values() if definition.topic == name]
 
 
 def unregister_topic(name: str) -> None:
     """Forget a topic and its subscribers (tests that declare on the fly)."""
-    from .jobs import catalog
-
-    _topics.pop(name, None)
-    for definition in _subscribers.pop(name, []):
+    _topics.unregister(name)
+    for definition in subscribers_of(name):
+        _subscribers.unregister(definition.name)
         catalog.unregister(definition.name)
 
 
@@ -239,11 +239,10 @@ class SubscriberDefinition(JobDefinition):
         )
         self.__doc__ = handler.__doc__
         self.__wrapped__ = handler
-        topic_declaration = _topics.get(self.topic)
-        if topic_declaration is None:
-            _topics[self.topic] = Topic(self.topic)
-        subscribers = _subscribers.setdefault(self.topic, [])
-        subscribers[:] = [s for s in subscribers if s.name != self.name] + [self]
+        if self.topic not in _topics:
+            _topics.register(self.topic, Topic(self.topic))
+        _subscribers.unregister(self.name)
+        _subscribers.register(self.name, self)
 
     def __repr__(self) -> str:
         return f"<subscriber {self.name} of {self.topic}>"
@@ -394,129 +393,3 @@ def stage(topic: str, payload: dict[str, Any], key: str | None = None, *, tenant
             },
         )
         return fetch_one(cursor)["id"]
-
-
-# Operations --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Backlog:
-    """Messages the relay has not published yet, and how long the oldest has waited."""
-
-    pending: int
-    oldest_id: int | None
-    oldest_age: timedelta | None
-    oldest_topic: str = ""
-
-
-def backlog(*, now: datetime | None = None) -> Backlog:
-    """The outbox's pending messages (``doctor``, metrics and the admin read this)."""
-    from .models import OutboxMessage
-
-    now = now or clock.now()
-    pending = OutboxMessage.objects.using(settings.DATABASE).filter(published_at__isnull=True)
-    oldest = pending.order_by("id").values_list("id", "created_at", "topic").first()
-    if oldest is None:
-        return Backlog(0, None, None)
-    return Backlog(pending.count(), oldest[0], max(now - oldest[1], timedelta(0)), oldest[2])
-
-
-def purge(
-    *,
-    now: datetime | None = None,
-    by: str = "system",
-    should_stop: Callable[[], bool] | None = None,
-) -> dict[str, int]:
-    """Delete published messages and finished webhook deliveries older than
-    ``OUTBOX_RETENTION``, ``PURGE_BATCH`` rows per statement; answers the counts.
-
-    Pending messages and deliveries still being retried are never deleted.
-    """
-    now = now or clock.now()
-    before = now - settings.duration("OUTBOX_RETENTION")
-    limit = int(settings.PURGE_BATCH)
-    if limit < 1:
-        raise InvalidInput(
-            f"LITEJOBS['PURGE_BATCH'] must be 1 or more; got {limit}.", code="settings-invalid"
-        )
-    alias = settings.DATABASE
-    counts = {}
-    statements = (
-        ("messages", query("outbox_purge")),
-        ("deliveries", query("webhook_delivery_purge")),
-    )
-    for what, statement in statements:
-        deleted = 0
-        while not (should_stop and should_stop()):
-            with transaction.atomic(using=alias), connections[alias].cursor() as cursor:
-                cursor.execute(statement, {"before": before, "limit": limit})
-                batch = cursor.rowcount
-            deleted += batch
-            if batch < limit:
-                break
-        counts[what] = deleted
-    logger.info(
-        "outbox purged by=%s messages=%s deliveries=%s",
-        by,
-        counts["messages"],
-        counts["deliveries"],
-    )
-    return counts
-
-
-def problems(*, now: datetime, max_age: timedelta) -> list[Problem]:
-    """What ``doctor`` reports about the outbox and webhooks.
-
-    ``outbox-backlog``: the oldest pending message waited longer than ``max_age`` (no relay
-    runs, the relay is stuck on a message, or it cannot keep up). ``webhook-disabled``: an
-    endpoint litejobs disabled after consecutive failures. Endpoints an operator disabled
-    are notes, not problems.
-    """
-    from .models import LeaderLease, LeaderRole, WebhookEndpoint
-
-    found: list[Problem] = []
-    waiting = backlog(now=now)
-    if waiting.oldest_age is not None and waiting.oldest_age > max_age:
-        lease = LeaderLease.of(LeaderRole.RELAY, settings.DATABASE)
-        leader = (
-            f"the relay lease was last renewed at {lease.renewed_at.isoformat()} by "
-            f"{lease.host}:{lease.pid}"
-            if lease is not None
-            else "no relay has ever published"
-        )
-        found.append(
-            Problem(
-                "outbox-backlog",
-                f"{waiting.pending} outbox message(s) wait to be published; the oldest "
-                f"(id {waiting.oldest_id}, topic {waiting.oldest_topic!r}) for "
-                f"{format_age(waiting.oldest_age)}, over the {format_age(max_age)} "
-                f"threshold; {leader}. Check that a `manage.py runworker` (without "
-                "--no-relay) or `manage.py runrelay` runs, and look in the litejobs.relay "
-                "log for a message it cannot publish (a topic its code does not declare).",
-                count=waiting.pending,
-            )
-        )
-    for endpoint in WebhookEndpoint.objects.using(settings.DATABASE).filter(enabled=False):
-        from .webhooks import display_url
-
-        since = endpoint.disabled_at.isoformat() if endpoint.disabled_at else "unknown"
-        if endpoint.disabled_by == "litejobs":
-            found.append(
-                Problem(
-                    "webhook-disabled",
-                    f"Webhook endpoint {endpoint.pk} ({display_url(endpoint.url)}) was "
-                    f"disabled at {since}: {endpoint.disabled_reason} Its events are not "
-                    "delivered; enable it in the admin once the receiver works.",
-                    count=1,
-                )
-            )
-        else:
-            found.append(
-                note(
-                    "webhook-endpoint-disabled",
-                    f"Webhook endpoint {endpoint.pk} ({display_url(endpoint.url)}) is disabled "
-                    f"since {since} by {endpoint.disabled_by or 'unknown'} "
-                    f"({endpoint.disabled_reason or 'no reason given'}).",
-                )
-            )
-    return found
