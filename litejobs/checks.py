@@ -230,35 +230,6 @@ def check_pgtrigger_installed(app_configs=None, **kwargs):
     ]
 
 
-@checks.register("litejobs")
-def check_work_queues(app_configs=None, **kwargs):
-    """litejobs.E010 (an invalid ``work_queue`` or ``score_rule`` declaration in a
-    ``queues.py``, ``work-queue-invalid``) and E011 (a queue whose score rule no installed app
-    declares, ``score-rule-unknown``)."""
-    from . import queues
-
-    found = [
-        checks.Error(
-            f"{module}: [{getattr(error, 'code', 'work-queue-invalid')}] {error.args[0]}",
-            hint="Fix the declaration; the admin shows only the queues that were declared.",
-            obj=module,
-            id="litejobs.E010",
-        )
-        for module, error in queues.declaration_errors()
-    ]
-    found += [
-        checks.Error(
-            f"{queue.module}: [score-rule-unknown] work queue {queue.name!r} is scored by "
-            f"{queue.score!r}, which no installed app declares.",
-            hint=f"Declare @score_rule({queue.score!r}) in a queues.py, or fix score=.",
-            obj=queue.module,
-            id="litejobs.E011",
-        )
-        for queue in queues.unknown_rules()
-    ]
-    return found
-
-
 #: The check id of each kind of workflow problem.
 WORKFLOW_CHECK_IDS = {
     "behavior-unrecorded": "litejobs.E007",
@@ -329,26 +300,6 @@ def check_outbox_settings(app_configs=None, **kwargs):
             "False: only `manage.py runrelay` publishes the outbox.",
         )
     return problems
-
-
-@checks.register("litejobs")
-def check_bulk_actions(app_configs=None, **kwargs):
-    """litejobs.E012: a bulk money action that cannot work — one acting on a work queue no
-    installed app declares (``bulk-action-invalid``), or django-otp's TOTP app missing
-    (``bulk-otp-missing``). An invalid ``bulk_money_action(...)`` makes its ``queues.py``
-    fail to import, which litejobs.E010 reports with the ``[bulk-action-invalid]`` code."""
-    from . import bulk
-
-    return [
-        checks.Error(
-            f"{module}: [{code}] {message}",
-            hint="Declare the work queue in a queues.py (or fix queue=), and install "
-            "django-otp's TOTP app: confirmations need a code from a device.",
-            obj=module,
-            id="litejobs.E012",
-        )
-        for code, module, message in bulk.problems()
-    ]
 
 
 @checks.register("litejobs")
@@ -430,31 +381,6 @@ def _jobs_module(module: str) -> str:
 
     app = apps.get_containing_app_config(module)
     return f"{app.name.replace('.', '/')}/jobs.py" if app else "an installed app's jobs.py"
-
-
-@checks.register("litejobs")
-def check_bulk_device_keys(app_configs=None, **kwargs):
-    """litejobs.W060: bulk money actions are declared while django-otp's admin still shows a
-    device's key and QR code (``OTP_ADMIN_HIDE_SENSITIVE_DATA`` is not True): a stolen admin
-    session that can read the key can clone the phone that confirms payments."""
-    from django.apps import apps
-    from django.conf import settings as django_settings
-
-    from . import bulk
-
-    if not bulk.all_actions() or not apps.is_installed("django_otp"):
-        return []
-    if getattr(django_settings, "OTP_ADMIN_HIDE_SENSITIVE_DATA", False) is True:
-        return []
-    return [
-        checks.Warning(
-            "Bulk money actions are confirmed with TOTP codes, but django-otp's admin shows a "
-            "device's key and QR code to anyone who may view devices.",
-            hint="Set OTP_ADMIN_HIDE_SENSITIVE_DATA = True in your settings, and enrol devices "
-            "outside the admin session (or only while adding them).",
-            id="litejobs.W060",
-        )
-    ]
 
 
 @checks.register("litejobs")

@@ -5,12 +5,16 @@ declared permission they hold); each queue's page lists its items by score then 
 score's inputs beside each, who holds a claim and until when, the buttons the claim mode
 allows, bulk actions, filters and keyset pagination. Every button calls ``litejobs.workqueues``
 — the API user code calls — so the admin cannot act in a way the API would refuse. The page
-follows other people's claims and resolutions live over a websocket (``litejobs.consumers``).
+follows other people's claims and resolutions live over a websocket
+(``litejobs.contrib.workqueues.consumers``) when channels is installed (``litejobs[live]``);
+without it the page says it has no live updates.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import admin, messages
@@ -21,13 +25,20 @@ from django.urls import NoReverseMatch, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
-from .. import queues, workqueues
-from ..core import clock
-from ..exceptions import InvalidInput, LitejobsError, WorkQueueNotFound
-from ..models import WorkItem
-from ..routing import websocket_path
-from .base import ReadOnlyAdmin
-from .bulk import money_actions
+from ...admin.base import ReadOnlyAdmin
+from ...core import clock
+from ...core.registry import Registry
+from ...exceptions import InvalidInput, LitejobsError, WorkQueueNotFound
+from ...models import WorkItem
+from . import declarations as queues
+from . import items as workqueues
+from .live import websocket_path
+
+#: Name -> ``offer(queue, request)``: the money actions a queue page offers the user, each a
+#: dict the template shows (``action``, ``url``, ``unavailable``); bulk money actions register.
+money_actions: Registry[Callable[[queues.WorkQueue, Any], list[dict]]] = Registry(
+    "queue page money action", origin=None
+)
 
 INDEX_TEMPLATE = "admin/litejobs/workqueue/index.html"
 QUEUE_TEMPLATE = "admin/litejobs/workqueue/queue.html"
@@ -320,8 +331,10 @@ class WorkItemAdmin(ReadOnlyAdmin):
             "lease_text": lease_text(queue.claim_lease) if queue.claims_enabled else "",
             "timezone_name": timezone.get_current_timezone_name(),
             "mode_help": _MODE_HELP[queue.claim],
-            # Bulk money actions on this queue: a preview, then a TOTP code (litejobs.bulk).
-            "money_actions": money_actions(queue, request),
+            # Bulk money actions on this queue: a preview, then a TOTP code (contrib.bulk).
+            "money_actions": [
+                action for offer in money_actions.values() for action in offer(queue, request)
+            ],
         }
         request.current_app = self.admin_site.name
         return TemplateResponse(request, QUEUE_TEMPLATE, context)

@@ -1,7 +1,7 @@
 """Bulk money actions in the admin: the preview, the TOTP confirmation, and the audit records.
 
 A queue page offers each bulk money action declared on its queue as a button beside its bulk
-actions (``money_actions``); pressing it posts the ticked items to the action's **preview**,
+actions (``offer``); pressing it posts the ticked items to the action's **preview**,
 which lists every item with its amount, the count and the totals per currency, and asks for the
 code of the user's phone. The **confirmation** verifies the code and redirects to the new
 ``BulkAction``, whose page shows each item's outcome as the jobs run (it refreshes itself while
@@ -22,8 +22,8 @@ from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters
 
-from .. import bulk, queues
-from ..exceptions import (
+from ...admin.base import ReadOnlyAdmin
+from ...exceptions import (
     BulkActionNotFound,
     BulkRefused,
     BulkSetChanged,
@@ -31,8 +31,10 @@ from ..exceptions import (
     LitejobsError,
     WorkQueueForbidden,
 )
-from ..models import BulkAction, BulkActionItem, BulkConfirmationAttempt, BulkItemState
-from .base import ReadOnlyAdmin
+from ...models import BulkAction, BulkActionItem, BulkConfirmationAttempt, BulkItemState
+from .. import bulk
+from ..workqueues import admin as workqueue_admin
+from ..workqueues import declarations as queues
 
 PREVIEW_TEMPLATE = "admin/litejobs/bulk/preview.html"
 DETAIL_TEMPLATE = "admin/litejobs/bulk/detail.html"
@@ -42,7 +44,7 @@ REFRESH_SECONDS = 2
 FORBIDDEN_CODES = ("bulk-forbidden", "work-queue-forbidden", "bulk-device-missing")
 
 
-def money_actions(queue: queues.WorkQueue, request) -> list[dict]:
+def offer(queue: queues.WorkQueue, request) -> list[dict]:
     """The bulk money actions a queue page offers the user: each with its preview URL, or, when
     they have no confirmed TOTP device, why it is unavailable and how to add one. Actions whose
     permission the user lacks are not offered at all."""
@@ -58,6 +60,9 @@ def money_actions(queue: queues.WorkQueue, request) -> list[dict]:
             }
         )
     return found
+
+
+workqueue_admin.money_actions.register("bulk", offer)
 
 
 def _runnable(request) -> list[str]:

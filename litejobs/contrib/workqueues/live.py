@@ -30,12 +30,16 @@ from typing import Any
 import psycopg
 from django.db import connections
 
-from .conf import settings
-from .models.workqueues import WORKITEM_CHANNEL
+from ...conf import settings
+from ...core import extras
+from ...models.workqueues import WORKITEM_CHANNEL
 
 logger = logging.getLogger("litejobs.live")
 
 Callback = Callable[[dict[str, Any]], Awaitable[None]]
+
+#: Where a queue page opens its websocket; ``{queue}`` is the queue's name.
+WEBSOCKET_PATH = "/ws/litejobs/workqueues/{queue}/"
 
 #: How long an idle LISTEN connection waits before checking it is still alive.
 KEEPALIVE = 30.0
@@ -171,3 +175,11 @@ def get_listener() -> Listener:
     if listener is None:
         listener = _listeners[loop] = Listener()
     return listener
+
+
+def websocket_path(queue: str) -> str | None:
+    """The websocket path of ``queue``'s page; ``None`` on a server without live updates
+    (channels, ``litejobs[live]``, is not installed): the page then says so."""
+    if not extras.installed("channels"):
+        return None
+    return WEBSOCKET_PATH.format(queue=queue)
