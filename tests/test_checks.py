@@ -152,7 +152,12 @@ def test_a_job_declared_outside_startup_is_reported_with_its_module():
     from litejobs.checks import check_job_discovery
 
     # The jobs of the installed apps' jobs.py (and of what startup imports) are discovered.
-    startup = {"tests.testapp.jobs", "project.orders.jobs", "litejobs.webhooks", "litejobs.bulk"}
+    startup = {
+        "tests.testapp.jobs",
+        "project.orders.jobs",
+        "litejobs.webhooks.delivery",
+        "litejobs.contrib.bulk.execution",
+    }
     assert not {w.obj for w in check_job_discovery()} & startup
 
     @job(key=lambda: "late")

@@ -30,9 +30,10 @@ from ..jobs.declaration import MAX_BATCH, JobDefinition
 from ..models import Job
 from ..models import Worker as WorkerRow
 from ..outbox.relay import OutboxRelay
-from . import SIZES, WORKLOADS, BenchOptions, floor
+from . import floor
 from .children import BenchError, ChildSpec, DjangoTarget, started
 from .jobs import QUEUE, STEPS, delayed, five_steps, noop, noop_unfenced, on_paid, pickup
+from .options import SIZES, WORKLOADS, BenchOptions
 from .report import (
     EMPTY_TABLE,
     FLOOR,

@@ -29,7 +29,7 @@ from ..exceptions import InvalidInput, Permanent, StaleFence, TransitionRefused,
 from ..sql import fetch_all, fetch_one, hot_cursor, run_query
 from . import events
 
-logger = logging.getLogger("litejobs.steps")
+logger = logging.getLogger(__name__)
 
 #: ``run_at`` of a job held for an operator (a ``once`` step whose outcome is unknown).
 HELD = datetime(9999, 12, 31, tzinfo=UTC)

@@ -12,7 +12,7 @@ from django.db import OperationalError as DjangoOperationalError
 
 from ..conf import settings
 
-logger = logging.getLogger("litejobs.worker")
+logger = logging.getLogger(__name__)
 
 # SQLSTATE classes of a lost or refused connection: 08 connection exception, 57P operator
 # intervention (admin/crash shutdown, cannot connect now), 53 insufficient resources.

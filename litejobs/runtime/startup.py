@@ -31,7 +31,7 @@ from ..conf import settings
 from .outage import Outage, is_outage
 from .stopping import GracefulStop
 
-logger = logging.getLogger("litejobs")
+logger = logging.getLogger(__name__)
 
 #: The format of litejobs' own terminal handler (when the project's LOGGING sets none).
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
@@ -71,7 +71,7 @@ def warn_unused_queues(command, queues: list[str], where: str) -> None:
 
 def make_logs_visible() -> None:
     """Send litejobs' INFO lines to stderr unless the project's ``LOGGING`` handles them."""
-    litejobs = logging.getLogger("litejobs")
+    litejobs = logging.getLogger("litejobs")  # the parent of every litejobs logger
     if litejobs.hasHandlers():
         return  # the project's LOGGING decides where (and whether) they go
     handler = logging.StreamHandler(sys.stderr)

@@ -32,7 +32,7 @@ from ..jobs.declaration import JobDefinition
 from ..jobs.enqueue import Enqueued
 from .declarations import NAME_PATTERN
 
-logger = logging.getLogger("litejobs.operations")
+logger = logging.getLogger(__name__)
 
 
 def _named_twice(name: str, existing: ManualJob, new: ManualJob) -> DeclarationError:

@@ -39,7 +39,7 @@ from ..sql import fetch_all, query
 from . import declarations, runs
 from .timetable import Timetable
 
-logger = logging.getLogger("litejobs.operations")
+logger = logging.getLogger(__name__)
 
 #: Recent occurrences ``schedule show`` and the admin page list.
 RECENT_OCCURRENCES = 10

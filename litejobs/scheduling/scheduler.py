@@ -39,7 +39,7 @@ from . import planning, runs
 from .declarations import ScheduleDefinition, all_schedules
 from .timetable import jitter_for
 
-logger = logging.getLogger("litejobs.scheduler")
+logger = logging.getLogger(__name__)
 
 #: A schedule whose planning keeps failing logs it at most this often (seconds).
 ERROR_LOG_INTERVAL = 60.0

@@ -32,7 +32,7 @@ from . import declarations as queues
 from . import items as workqueues
 from . import live
 
-logger = logging.getLogger("litejobs.live")
+logger = logging.getLogger(__name__)
 
 #: Close codes the page understands: not allowed (do not retry), and try again later.
 CLOSE_FORBIDDEN = 4403

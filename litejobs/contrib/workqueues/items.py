@@ -53,7 +53,7 @@ from ...models.workqueues import WorkItem
 from ...sql import fetch_all, query, run_query
 from . import declarations as queues
 
-logger = logging.getLogger("litejobs.workqueues")
+logger = logging.getLogger(__name__)
 
 #: Items one call of ``act`` (an admin bulk action) may touch.
 ACT_LIMIT = 500

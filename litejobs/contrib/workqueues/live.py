@@ -34,7 +34,7 @@ from ...conf import settings
 from ...core import extras
 from ...models.workqueues import WORKITEM_CHANNEL
 
-logger = logging.getLogger("litejobs.live")
+logger = logging.getLogger(__name__)
 
 Callback = Callable[[dict[str, Any]], Awaitable[None]]
 
