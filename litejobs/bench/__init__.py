@@ -18,12 +18,9 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ..conf import settings
 from .children import BenchError
 from .options import SIZES, WORKLOADS, BenchOptions
 from .report import Report
-from .scratch import ScratchDatabase
-from .workloads import Bench
 
 __all__ = ["SIZES", "WORKLOADS", "BenchError", "BenchOptions", "Report", "run"]
 
@@ -33,6 +30,12 @@ def run(options: BenchOptions, say: Callable[[str], None] = lambda line: None) -
 
     Child processes log to a temporary folder, removed on success and quoted on failure.
     """
+    # The workloads read the models: imported once Django is set up (bench children import
+    # this package before it is).
+    from ..conf import settings
+    from .scratch import ScratchDatabase
+    from .workloads import Bench
+
     logs = Path(tempfile.mkdtemp(prefix="litejobs-bench-"))
     with ScratchDatabase(settings.DATABASE, keep=options.keep_db) as scratch:
         say(f"scratch database {scratch.name} ready; child logs in {logs}")
