@@ -1,16 +1,27 @@
-"""System checks (``manage.py check``): litejobs problems with stable ids and the fix."""
+"""System checks (``manage.py check``): litejobs problems with stable ids and the fix.
+
+The add-ons' checks are theirs (``litejobs.contrib.workqueues.checks``,
+``litejobs.contrib.bulk.checks``); litejobs' app registers them with these.
+"""
 
 import contextlib
 from collections.abc import Mapping
 
+from django.apps import apps
+from django.conf import settings as django_settings
 from django.core import checks
 from django.db import connections
+from django.urls import get_resolver
+from django.utils.module_loading import import_string
 
-from .conf import settings
-from .core.spelling import did_you_mean
+from .conf import DEFAULTS, METRICS_TOKEN_MIN, settings
+from .core.retry import Retry
+from .core.spelling import close_match, did_you_mean
 from .exceptions import LitejobsError
-from .jobs import catalog
+from .jobs import catalog, workflows
 from .jobs import queues as job_queues
+from .jobs.declaration import queue_name
+from .management.precedence import RUNTIME_COMMANDS, shadowed_commands
 
 
 @checks.register("litejobs")
@@ -105,10 +116,6 @@ def check_setting_names(app_configs=None, **kwargs):
     """litejobs.E041: ``LITEJOBS`` is not a dict (``settings-invalid``), or has a key that is no
     litejobs setting (``settings-unknown``: a typo, named with the key it most likely misspells).
     The key is ignored until then; no runtime starts with it."""
-    from django.conf import settings as django_settings
-
-    from .conf import DEFAULTS
-
     configured = getattr(django_settings, "LITEJOBS", None)
     if configured is not None and not isinstance(configured, Mapping):
         return [
@@ -133,11 +140,6 @@ def check_setting_names(app_configs=None, **kwargs):
 def check_settings(app_configs=None, **kwargs):
     """litejobs.E004 (``settings-invalid``): a setting whose value cannot work, or settings that
     cannot work together."""
-    from django.utils.module_loading import import_string
-
-    from .conf import DEFAULTS
-    from .core.retry import Retry
-
     problems = []
 
     def refuse(message: str, hint: str) -> None:
@@ -216,8 +218,6 @@ def check_settings(app_configs=None, **kwargs):
 def check_pgtrigger_installed(app_configs=None, **kwargs):
     """litejobs.E040 (``pgtrigger-missing``): litejobs' database triggers (fences, wake-ups,
     append-only records) are declared with django-pgtrigger, whose app must be installed."""
-    from django.apps import apps
-
     if apps.is_installed("pgtrigger"):
         return []
     return [
@@ -243,8 +243,6 @@ def check_workflows(app_configs=None, **kwargs):
     """litejobs.E007 (a workflow step or compensation maps to no registered use case,
     ``behavior-unrecorded``), E008 (a use case mapped by two steps) and E009 (a step that
     declares no compensation)."""
-    from .jobs import workflows
-
     return [
         checks.Error(
             f"[{problem.code}] {problem.message}",
@@ -260,9 +258,6 @@ def check_workflows(app_configs=None, **kwargs):
 @checks.register("litejobs")
 def check_outbox_settings(app_configs=None, **kwargs):
     """litejobs.E020: outbox and webhook settings that cannot work (``settings-invalid``)."""
-    from .core.retry import Retry
-    from .jobs.declaration import queue_name
-
     problems = []
 
     def refuse(message: str, hint: str) -> None:
@@ -307,8 +302,6 @@ def check_shadowed_commands(app_configs=None, **kwargs):
     """litejobs.W040: another installed app ships a command named like one of litejobs'
     runtimes (channels' ``runworker``); ``manage.py NAME`` runs litejobs' whatever the order of
     ``INSTALLED_APPS``, so the other app's command is only reachable through its class."""
-    from .management.precedence import RUNTIME_COMMANDS, shadowed_commands
-
     return [
         checks.Warning(
             f"[command-shadowed] The `{name}` command of {app} is shadowed: `manage.py {name}` "
@@ -328,8 +321,6 @@ def check_queue_names(app_configs=None, **kwargs):
     """litejobs.W041 (``queue-unused``): a queue only one declaration uses, close to a queue
     others use (``queue="emials"`` beside ``"emails"``): a worker serving the intended queue
     never runs that job."""
-    from .core.spelling import close_match
-
     declared = job_queues.declared_queues()
     found = []
     for queue, users in sorted(declared.items()):
@@ -356,8 +347,6 @@ def check_job_discovery(app_configs=None, **kwargs):
     does not import (found here once the URLconf is imported, as ``runserver`` does). A worker
     runs ``django.setup()`` and every app's ``jobs.py``, never that module: its runs would die
     ``unknown-job``."""
-    from django.urls import get_resolver
-
     # Import the views and what they import; Django's URL checks report a broken URLconf.
     with contextlib.suppress(Exception):
         get_resolver().url_patterns  # noqa: B018
@@ -377,8 +366,6 @@ def check_job_discovery(app_configs=None, **kwargs):
 
 def _jobs_module(module: str) -> str:
     """Where the jobs of ``module``'s app are discovered: ``<app>/jobs.py``."""
-    from django.apps import apps
-
     app = apps.get_containing_app_config(module)
     return f"{app.name.replace('.', '/')}/jobs.py" if app else "an installed app's jobs.py"
 
@@ -387,8 +374,6 @@ def _jobs_module(module: str) -> str:
 def check_metrics_token(app_configs=None, **kwargs):
     """litejobs.E060: ``LITEJOBS['METRICS_TOKEN']`` is neither None nor a string of at least
     32 characters (the token is not quoted)."""
-    from .conf import METRICS_TOKEN_MIN
-
     token = settings.METRICS_TOKEN
     if token is None or settings.metrics_token() is not None:
         return []

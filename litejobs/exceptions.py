@@ -6,6 +6,7 @@ published here. Messages never echo a sensitive value. Configuration mistakes ar
 ``ImproperlyConfigured``; bad input is also ``ValueError`` so callers can catch either kind.
 """
 
+from .core.durations import parse_duration
 from .core.errors import (
     DeclarationError,
     ExtraMissing,
@@ -115,8 +116,6 @@ class RetryAfter(Exception):
     """
 
     def __init__(self, delay, message: str = "") -> None:
-        from .core.durations import parse_duration
-
         self.delay = parse_duration(delay, name="RetryAfter delay")
         super().__init__(message or f"retry after {self.delay.total_seconds():g}s")
 

@@ -82,6 +82,15 @@ class RunOutcome(StrEnum):
     ERROR = "error"  # a bug of litejobs' own; the lease lapses and another worker retries
 
 
+class JobAction(StrEnum):
+    """What an operator's job verb did (``ActionResult.action``)."""
+
+    RETRIED = "retried"
+    CANCELLED = "cancelled"
+    CANCEL_REQUESTED = "cancel-requested"  # it runs: its worker fires the cancellation
+    PROMOTED = "promoted"
+
+
 class StepState(models.TextChoices):
     """Where one step of a job is."""
 
@@ -222,6 +231,14 @@ class ClaimMode(StrEnum):
     DISABLED = "disabled"  # no claims
     OPTIONAL = "optional"  # a claim is a visible hold others cannot act through
     REQUIRED = "required"  # nothing is done to an item without the acting user's live claim
+
+
+class ItemAction(StrEnum):
+    """What a person does to work items from a queue page's bulk actions."""
+
+    CLAIM = "claim"
+    RELEASE = "release"
+    RESOLVE = "resolve"
 
 
 class ItemView(StrEnum):

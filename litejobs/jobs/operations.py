@@ -20,7 +20,7 @@ from django.db import IntegrityError, connections, transaction
 from ..conf import settings
 from ..core import clock
 from ..core.diagnostics import Problem
-from ..core.enums import CLAIMABLE, LIVE, TERMINAL, JobState
+from ..core.enums import CLAIMABLE, LIVE, TERMINAL, JobAction, JobState
 from ..core.payloads import REDACTED, redact
 from ..core.registry import Registry
 from ..exceptions import InvalidInput, JobNotFound, LitejobsError, TransitionRefused
@@ -53,7 +53,7 @@ class ActionResult:
     """What a job verb did: ``action`` is retried, cancelled, cancel-requested or promoted."""
 
     job_id: int
-    action: str
+    action: JobAction
     state: str
     message: str
 
@@ -184,7 +184,9 @@ def requeue(job_id: int, *, by: str) -> ActionResult:
             "retry", job_id, state, _RETRY_ADVICE.get(state, "it cannot be retried."), by=by
         )
     logger.info("job retried id=%s by=%s", job_id, by)
-    return ActionResult(job_id, "retried", JobState.READY, f"Job {job_id} is ready to run again.")
+    return ActionResult(
+        job_id, JobAction.RETRIED, JobState.READY, f"Job {job_id} is ready to run again."
+    )
 
 
 def _is_live_key_violation(error: IntegrityError) -> bool:
@@ -246,14 +248,16 @@ def cancel(job_id: int, *, by: str) -> ActionResult:
         logger.info("job cancel requested id=%s worker=%s by=%s", job_id, owner, by)
         return ActionResult(
             job_id,
-            "cancel-requested",
+            JobAction.CANCEL_REQUESTED,
             state,
             f"Job {job_id} is running on worker {owner}: cancellation requested. The worker "
             f"fires it at its next heartbeat (within {settings.HEARTBEAT}); the job ends "
             "cancelled if its body stops, else it finishes.",
         )
     logger.info("job cancelled id=%s was=%s by=%s", job_id, was, by)
-    return ActionResult(job_id, "cancelled", state, f"Job {job_id} is cancelled (it was {was}).")
+    return ActionResult(
+        job_id, JobAction.CANCELLED, state, f"Job {job_id} is cancelled (it was {was})."
+    )
 
 
 def promote(job_id: int, *, by: str) -> ActionResult:
@@ -271,7 +275,9 @@ def promote(job_id: int, *, by: str) -> ActionResult:
         )
         raise _refuse("promote", job_id, state, advice, by=by)
     logger.info("job promoted id=%s by=%s", job_id, by)
-    return ActionResult(job_id, "promoted", _current_state(job_id), f"Job {job_id} is due now.")
+    return ActionResult(
+        job_id, JobAction.PROMOTED, _current_state(job_id), f"Job {job_id} is due now."
+    )
 
 
 # Retention ---------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from django.core.management.base import SystemCheckError
 from django.db import connections
 
 from ..conf import settings
+from ..jobs.queues import unused_queue
 from .outage import Outage, is_outage
 from .stopping import GracefulStop
 
@@ -61,8 +62,6 @@ def prepare(command, runtime: str) -> bool:
 def warn_unused_queues(command, queues: list[str], where: str) -> None:
     """Print a ``queue-unused`` warning (with "did you mean") for each queue no declaration
     uses: a worker serving only a misspelt queue would wait forever."""
-    from ..jobs.queues import unused_queue
-
     for queue in queues:
         warning = unused_queue(queue, where)
         if warning:

@@ -23,6 +23,7 @@ from ..jobs import catalog, claims, leases, transitions
 from ..jobs.claims import ClaimedJob
 from ..jobs.context import JobContext
 from ..models.jobs import NOTIFY_CHANNEL
+from ..outbox.relay import RelayThread
 from ..runtime.listening import Listener
 from ..runtime.outage import Outage, is_outage
 from ..runtime.startup import describe_database
@@ -186,8 +187,6 @@ class Worker:
         for number in range(self.concurrency):
             self._start_runner(number)
         if self.relay:
-            from ..outbox.relay import RelayThread
-
             self._relay_thread = RelayThread(self.stop_event)
             self._relay_thread.start()
         try:

@@ -37,6 +37,7 @@ from ...core.enums import (
     FINISHED_ITEM,
     LIVE_ITEM,
     ClaimMode,
+    ItemAction,
     ItemStatus,
     ItemView,
     WorkItemState,
@@ -563,7 +564,7 @@ class Outcome:
 
 
 #: The actions ``act`` knows, by the name the admin posts.
-ACTIONS = ("claim", "release", "resolve")
+ACTIONS = values_of(ItemAction)
 
 
 def act(
@@ -589,17 +590,17 @@ def act(
             f"Unknown action {action!r}; use one of {', '.join(ACTIONS)}.", code="action-invalid"
         )
     _check_user(work_queue, user, action)
-    if action == "resolve":
+    if action == ItemAction.RESOLVE:
         resolution = work_queue.check_resolution(resolution)
     elif not work_queue.claims_enabled:
         _check_claims_enabled(work_queue, action)
     outcomes = []
     for item_id in ids:
         try:
-            if action == "claim":
+            if action == ItemAction.CLAIM:
                 item = claim(item_id, user, queue=queue)
                 text = f"You hold item #{item_id} until {_when(item.claim_expires_at)}."
-            elif action == "release":
+            elif action == ItemAction.RELEASE:
                 item = release(item_id, user, queue=queue)
                 text = f"Released item #{item_id}: it is open to everyone."
             else:
