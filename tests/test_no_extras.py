@@ -45,8 +45,32 @@ pages = {
         reverse("admin:litejobs_schedule_changelist"),
     )
 }
+
+# Work queues work without channels: their page says it has no live updates.
+from decimal import Decimal
+from django.core.exceptions import ImproperlyConfigured
+from litejobs.bulk import bulk_money_action
+from litejobs.contrib.bulk.checks import check_bulk_actions
+from litejobs.queues import work_queue
+
+work_queue("noextras.users", model="auth.User", claim="optional", permission="auth.view_user")
+queue_page = client.get(reverse("admin:litejobs_workitem_queue", args=["noextras.users"]))
+pages["queue"] = queue_page.status_code
+live_note = "no live updates" in queue_page.content.decode()
+# A bulk money action declared without django-otp, and the metrics view without prometheus:
+bulk_money_action(
+    "noextras.pay", queue="noextras.users", permission="auth.change_user",
+    amount=lambda row: (Decimal(1), "EUR"), execute=lambda row, run: None,
+)
+otp = [(e.id, e.msg) for e in check_bulk_actions()]
+try:
+    import litejobs.views
+    metrics = "imported"
+except ImproperlyConfigured as error:
+    metrics = str(error)
 print(json.dumps({
     "missing": missing, "job": enqueued, "planned": planned, "pages": pages,
+    "live_note": live_note, "otp": otp, "metrics": metrics,
     "loaded": [n for n in ("channels", "django_otp", "prometheus_client") if n in sys.modules],
 }))
 """
@@ -80,6 +104,12 @@ def test_a_project_without_the_extras_runs_jobs_schedules_the_outbox_and_the_adm
     assert report["loaded"] == []
     assert report["planned"] >= 1
     assert set(report["pages"].values()) == {200}
+    assert report["live_note"]  # the queue page works and says it has no live updates
+    [(check_id, message)] = report["otp"]
+    assert check_id == "litejobs.E050" and "[extra-missing]" in message
+    assert 'pip install "litejobs[otp]"' in message
+    assert report["metrics"].startswith("[extra-missing]")
+    assert 'pip install "litejobs[metrics]"' in report["metrics"]
     manage("runrelay", "--once")
     manage("runworker", "--once", "--no-relay")
     assert Job.objects.get(pk=report["job"]).result == {"ran": "one"}
