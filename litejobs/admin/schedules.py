@@ -3,7 +3,7 @@
 Each schedule's page shows its declaration, its next five run times, its last success, whether
 it is overdue, the scheduler leader, and the runbook commands; its actions (disable with a
 reason, enable) and the occurrences' replay action (with a reason) call
-``litejobs.scheduling.operations`` — the functions ``manage.py litejobs`` calls.
+``litejobs.scheduling.runbook`` — the functions ``manage.py litejobs`` calls.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``manage.py litejobs schedule list|show``, ``replay``, ``disable``, ``enable``, ``run-manual``.
 
 The schedule runbook from the command line; every verb calls
-``litejobs.scheduling.operations`` (or ``scheduling.manual``), the functions the admin's
+``litejobs.scheduling.runbook`` (or ``scheduling.manual``), the functions the admin's
 actions call too. A refusal prints ``[code] message`` and exits 1.
 """
 
@@ -196,14 +196,14 @@ def _show_text(data: dict[str, Any]) -> str:
 
 
 def handle_show(command, options) -> int:
-    """``schedule show NAME``: see ``scheduling.operations.schedule_details``."""
+    """``schedule show NAME``: see ``scheduling.runbook.schedule_details``."""
     data = runbook.schedule_details(options["name"])
     emit(command, options, data, _show_text(data))
     return EXIT_OK
 
 
 def handle_replay(command, options) -> int:
-    """``replay OCCURRENCE --reason ...``: see ``scheduling.operations.replay``."""
+    """``replay OCCURRENCE --reason ...``: see ``scheduling.runbook.replay``."""
     outcome = runbook.replay(
         options["occurrence"], reason=options["reason"], by=acting_user(options)
     )
@@ -212,14 +212,14 @@ def handle_replay(command, options) -> int:
 
 
 def handle_disable(command, options) -> int:
-    """``disable NAME --reason ...``: see ``scheduling.operations.disable``."""
+    """``disable NAME --reason ...``: see ``scheduling.runbook.disable``."""
     outcome = runbook.disable(options["name"], reason=options["reason"], by=acting_user(options))
     emit(command, options, outcome.as_dict(), outcome.message)
     return EXIT_OK
 
 
 def handle_enable(command, options) -> int:
-    """``enable NAME``: see ``scheduling.operations.enable``."""
+    """``enable NAME``: see ``scheduling.runbook.enable``."""
     outcome = runbook.enable(options["name"], by=acting_user(options))
     emit(command, options, outcome.as_dict(), outcome.message)
     return EXIT_OK

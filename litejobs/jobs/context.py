@@ -17,7 +17,7 @@ class JobContext:
     ``occurrence`` (the scheduled occurrence this run serves, if any), ``cancelled`` (an event
     set when the run must stop: timeout, worker drain, operator cancel, lost lease) and
     ``check_cancelled()`` which raises ``litejobs.Cancelled`` once it is set, and ``step``
-    (durable steps: ``run``, ``sleep``, ``wait_for_event``; see ``litejobs.steps``).
+    (durable steps: ``run``, ``sleep``, ``wait_for_event``; see ``litejobs.jobs.steps``).
     """
 
     def __init__(
@@ -45,7 +45,7 @@ class JobContext:
         #: Why the cancellation fired (``CancelReason``), once it has.
         self.cancel_reason: CancelReason | None = None
         self._progress_sink = progress_sink
-        self.step: Any = None  # litejobs.steps.Steps, set by the worker for each run
+        self.step: Any = None  # litejobs.jobs.steps.Steps, set by the worker for each run
 
     def __repr__(self) -> str:
         return f"<JobContext {self.name} #{self.job_id} attempt {self.attempt}>"

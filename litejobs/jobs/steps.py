@@ -177,7 +177,7 @@ class Steps:
     ) -> dict[str, Any]:
         """Wait (without a worker) for a published ``event`` whose payload contains ``match``.
 
-        Answers the event's payload; raises ``litejobs.steps.WaitTimedOut`` after ``timeout``.
+        Answers the event's payload; raises ``litejobs.WaitTimedOut`` after ``timeout``.
         """
         self._claim_name(name)
         self._refuse_in_atomic(name, "wait_for_event")

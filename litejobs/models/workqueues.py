@@ -16,7 +16,8 @@ from django.db.models import F, Q
 
 from ..core.enums import FINISHED_ITEM, LIVE_ITEM, WorkItemState
 
-#: The NOTIFY channel of work-item changes; one LISTEN per web process (``litejobs.live``).
+#: The NOTIFY channel of work-item changes; one LISTEN per web process
+#: (``litejobs.contrib.workqueues.live``).
 WORKITEM_CHANNEL = "litejobs_workitems"
 
 

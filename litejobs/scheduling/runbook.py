@@ -4,7 +4,7 @@ The admin and ``manage.py litejobs`` call these functions and nothing else, so n
 the store behind the occurrence identity's back: a replay is a new job under the same
 occurrence identity (key ``occurrence:<schedule>:<instant>``) with an audit record, a disable
 is a switch the leader reads in the same transaction it plans in. Every change logs who asked
-to the ``litejobs.operations`` logger.
+to this module's logger.
 """
 
 from __future__ import annotations

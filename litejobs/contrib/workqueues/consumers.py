@@ -1,10 +1,10 @@
 """Channels consumers: the websocket of a work-queue page (live claims and resolutions).
 
-A page opens ``ws/litejobs/workqueues/<queue>/`` (``litejobs.routing``). The consumer admits
-only users who may work the queue, subscribes to this process's LISTEN connection
-(``litejobs.live``), and then answers the page's ``{"op": "watch", "ids": [...]}`` with the
-current state of those items — read *after* the LISTEN is in place, so a change made between
-the page's render and the socket's opening is never missed. From then on every committed
+A page opens ``ws/litejobs/workqueues/<queue>/`` (``routing``). The consumer admits only
+users who may work the queue, subscribes to this process's LISTEN connection (``live``), and
+then answers the page's ``{"op": "watch", "ids": [...]}`` with the current state of those
+items — read *after* the LISTEN is in place, so a change made between the page's render and
+the socket's opening is never missed. From then on every committed
 change of the queue's items arrives as ``{"op": "insert"|"update", "id": ..., "state": ...,
 "holder": ..., "claim_expires_at": ..., "now": <server time>}``; ``{"op": "resync"}`` asks the
 page to send its ``watch`` again (the database connection was re-established).
