@@ -6,28 +6,5 @@ webhook endpoints receive it once the change has committed.
 runrelay``) and ``operations`` (the backlog, retention, what ``doctor`` finds).
 """
 
-from .staging import (
-    Message,
-    SubscriberDefinition,
-    Topic,
-    declared_topics,
-    is_declared,
-    stage,
-    subscriber,
-    subscribers_of,
-    topic,
-    unregister_topic,
-)
-
-__all__ = [
-    "Message",
-    "SubscriberDefinition",
-    "Topic",
-    "declared_topics",
-    "is_declared",
-    "stage",
-    "subscriber",
-    "subscribers_of",
-    "topic",
-    "unregister_topic",
-]
+from .staging import *  # noqa: F403 - the face of staging
+from .staging import __all__  # noqa: F401
