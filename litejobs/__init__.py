@@ -3,11 +3,12 @@
 The user-facing surface; everything else is an implementation detail.
 """
 
-from .context import JobContext
-from .events import event, publish_event
+from .core.retry import Retry
 from .exceptions import Cancelled, LitejobsError, Permanent, RetryAfter, WaitTimedOut
-from .jobs import Concurrency, Enqueued, JobDefinition, job
-from .retry import Retry
+from .jobs.context import JobContext
+from .jobs.declaration import Concurrency, JobDefinition, job
+from .jobs.enqueue import Enqueued
+from .jobs.events import event, publish_event
 from .scheduling.declarations import ScheduleDefinition, schedule
 from .scheduling.identity import OccurrenceRef
 from .scheduling.manual import ManualJob, manual

@@ -1,7 +1,14 @@
-"""litejobs' Django app: loads every installed app's ``jobs.py``, registers the checks and keeps
-``runworker``, ``runscheduler`` and ``runrelay`` litejobs' whatever the order of apps."""
+"""litejobs' Django app: the glue between Django and litejobs' features.
 
-from django.apps import AppConfig
+When Django is ready it registers the checks, keeps ``runworker``, ``runscheduler`` and
+``runrelay`` litejobs' whatever the order of apps, declares litejobs' own jobs and schedule
+(webhook delivery, bulk money items, housekeeping), wires the add-ons of ``litejobs.contrib``
+in (their checks and admin pages; the Django Tasks backend when Django Tasks is available),
+and imports every installed app's declaration modules (``jobs.py``, ``workflows.py``,
+``schedules.py``, then ``queues.py``).
+"""
+
+from django.apps import AppConfig, apps
 
 
 class LitejobsConfig(AppConfig):
@@ -13,16 +20,26 @@ class LitejobsConfig(AppConfig):
     def ready(self) -> None:
         from django.core.signals import setting_changed
 
-        from . import checks, clock, queues, registry  # noqa: F401 - checks register themselves
+        from . import checks  # noqa: F401 - the checks register themselves
+        from .contrib.bulk import checks as bulk_checks  # noqa: F401
+        from .contrib.bulk import execution  # noqa: F401 - the job that pays bulk items
+        from .contrib.workqueues import checks as workqueue_checks  # noqa: F401
+        from .contrib.workqueues import declarations as workqueues
+        from .core import clock, extras
+        from .jobs import catalog
         from .management.precedence import pin_runtime_commands
+        from .models import WebhookEndpoint
+        from .scheduling import housekeeping  # noqa: F401 - litejobs' own daily schedule
+        from .webhooks import delivery, endpoints  # noqa: F401 - the webhook delivery job
 
         pin_runtime_commands()
-
         setting_changed.connect(clock.forget_configured_clock)
-        from . import (
-            bulk,  # noqa: F401 - declares the job that executes bulk money items
-            webhooks,  # noqa: F401 - declares the webhook delivery job
-        )
+        WebhookEndpoint.rules = staticmethod(endpoints.check_endpoint_fields)
+        if extras.installed("django.tasks") or extras.installed("django_tasks"):
+            from .contrib.django_tasks import backend  # noqa: F401 - runs Django tasks' rows
+        if apps.is_installed("django.contrib.admin"):
+            from .contrib.bulk import admin as bulk_admin  # noqa: F401
+            from .contrib.workqueues import admin as workqueue_admin  # noqa: F401
 
-        registry.autodiscover()
-        queues.autodiscover()  # work queues (after jobs and schedules)
+        catalog.autodiscover()
+        workqueues.autodiscover()  # work queues (after jobs and schedules)

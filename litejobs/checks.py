@@ -1,15 +1,27 @@
-"""System checks (``manage.py check``): litejobs problems with stable ids and the fix."""
+"""System checks (``manage.py check``): litejobs problems with stable ids and the fix.
+
+The add-ons' checks are theirs (``litejobs.contrib.workqueues.checks``,
+``litejobs.contrib.bulk.checks``); litejobs' app registers them with these.
+"""
 
 import contextlib
 from collections.abc import Mapping
 
+from django.apps import apps
+from django.conf import settings as django_settings
 from django.core import checks
 from django.db import connections
+from django.urls import get_resolver
+from django.utils.module_loading import import_string
 
-from . import registry
-from .conf import settings
+from .conf import DEFAULTS, METRICS_TOKEN_MIN, settings
+from .core.retry import Retry
+from .core.spelling import close_match, did_you_mean
 from .exceptions import LitejobsError
-from .spelling import did_you_mean
+from .jobs import catalog, workflows
+from .jobs import queues as job_queues
+from .jobs.declaration import queue_name
+from .management.precedence import RUNTIME_COMMANDS, shadowed_commands
 
 
 @checks.register("litejobs")
@@ -56,7 +68,7 @@ def check_declarations(app_configs=None, **kwargs):
     ``job-guard-missing``), found while importing every app's ``jobs.py`` and ``schedules.py``.
     """
     found = []
-    for module, error in registry.declaration_errors():
+    for module, error in catalog.declaration_errors():
         code = getattr(error, "code", "declaration-invalid")
         found.append(
             checks.Error(
@@ -104,10 +116,6 @@ def check_setting_names(app_configs=None, **kwargs):
     """litejobs.E041: ``LITEJOBS`` is not a dict (``settings-invalid``), or has a key that is no
     litejobs setting (``settings-unknown``: a typo, named with the key it most likely misspells).
     The key is ignored until then; no runtime starts with it."""
-    from django.conf import settings as django_settings
-
-    from .conf import DEFAULTS
-
     configured = getattr(django_settings, "LITEJOBS", None)
     if configured is not None and not isinstance(configured, Mapping):
         return [
@@ -132,11 +140,6 @@ def check_setting_names(app_configs=None, **kwargs):
 def check_settings(app_configs=None, **kwargs):
     """litejobs.E004 (``settings-invalid``): a setting whose value cannot work, or settings that
     cannot work together."""
-    from django.utils.module_loading import import_string
-
-    from .conf import DEFAULTS
-    from .retry import Retry
-
     problems = []
 
     def refuse(message: str, hint: str) -> None:
@@ -215,8 +218,6 @@ def check_settings(app_configs=None, **kwargs):
 def check_pgtrigger_installed(app_configs=None, **kwargs):
     """litejobs.E040 (``pgtrigger-missing``): litejobs' database triggers (fences, wake-ups,
     append-only records) are declared with django-pgtrigger, whose app must be installed."""
-    from django.apps import apps
-
     if apps.is_installed("pgtrigger"):
         return []
     return [
@@ -227,35 +228,6 @@ def check_pgtrigger_installed(app_configs=None, **kwargs):
             id="litejobs.E040",
         )
     ]
-
-
-@checks.register("litejobs")
-def check_work_queues(app_configs=None, **kwargs):
-    """litejobs.E010 (an invalid ``work_queue`` or ``score_rule`` declaration in a
-    ``queues.py``, ``work-queue-invalid``) and E011 (a queue whose score rule no installed app
-    declares, ``score-rule-unknown``)."""
-    from . import queues
-
-    found = [
-        checks.Error(
-            f"{module}: [{getattr(error, 'code', 'work-queue-invalid')}] {error.args[0]}",
-            hint="Fix the declaration; the admin shows only the queues that were declared.",
-            obj=module,
-            id="litejobs.E010",
-        )
-        for module, error in queues.declaration_errors()
-    ]
-    found += [
-        checks.Error(
-            f"{queue.module}: [score-rule-unknown] work queue {queue.name!r} is scored by "
-            f"{queue.score!r}, which no installed app declares.",
-            hint=f"Declare @score_rule({queue.score!r}) in a queues.py, or fix score=.",
-            obj=queue.module,
-            id="litejobs.E011",
-        )
-        for queue in queues.unknown_rules()
-    ]
-    return found
 
 
 #: The check id of each kind of workflow problem.
@@ -271,26 +243,21 @@ def check_workflows(app_configs=None, **kwargs):
     """litejobs.E007 (a workflow step or compensation maps to no registered use case,
     ``behavior-unrecorded``), E008 (a use case mapped by two steps) and E009 (a step that
     declares no compensation)."""
-    from . import workflows
-
     return [
         checks.Error(
-            f"[{kind}] {message}",
+            f"[{problem.code}] {problem.message}",
             hint="Register the use case with @use_case(...), map each use case from one step, "
             "and declare every step's compensation (Compensation.none(reason=...) if none).",
-            obj=where,
-            id=WORKFLOW_CHECK_IDS[kind],
+            obj=problem.where,
+            id=WORKFLOW_CHECK_IDS[problem.code],
         )
-        for kind, where, message in workflows.problems()
+        for problem in workflows.problems()
     ]
 
 
 @checks.register("litejobs")
 def check_outbox_settings(app_configs=None, **kwargs):
     """litejobs.E020: outbox and webhook settings that cannot work (``settings-invalid``)."""
-    from .jobs import queue_name
-    from .retry import Retry
-
     problems = []
 
     def refuse(message: str, hint: str) -> None:
@@ -331,32 +298,10 @@ def check_outbox_settings(app_configs=None, **kwargs):
 
 
 @checks.register("litejobs")
-def check_bulk_actions(app_configs=None, **kwargs):
-    """litejobs.E012: a bulk money action that cannot work — one acting on a work queue no
-    installed app declares (``bulk-action-invalid``), or django-otp's TOTP app missing
-    (``bulk-otp-missing``). An invalid ``bulk_money_action(...)`` makes its ``queues.py``
-    fail to import, which litejobs.E010 reports with the ``[bulk-action-invalid]`` code."""
-    from . import bulk
-
-    return [
-        checks.Error(
-            f"{module}: [{code}] {message}",
-            hint="Declare the work queue in a queues.py (or fix queue=), and install "
-            "django-otp's TOTP app: confirmations need a code from a device.",
-            obj=module,
-            id="litejobs.E012",
-        )
-        for code, module, message in bulk.problems()
-    ]
-
-
-@checks.register("litejobs")
 def check_shadowed_commands(app_configs=None, **kwargs):
     """litejobs.W040: another installed app ships a command named like one of litejobs'
     runtimes (channels' ``runworker``); ``manage.py NAME`` runs litejobs' whatever the order of
     ``INSTALLED_APPS``, so the other app's command is only reachable through its class."""
-    from .management.precedence import RUNTIME_COMMANDS, shadowed_commands
-
     return [
         checks.Warning(
             f"[command-shadowed] The `{name}` command of {app} is shadowed: `manage.py {name}` "
@@ -376,14 +321,12 @@ def check_queue_names(app_configs=None, **kwargs):
     """litejobs.W041 (``queue-unused``): a queue only one declaration uses, close to a queue
     others use (``queue="emials"`` beside ``"emails"``): a worker serving the intended queue
     never runs that job."""
-    from .spelling import close_match
-
-    queues = registry.declared_queues()
+    declared = job_queues.declared_queues()
     found = []
-    for queue, users in sorted(queues.items()):
+    for queue, users in sorted(declared.items()):
         if len(users) != 1:
             continue
-        match = close_match(queue, queues)
+        match = close_match(queue, declared)
         if match is not None:
             found.append(
                 checks.Warning(
@@ -404,8 +347,6 @@ def check_job_discovery(app_configs=None, **kwargs):
     does not import (found here once the URLconf is imported, as ``runserver`` does). A worker
     runs ``django.setup()`` and every app's ``jobs.py``, never that module: its runs would die
     ``unknown-job``."""
-    from django.urls import get_resolver
-
     # Import the views and what they import; Django's URL checks report a broken URLconf.
     with contextlib.suppress(Exception):
         get_resolver().url_patterns  # noqa: B018
@@ -419,49 +360,20 @@ def check_job_discovery(app_configs=None, **kwargs):
             obj=definition.func.__module__,
             id="litejobs.W042",
         )
-        for definition in registry.declared_late()
+        for definition in catalog.declared_late()
     ]
 
 
 def _jobs_module(module: str) -> str:
     """Where the jobs of ``module``'s app are discovered: ``<app>/jobs.py``."""
-    from django.apps import apps
-
     app = apps.get_containing_app_config(module)
     return f"{app.name.replace('.', '/')}/jobs.py" if app else "an installed app's jobs.py"
-
-
-@checks.register("litejobs")
-def check_bulk_device_keys(app_configs=None, **kwargs):
-    """litejobs.W060: bulk money actions are declared while django-otp's admin still shows a
-    device's key and QR code (``OTP_ADMIN_HIDE_SENSITIVE_DATA`` is not True): a stolen admin
-    session that can read the key can clone the phone that confirms payments."""
-    from django.apps import apps
-    from django.conf import settings as django_settings
-
-    from . import bulk
-
-    if not bulk.all_actions() or not apps.is_installed("django_otp"):
-        return []
-    if getattr(django_settings, "OTP_ADMIN_HIDE_SENSITIVE_DATA", False) is True:
-        return []
-    return [
-        checks.Warning(
-            "Bulk money actions are confirmed with TOTP codes, but django-otp's admin shows a "
-            "device's key and QR code to anyone who may view devices.",
-            hint="Set OTP_ADMIN_HIDE_SENSITIVE_DATA = True in your settings, and enrol devices "
-            "outside the admin session (or only while adding them).",
-            id="litejobs.W060",
-        )
-    ]
 
 
 @checks.register("litejobs")
 def check_metrics_token(app_configs=None, **kwargs):
     """litejobs.E060: ``LITEJOBS['METRICS_TOKEN']`` is neither None nor a string of at least
     32 characters (the token is not quoted)."""
-    from .conf import METRICS_TOKEN_MIN
-
     token = settings.METRICS_TOKEN
     if token is None or settings.metrics_token() is not None:
         return []

@@ -1,124 +1,29 @@
-"""The one place litejobs reads the time. Tests and simulations inject their own clock.
+"""Moved to ``litejobs.core.clock``; this path keeps working.
 
-Production code calls ``litejobs.clock.now()``, never ``datetime.now()``: the default clock
-answers aware UTC instants, ``LITEJOBS["CLOCK"]`` may name another, and ``use_clock`` swaps
-it for a block (tests move a ``FrozenClock``).
-
-Leases are the exception. A lease is written by one host and compared by another, so its
-expiry is computed and compared on the one clock every host shares: the database's.
-``lease_instant()`` is the seam: the SQL takes ``statement_timestamp()`` unless an injected
-clock supplies the instant (``{db_now}`` in litejobs' SQL).
+``litejobs.clock.now()``, ``use_clock``, ``FrozenClock``, ``SystemClock`` (the default of
+``LITEJOBS["CLOCK"]``) and the rest are the objects of ``litejobs.core.clock``.
 """
 
-from __future__ import annotations
+from .core.clock import (
+    Clock,
+    FrozenClock,
+    SystemClock,
+    database_now,
+    forget_configured_clock,
+    get_clock,
+    lease_instant,
+    now,
+    use_clock,
+)
 
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
-from typing import Protocol
-
-from django.utils.module_loading import import_string
-
-
-class Clock(Protocol):
-    """Anything with ``now()`` answering an aware datetime."""
-
-    def now(self) -> datetime: ...
-
-
-class SystemClock:
-    """The machine's clock, in UTC."""
-
-    def now(self) -> datetime:
-        return datetime.now(UTC)
-
-
-class FrozenClock:
-    """A clock that moves only when told: ``advance("10m")``, ``set(instant)``. Thread-safe."""
-
-    def __init__(self, start: datetime | None = None) -> None:
-        if start is not None and start.tzinfo is None:
-            raise ValueError("FrozenClock needs an aware datetime.")
-        self._now = start or datetime(2026, 1, 1, tzinfo=UTC)
-        self._lock = threading.Lock()
-
-    def now(self) -> datetime:
-        with self._lock:
-            return self._now
-
-    def set(self, instant: datetime) -> None:
-        if instant.tzinfo is None:
-            raise ValueError("FrozenClock needs an aware datetime.")
-        with self._lock:
-            self._now = instant
-
-    def advance(self, by: timedelta | str | float) -> datetime:
-        from .durations import parse_duration
-
-        with self._lock:
-            self._now += parse_duration(by, name="advance")
-            return self._now
-
-
-_override: Clock | None = None
-_configured: Clock | None = None
-
-
-def get_clock() -> Clock:
-    """The clock in force: a ``use_clock`` override, else ``LITEJOBS["CLOCK"]`` (cached)."""
-    global _configured
-    if _override is not None:
-        return _override
-    if _configured is None:
-        from .conf import settings
-
-        _configured = import_string(settings.CLOCK)()
-    return _configured
-
-
-def forget_configured_clock(**kwargs) -> None:
-    """Drop the cached ``LITEJOBS["CLOCK"]`` instance (on ``setting_changed``)."""
-    global _configured
-    if kwargs.get("setting", "LITEJOBS") == "LITEJOBS":
-        _configured = None
-
-
-def now() -> datetime:
-    """The current instant, aware, from the injected clock."""
-    return get_clock().now()
-
-
-def lease_instant() -> datetime | None:
-    """The instant lease arithmetic runs at: None means the database's clock.
-
-    Hosts whose clocks disagree must never reap each other's healthy leases, so with the
-    machine's clock in force the SQL reads the database's ``statement_timestamp()``. An
-    injected clock (a test's ``FrozenClock``, a simulation) supplies its own instant instead.
-    """
-    current = get_clock()
-    return None if isinstance(current, SystemClock) else current.now()
-
-
-def database_now(alias: str) -> datetime:
-    """The instant leases are compared with, for reads outside the runtimes' SQL (doctor, the
-    admin): the injected clock's, else the database's (one statement)."""
-    instant = lease_instant()
-    if instant is not None:
-        return instant
-    from django.db import connections
-
-    with connections[alias].cursor() as cursor:
-        cursor.execute("SELECT statement_timestamp()")
-        return cursor.fetchone()[0]
-
-
-@contextmanager
-def use_clock(clock: Clock) -> Iterator[Clock]:
-    """Make ``clock`` the clock of every litejobs call (all threads) inside the block."""
-    global _override
-    previous, _override = _override, clock
-    try:
-        yield clock
-    finally:
-        _override = previous
+__all__ = [
+    "Clock",
+    "FrozenClock",
+    "SystemClock",
+    "database_now",
+    "forget_configured_clock",
+    "get_clock",
+    "lease_instant",
+    "now",
+    "use_clock",
+]

@@ -5,13 +5,16 @@ Every key is optional. Durations accept ``"30s"``-style strings, numbers of seco
 parsed ``timedelta``.
 """
 
+import os
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
+from django.conf import ENVIRONMENT_VARIABLE
 from django.conf import settings as django_settings
 
-from .durations import parse_duration
+from .core.durations import parse_duration
+from .core.errors import LitejobsError
 
 DEFAULTS: dict[str, Any] = {
     # The database alias litejobs stores its rows in (and runs atomic job bodies on).
@@ -111,7 +114,10 @@ class Settings:
 
     def configured(self) -> Mapping[str, Any]:
         """The project's ``LITEJOBS`` dict (empty when unset, or when it is not a dict: the
-        check litejobs.E041 reports that)."""
+        check litejobs.E041 reports that). Outside a Django project (no settings module: a
+        script that verifies webhook signatures) every key has its default."""
+        if not django_settings.configured and ENVIRONMENT_VARIABLE not in os.environ:
+            return {}
         user = getattr(django_settings, "LITEJOBS", None)
         return user if isinstance(user, Mapping) else {}
 
@@ -126,8 +132,6 @@ class Settings:
         raising there would break every command, ``manage.py check`` included, while the
         settings checks (litejobs.E004, E020) report the invalid value and no runtime starts.
         """
-        from .exceptions import LitejobsError
-
         try:
             return parse(getattr(self, name))
         except LitejobsError:

@@ -1,36 +1,19 @@
 """Every refusal litejobs makes: one base class, a stable ``code`` and a message naming the fix.
 
-Messages never echo a sensitive value. Configuration mistakes are also ``ImproperlyConfigured``;
-bad input is also ``ValueError`` so callers can catch either the specific or the general kind.
+The base errors (``LitejobsError``, ``DeclarationError``, ``InvalidInput``, ``Permanent``,
+``ExtraMissing``) are defined in ``litejobs.core.errors``, below duration parsing, and
+published here. Messages never echo a sensitive value. Configuration mistakes are also
+``ImproperlyConfigured``; bad input is also ``ValueError`` so callers can catch either kind.
 """
 
-from django.core.exceptions import ImproperlyConfigured
-
-
-class LitejobsError(Exception):
-    """Base of every litejobs error; ``code`` is stable and documented in the README."""
-
-    code = "litejobs-error"
-
-    def __init__(self, message: str, *, code: str | None = None) -> None:
-        super().__init__(message)
-        if code is not None:
-            self.code = code
-
-    def __str__(self) -> str:
-        return f"[{self.code}] {self.args[0]}"
-
-
-class DeclarationError(LitejobsError, ImproperlyConfigured):
-    """A declaration (``@job``, settings) is invalid; fix the code or settings it names."""
-
-    code = "declaration-invalid"
-
-
-class InvalidInput(LitejobsError, ValueError):
-    """An argument given at run time was refused before anything was written."""
-
-    code = "input-invalid"
+from .core.durations import parse_duration
+from .core.errors import (
+    DeclarationError,
+    ExtraMissing,
+    InvalidInput,
+    LitejobsError,
+    Permanent,
+)
 
 
 class UnknownJob(LitejobsError, LookupError):
@@ -112,10 +95,6 @@ class ClaimRefused(LitejobsError):
     code = "claim-refused"
 
 
-class Permanent(Exception):
-    """Raise from a job body to stop retrying at once: the job goes to ``dead``."""
-
-
 class WaitTimedOut(Exception):
     """``ctx.step.wait_for_event`` timed out without a matching event; catch it to go on."""
 
@@ -137,8 +116,6 @@ class RetryAfter(Exception):
     """
 
     def __init__(self, delay, message: str = "") -> None:
-        from .durations import parse_duration
-
         self.delay = parse_duration(delay, name="RetryAfter delay")
         super().__init__(message or f"retry after {self.delay.total_seconds():g}s")
 
@@ -200,3 +177,33 @@ class BulkSetChanged(BulkRefused):
     def __init__(self, message: str, *, preview) -> None:
         super().__init__(message)
         self.preview = preview
+
+
+__all__ = [
+    "BulkActionNotFound",
+    "BulkRefused",
+    "BulkSetChanged",
+    "Cancelled",
+    "ClaimRefused",
+    "DeclarationError",
+    "ExtraMissing",
+    "GuardRefused",
+    "InvalidInput",
+    "JobNotFound",
+    "LitejobsError",
+    "OccurrenceNotFound",
+    "PayloadTooNew",
+    "Permanent",
+    "RetryAfter",
+    "ScheduleNotFound",
+    "SignatureInvalid",
+    "StaleFence",
+    "TransitionRefused",
+    "UnknownJob",
+    "WaitTimedOut",
+    "WebhookEndpointNotFound",
+    "WebhookError",
+    "WorkItemNotFound",
+    "WorkQueueForbidden",
+    "WorkQueueNotFound",
+]

@@ -1,43 +1,6 @@
-"""Websocket URL patterns of litejobs: include them in your ASGI application.
+"""Moved to ``litejobs.contrib.workqueues.routing``; this path keeps working (the websocket
+URL patterns of the live work-queue pages; needs ``litejobs[live]``)."""
 
-::
+from .contrib.workqueues.routing import websocket_path, websocket_urlpatterns
 
-    # asgi.py
-    from channels.auth import AuthMiddlewareStack
-    from channels.routing import ProtocolTypeRouter, URLRouter
-    from channels.security.websocket import AllowedHostsOriginValidator
-    from django.core.asgi import get_asgi_application
-
-    django_application = get_asgi_application()
-    from litejobs.routing import websocket_urlpatterns  # after Django is set up
-
-    application = ProtocolTypeRouter({
-        "http": django_application,
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
-    })
-
-The queue pages connect to ``/ws/litejobs/workqueues/<queue>/`` (``websocket_path``); mount
-the patterns at the root of your websocket router.
-"""
-
-from django.urls import path
-
-from .consumers import WorkQueueConsumer
-
-#: Where a queue page opens its websocket; ``{queue}`` is the queue's name.
-WEBSOCKET_PATH = "/ws/litejobs/workqueues/{queue}/"
-
-websocket_urlpatterns = [
-    path(
-        "ws/litejobs/workqueues/<str:queue>/",
-        WorkQueueConsumer.as_asgi(),
-        name="litejobs-workqueue",
-    ),
-]
-
-
-def websocket_path(queue: str) -> str:
-    """The websocket path of ``queue``'s page."""
-    return WEBSOCKET_PATH.format(queue=queue)
+__all__ = ["websocket_path", "websocket_urlpatterns"]

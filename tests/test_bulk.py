@@ -15,6 +15,7 @@ from django.db import connection
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from litejobs import bulk, operations, workqueues
+from litejobs.contrib.bulk import devices
 from litejobs.exceptions import (
     BulkRefused,
     BulkSetChanged,
@@ -638,15 +639,15 @@ def test_a_confirmation_racing_another_for_the_same_item_is_refused_with_a_fresh
     made = bulk.preview(ACTION, ids_of(payouts), finance)
     other = make_finance("frank")
     theirs = bulk.preview(ACTION, ids_of(payouts[:1]), other)
-    verify = bulk._verify
+    verify = devices.verify
 
     def meanwhile(device, code):
         # Frank's confirmation of the first payout commits between the read and the insert.
-        monkeypatch.setattr(bulk, "_verify", verify)
+        monkeypatch.setattr(devices, "verify", verify)
         bulk.confirm(theirs.token, fresh_code(device_of(other)), other)
         return verify(device, code)
 
-    monkeypatch.setattr(bulk, "_verify", meanwhile)
+    monkeypatch.setattr(devices, "verify", meanwhile)
     with pytest.raises(BulkSetChanged) as changed:
         bulk.confirm(made.token, fresh_code(device_of(finance)), finance)
     assert [left.code for left in changed.value.preview.excluded] == ["bulk-item-pending"]

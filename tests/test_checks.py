@@ -5,8 +5,9 @@ from django.core import checks
 from django.db import connection
 from django.test import override_settings
 
-from litejobs import registry
 from litejobs.checks import check_database, check_declarations, check_settings
+from litejobs.jobs import catalog as registry
+from litejobs.jobs import queues as job_queues
 
 
 def ids(messages):
@@ -151,7 +152,12 @@ def test_a_job_declared_outside_startup_is_reported_with_its_module():
     from litejobs.checks import check_job_discovery
 
     # The jobs of the installed apps' jobs.py (and of what startup imports) are discovered.
-    startup = {"tests.testapp.jobs", "project.orders.jobs", "litejobs.webhooks", "litejobs.bulk"}
+    startup = {
+        "tests.testapp.jobs",
+        "project.orders.jobs",
+        "litejobs.webhooks.delivery",
+        "litejobs.contrib.bulk.execution",
+    }
     assert not {w.obj for w in check_job_discovery()} & startup
 
     @job(key=lambda: "late")
@@ -191,8 +197,8 @@ def test_the_declared_queues_include_webhooks_and_django_tasks_backends():
         TASKS={"default": {"BACKEND": "litejobs.tasks.LitejobsBackend", "QUEUES": ["reports"]}},
         LITEJOBS={"WEBHOOK_QUEUE": "hooks"},
     ):
-        queues = registry.declared_queues()
-        assert registry.unused_queue("report", "--queues") is not None
+        queues = job_queues.declared_queues()
+        assert job_queues.unused_queue("report", "--queues") is not None
     assert queues["reports"] == ["TASKS['default']"]
     assert "LITEJOBS['WEBHOOK_QUEUE']" in queues["hooks"]
-    assert registry.unused_queue("emails", "--queues") is None
+    assert job_queues.unused_queue("emails", "--queues") is None

@@ -152,7 +152,7 @@ def test_key_live_refusal(clock):
 def test_by_defaults_to_the_os_user(clock, monkeypatch, caplog):
     monkeypatch.setattr("getpass.getuser", lambda: "ops-person")
     dead = new_job(clock, JobState.DEAD)
-    with caplog.at_level("INFO", logger="litejobs.operations"):
+    with caplog.at_level("INFO", logger="litejobs.jobs.operations"):
         litejobs("retry", str(dead.id))
     assert "by=ops-person" in caplog.text
 

@@ -10,8 +10,9 @@ from django.conf import settings as django_settings
 from django.urls import reverse
 
 from litejobs.models import Job, JobState, OutboxMessage, WebhookDelivery
-from litejobs.relay import OutboxRelay
-from litejobs.webhooks import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, deliver, sign
+from litejobs.outbox.relay import OutboxRelay
+from litejobs.webhooks import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, sign
+from litejobs.webhooks.delivery import deliver
 from project.orders.jobs import ask_warehouse_to_ship
 from project.orders.services import place_order
 from project.partners.endpoint import ensure_endpoint

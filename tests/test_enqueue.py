@@ -152,7 +152,7 @@ def test_errors_never_echo_a_sensitive_value(clock):
 @pytest.fixture
 def declared():
     """Declare jobs for one test; they are forgotten afterwards."""
-    from litejobs import registry
+    from litejobs.jobs import catalog as registry
 
     made = []
 

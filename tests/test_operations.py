@@ -8,8 +8,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from litejobs import operations, store
+from litejobs import operations
 from litejobs.exceptions import InvalidInput, JobNotFound, TransitionRefused
+from litejobs.jobs import claims, leases, transitions
 from litejobs.models import Job, JobAttempt, JobState, QueueState
 from litejobs.models import Worker as WorkerRow
 from litejobs.worker import Worker
@@ -44,7 +45,7 @@ def new_job(clock, state=JobState.READY, label="x", **fields):
 def claim(clock):
     now = clock.now()
     with connection.cursor() as cursor:
-        return store.claim(
+        return claims.claim(
             cursor,
             owner="worker-1",
             queues=[],
@@ -141,7 +142,7 @@ def test_a_verb_needs_to_know_who_acts(clock):
 
 def test_verbs_log_who_acted(clock, caplog):
     job = new_job(clock, JobState.DONE)
-    with caplog.at_level("INFO", logger="litejobs.operations"):
+    with caplog.at_level("INFO", logger="litejobs.jobs.operations"):
         operations.retry(job.id, by="alice")
     assert f"job retried id={job.id} by=alice" in caplog.text
 
@@ -183,7 +184,7 @@ def test_cancel_of_a_running_job_requests_it_from_its_worker(clock):
     # The worker's next heartbeat is told.
     now = clock.now()
     with connection.cursor() as cursor:
-        answer = store.heartbeat(
+        answer = leases.heartbeat(
             cursor,
             worker={
                 "owner": "worker-1",
@@ -214,7 +215,7 @@ def test_cancel_of_a_running_job_whose_worker_is_gone_is_immediate(clock):
     assert (attempt.number, attempt.outcome, attempt.worker) == (1, "lease_expired", "worker-1")
     # The lost worker's late completion is refused: the job is no longer running.
     with connection.cursor() as cursor:
-        assert not store.complete(cursor, held, now=clock.now(), result_json=None)
+        assert not transitions.complete(cursor, held, now=clock.now(), result_json=None)
 
 
 @pytest.mark.django_db(transaction=True)

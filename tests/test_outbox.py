@@ -16,9 +16,10 @@ from litejobs.exceptions import DeclarationError, InvalidInput
 from litejobs.models import Job, JobState, LeaderLease, OutboxMessage
 from litejobs.models.outbox import OUTBOX_CHANNEL
 from litejobs.outbox import Message, stage, subscriber, topic
-from litejobs.relay import OutboxRelay
+from litejobs.outbox import operations as outbox_operations
+from litejobs.outbox.relay import OutboxRelay
+from litejobs.runtime.listening import connect
 from litejobs.worker import Worker
-from litejobs.worker.control import connect
 from tests.conftest import wait_for
 from tests.outboxapp.jobs import asks_to_wait, audit_paid, record_paid
 from tests.testapp.models import Mark
@@ -523,17 +524,17 @@ def test_purge_deletes_published_messages_past_the_retention_in_batches(clock, s
     stage(PAID, {"order": 99})  # pending: never purged
     relay().publish_pending()  # published now: within the retention
     stage(PAID, {"order": 100})
-    assert outbox.purge() == {"messages": 5, "deliveries": 0}
+    assert outbox_operations.purge() == {"messages": 5, "deliveries": 0}
     assert OutboxMessage.objects.count() == 2
     assert OutboxMessage.objects.filter(published_at__isnull=True).count() == 1
     clock.advance("2d")
-    assert outbox.purge()["messages"] == 1  # the pending one stays
+    assert outbox_operations.purge()["messages"] == 1  # the pending one stays
     assert OutboxMessage.objects.get().payload == {"order": 100}
 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_built_in_housekeeping_schedule_purges_the_outbox(clock, run_worker):
-    from litejobs.schedules import housekeeping
+    from litejobs.scheduling.housekeeping import housekeeping
 
     stage("test.webhook-only", {"n": 1})
     relay().publish_pending()
@@ -547,11 +548,11 @@ def test_the_built_in_housekeeping_schedule_purges_the_outbox(clock, run_worker)
 
 @pytest.mark.django_db
 def test_backlog_reports_the_oldest_pending_message(clock):
-    assert outbox.backlog().pending == 0
+    assert outbox_operations.backlog().pending == 0
     first = stage(PAID, {"order": 1})
     clock.advance("90s")
     stage(PAID, {"order": 2})
-    found = outbox.backlog()
+    found = outbox_operations.backlog()
     assert (found.pending, found.oldest_id, found.oldest_topic) == (2, first, PAID)
     assert found.oldest_age == timedelta(seconds=90)
 

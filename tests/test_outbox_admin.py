@@ -12,10 +12,10 @@ from django.contrib.messages import get_messages
 from django.core.management import call_command
 from django.urls import reverse
 
-from litejobs.metrics import registry
+from litejobs.contrib.metrics.collector import registry
 from litejobs.models import Job, OutboxMessage, WebhookDelivery, WebhookEndpoint
 from litejobs.outbox import stage
-from litejobs.relay import OutboxRelay
+from litejobs.outbox.relay import OutboxRelay
 from litejobs.webhooks import create_endpoint
 
 pytestmark = pytest.mark.django_db

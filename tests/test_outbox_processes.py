@@ -9,8 +9,9 @@ from django.db import connection, transaction
 
 from litejobs.models import Job, LeaderLease, OutboxMessage, WebhookDelivery
 from litejobs.outbox import stage
-from litejobs.webhooks import create_endpoint, deliver
-from litejobs.worker.control import connect
+from litejobs.runtime.listening import connect
+from litejobs.webhooks import create_endpoint
+from litejobs.webhooks.delivery import deliver
 from tests.conftest import wait_for
 from tests.outboxapp.jobs import audit_paid, record_paid
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from litejobs import Retry
-from litejobs.durations import parse_duration
+from litejobs.core.durations import parse_duration
 from litejobs.exceptions import DeclarationError, InvalidInput, Permanent
 
 policies = st.builds(

@@ -13,8 +13,9 @@ import pytest
 from django.test import override_settings
 
 from litejobs import clock as system_clock
-from litejobs import job, operations, registry
+from litejobs import job, operations
 from litejobs.exceptions import DeclarationError
+from litejobs.jobs import catalog as registry
 from litejobs.models import Job, JobAttempt, JobState
 from litejobs.scheduling import declarations
 from tests.conftest import wait_for

@@ -7,11 +7,11 @@ import psycopg
 import pytest
 from django.db import connection
 
-from litejobs import store
+from litejobs.jobs import leases
 from litejobs.models import Job, JobAttempt, JobState
 from litejobs.models import Worker as WorkerRow
+from litejobs.runtime.listening import connect
 from litejobs.worker import Worker
-from litejobs.worker.control import connect
 from tests.conftest import wait_for
 from tests.testapp.jobs import gated, per_account, reports_progress, slow_record
 from tests.testapp.models import Mark
@@ -147,7 +147,7 @@ def _cut_off_reason(worker, job_id):
 def _heartbeats_fail(monkeypatch, failing: threading.Event, answering: threading.Event):
     """While ``failing`` is set, heartbeats fail as in an outage; while ``answering`` is clear,
     they hang first (a dropped network)."""
-    real = store.heartbeat
+    real = leases.heartbeat
 
     def heartbeat(cursor, **kwargs):
         answering.wait(30)
@@ -155,7 +155,7 @@ def _heartbeats_fail(monkeypatch, failing: threading.Event, answering: threading
             raise psycopg.OperationalError("connection to server lost (test)")
         return real(cursor, **kwargs)
 
-    monkeypatch.setattr(store, "heartbeat", heartbeat)
+    monkeypatch.setattr(leases, "heartbeat", heartbeat)
 
 
 @pytest.mark.parametrize("how", ["fails", "hangs"])

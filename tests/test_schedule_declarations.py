@@ -7,9 +7,10 @@ import pytest
 from django.core import checks
 from django.test import override_settings
 
-from litejobs import Retry, job, manual, registry, schedule
+from litejobs import Retry, job, manual, schedule
 from litejobs.checks import check_declarations
 from litejobs.exceptions import DeclarationError, GuardRefused, InvalidInput
+from litejobs.jobs import catalog as registry
 from litejobs.models import Job
 from litejobs.scheduling import declarations
 from litejobs.scheduling import manual as manual_jobs

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from litejobs.models import Job, Occurrence, OccurrenceReplay, Schedule
-from litejobs.scheduling import operations as schedules
+from litejobs.scheduling import runbook as schedules
 from tests.testapp.jobs import scheduled_mark
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,14 +11,16 @@ import psycopg
 import pytest
 from django.db import connection
 
-from litejobs import Retry, leadership, operations, store
+from litejobs import Retry, operations
 from litejobs.exceptions import InvalidInput, OccurrenceNotFound, TransitionRefused
+from litejobs.jobs import catalog, claims, transitions
 from litejobs.models import Job, JobState, Occurrence, OccurrenceReplay, Schedule
+from litejobs.runtime import leadership
+from litejobs.runtime.listening import connect
 from litejobs.scheduling import declarations
-from litejobs.scheduling import operations as schedules
+from litejobs.scheduling import runbook as schedules
 from litejobs.scheduling.scheduler import LostLeadership, Scheduler
 from litejobs.scheduling.timetable import jitter_for
-from litejobs.worker.control import connect
 from tests.testapp.jobs import occupied, scheduled_mark
 from tests.testapp.models import Mark
 
@@ -38,14 +40,14 @@ def hhmm(instants) -> list[str]:
 def claim(clock, owner="worker-a"):
     now = clock.now()
     with connection.cursor() as cursor:
-        return store.claim(
+        return claims.claim(
             cursor,
             owner=owner,
             queues=[],
             limit=10,
             now=now,
             lease=timedelta(minutes=1),
-        ).jobs + store.claim_limited(
+        ).jobs + claims.claim_limited(
             cursor,
             owner=owner,
             queues=[],
@@ -320,7 +322,7 @@ def test_a_completion_with_a_stale_fence_changes_neither_job_nor_occurrence(
     [current] = claim(clock, owner="worker-b")
     assert current.fence > stale.fence
     with connection.cursor() as cursor:
-        assert not store.complete(cursor, stale, now=clock.now(), result_json=None)
+        assert not transitions.complete(cursor, stale, now=clock.now(), result_json=None)
     occurrence.refresh_from_db()
     job = Job.objects.get()
     assert (job.state, job.fence) == (JobState.RUNNING, current.fence)
@@ -332,7 +334,7 @@ def test_a_completion_with_a_stale_fence_changes_neither_job_nor_occurrence(
     assert occurrence.lease_owner == "worker-b" and occurrence.attempts == 2
     assert Schedule.objects.get(name="t.fence").last_success_at is None
     with connection.cursor() as cursor:
-        assert store.complete(cursor, current, now=clock.now(), result_json=None)
+        assert transitions.complete(cursor, current, now=clock.now(), result_json=None)
     occurrence.refresh_from_db()
     assert (occurrence.state, occurrence.completed_at) == ("completed", clock.now())
     # Nothing may lower an occurrence's fence, whoever writes.
@@ -387,23 +389,25 @@ def test_an_occurrence_runs_with_its_schedules_timeout(declare):
     definition = declare("t.timeout", job=scheduled_mark, every="1h", timeout="2s")
     assert scheduled_mark.timeout == timedelta(seconds=5)
     assert definition.run_definition.timeout == timedelta(seconds=2)
-    claimed = store.ClaimedJob.from_row(
-        (
-            1,
-            scheduled_mark.name,
-            "default",
-            "occurrence:t.timeout:2026-03-01T12:00:00+00:00",
-            "",
-            {},
-            1,
-            3,
-            7,
-            "",
-            5,
-        )
+    claimed = claims.ClaimedJob.from_row(
+        {
+            "id": 1,
+            "name": scheduled_mark.name,
+            "queue": "default",
+            "key": "occurrence:t.timeout:2026-03-01T12:00:00+00:00",
+            "tenant": "",
+            "payload": {},
+            "attempts": 1,
+            "max_attempts": 3,
+            "fence": 7,
+            "traceparent": "",
+            "occurrence_id": 5,
+            "version": 1,
+        }
     )
-    assert claimed.extra["occurrence"].scheduled_for == NOON
-    assert declarations.run_definition(claimed, scheduled_mark).timeout == timedelta(seconds=2)
+    run = catalog.run_of(claimed)
+    assert run.occurrence.scheduled_for == NOON
+    assert run.definition.timeout == timedelta(seconds=2)
 
 
 # Manual replay -----------------------------------------------------------------------------
@@ -508,7 +512,7 @@ def test_disable_stops_new_occurrences_and_a_claimed_one_finishes(
 
     # The claimed occurrence finishes.
     with connection.cursor() as cursor:
-        assert store.complete(cursor, claimed, now=clock.now(), result_json=None)
+        assert transitions.complete(cursor, claimed, now=clock.now(), result_json=None)
     assert Occurrence.objects.get(scheduled_for=at(12, 1)).state == "completed"
 
     clock.advance("1h")
@@ -573,7 +577,7 @@ def test_retention_purges_finished_occurrences_past_each_schedules_retention(
 def test_the_built_in_housekeeping_job_purges_occurrences_and_jobs(
     clock, declare, scheduler, run_worker
 ):
-    from litejobs.schedules import housekeeping
+    from litejobs.scheduling.housekeeping import housekeeping
 
     declare("t.kept", job=scheduled_mark, every="1h", retention="1d")
     plans = scheduler("t.kept")

@@ -8,8 +8,8 @@ from django.db import transaction
 
 from litejobs import publish_event
 from litejobs.exceptions import InvalidInput
+from litejobs.jobs.steps import HELD
 from litejobs.models import Job, JobState, JobStep, StepState
-from litejobs.steps import HELD
 from tests.testapp.jobs import (
     atomic_stepped,
     charge_once,

@@ -23,7 +23,7 @@ from litejobs.models import (
     WebhookEndpoint,
 )
 from litejobs.outbox import stage
-from litejobs.relay import OutboxRelay
+from litejobs.outbox.relay import OutboxRelay
 from litejobs.webhooks import (
     DELIVERY_HEADER,
     EVENT_HEADER,
@@ -31,7 +31,6 @@ from litejobs.webhooks import (
     SIGNATURE_HEADER,
     SignedDelivery,
     create_endpoint,
-    deliver,
     disable_endpoint,
     enable_endpoint,
     retry_after,
@@ -39,6 +38,7 @@ from litejobs.webhooks import (
     verify_request,
     verify_signature,
 )
+from litejobs.webhooks.delivery import deliver
 
 SECRET = "whsec_test_secret_of_enough_length"
 LOCAL = {"WEBHOOK_ALLOWED_HOSTS": ["127.0.0.1"]}

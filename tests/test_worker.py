@@ -6,9 +6,9 @@ import psycopg
 import pytest
 from django.db import connection
 
-from litejobs import store
+from litejobs.jobs import claims, transitions
 from litejobs.models import Job, JobAttempt, JobState, QueueState
-from litejobs.worker.control import connect
+from litejobs.runtime.listening import connect
 from tests.testapp.jobs import (
     charge_card,
     cooperative_slow,
@@ -123,7 +123,7 @@ def _claim(limit=10):
 
     now = injected.now()
     with connection.cursor() as cursor:
-        return store.claim(
+        return claims.claim(
             cursor,
             owner="test",
             queues=[],
@@ -146,7 +146,7 @@ def test_a_completion_with_a_stale_fence_is_refused(clock):
     [job] = _claim()
     _steal(job.id)
     with connection.cursor() as cursor:
-        assert not store.complete(cursor, job, now=clock.now(), result_json=None)
+        assert not transitions.complete(cursor, job, now=clock.now(), result_json=None)
     assert Job.objects.get(pk=job.id).state == JobState.RUNNING
 
 
@@ -156,7 +156,7 @@ def test_a_batched_acknowledgement_refuses_only_the_stale_fence(clock):
     jobs = _claim()
     _steal(jobs[1].id)
     with connection.cursor() as cursor:
-        done = store.complete_batch(cursor, [(job, clock.now(), None) for job in jobs])
+        done = transitions.complete_batch(cursor, [(job, clock.now(), None) for job in jobs])
     assert done == {jobs[0].id, jobs[2].id}
     states = dict(Job.objects.values_list("id", "state"))
     assert states == {jobs[0].id: "done", jobs[1].id: "running", jobs[2].id: "done"}
@@ -275,10 +275,10 @@ def test_a_runner_error_is_logged_without_sensitive_values(clock, run_worker, ca
     from litejobs.worker import runner
     from tests.testapp.jobs import secret_saga
 
-    def broken(job, definition):
+    def broken(job):
         raise RuntimeError(f"cannot run {job.payload}")
 
-    monkeypatch.setattr(runner, "run_definition", broken)
+    monkeypatch.setattr(runner.catalog, "run_of", broken)
     secret_saga.enqueue(label="r", card=SECRET_CARD)
     with caplog.at_level("INFO", logger="litejobs"):
         run_worker()
@@ -289,7 +289,7 @@ def test_a_runner_error_is_logged_without_sensitive_values(clock, run_worker, ca
 def test_the_stored_message_is_scrubbed_after_compensation_failures_are_appended(
     clock, run_worker, monkeypatch
 ):
-    from litejobs.steps import Steps
+    from litejobs.jobs.steps import Steps
     from tests.testapp.jobs import secret_saga
 
     # Whatever a compensation failure says, the runner scrubs the message it is appended to.

@@ -3,9 +3,10 @@
 import pytest
 from django.test import override_settings
 
-from litejobs import registry, workflows
 from litejobs.checks import check_workflows
 from litejobs.exceptions import DeclarationError
+from litejobs.jobs import catalog as registry
+from litejobs.jobs import workflows
 from litejobs.models import Job, JobState
 from litejobs.workflows import Compensation, Step, workflow
 from tests.testapp.jobs import loan_flow
@@ -43,8 +44,8 @@ def test_the_checks_report_unrecorded_behaviour_double_mapping_and_missing_compe
     monkeypatch,
 ):
     # The bad declarations register only into copies, dropped after the test.
-    monkeypatch.setattr(workflows, "_workflows", dict(workflows._workflows))
-    monkeypatch.setattr(workflows, "_use_cases", dict(workflows._use_cases))
+    monkeypatch.setattr(workflows, "_workflows", workflows._workflows.copy())
+    monkeypatch.setattr(workflows, "_use_cases", workflows._use_cases.copy())
     assert check_workflows() == []
     with override_settings(INSTALLED_APPS=["litejobs", "tests.badworkflows"]):
         registry.autodiscover()

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from litejobs import clock as litejobs_clock
-from litejobs import workqueues
+from litejobs.contrib.workqueues import items as workqueues
 from litejobs.models import WorkItem, WorkItemState
 from tests.workqueue_helpers import declare_queue, make_dispute, make_user, reviewers
 

@@ -10,7 +10,9 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 from django.db import IntegrityError, connection, transaction
 
-from litejobs import checks, queues, workqueues
+from litejobs import workqueues
+from litejobs.contrib.workqueues import checks
+from litejobs.contrib.workqueues import declarations as queues
 from litejobs.exceptions import (
     ClaimRefused,
     DeclarationError,
@@ -95,7 +97,7 @@ def test_a_queue_citing_an_unknown_rule_is_a_system_check_error(declare_queue):
 
 def test_a_broken_queues_module_is_reported_by_the_checks_not_at_startup(monkeypatch):
     error = DeclarationError("Work queue 'x': claim= must be ...", code="work-queue-invalid")
-    monkeypatch.setattr(queues, "_declaration_errors", [("tests.badqueues.queues", error)])
+    monkeypatch.setattr(queues.discovery, "_errors", [("tests.badqueues.queues", error)])
     [found] = checks.check_work_queues()
     assert found.id == "litejobs.E010"
     assert found.msg.startswith("tests.badqueues.queues: [work-queue-invalid]")

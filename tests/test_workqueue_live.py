@@ -13,7 +13,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser, Permission
 from django.db import connection
 
-from litejobs import consumers, live, workqueues
+from litejobs.contrib.workqueues import consumers, live
+from litejobs.contrib.workqueues import items as workqueues
 from litejobs.routing import websocket_path, websocket_urlpatterns
 from tests.workqueue_helpers import make_dispute, reviewers
 

@@ -10,7 +10,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 
-from litejobs import clock, queues
+from litejobs import clock
+from litejobs.contrib.workqueues import declarations as queues
 from project.payments.models import Dispute
 
 _numbers = count(1)

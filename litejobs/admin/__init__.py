@@ -1,9 +1,12 @@
-"""The operator's admin: jobs, live workers and queues, one module per model group.
+"""The operator's admin: jobs, live workers, job queues, schedules, the outbox and webhooks, one
+module per model group. (The work-queue and bulk money action pages are
+``litejobs.contrib``'s; litejobs' app registers them when the admin is installed.)
 
-Every change an operator makes here goes through ``litejobs.operations``, the same functions
+Every change an operator makes here goes through the features' operator verbs
+(``litejobs.jobs.operations``, ``litejobs.scheduling.runbook``, ...), the same functions
 ``manage.py litejobs`` calls, so the admin and the CLI cannot disagree about a transition.
 """
 
-from . import bulk, jobs, outbox, queues, schedules, workers, workqueues
+from . import jobs, outbox, queues, schedules, workers
 
-__all__ = ["bulk", "jobs", "outbox", "queues", "schedules", "workers", "workqueues"]
+__all__ = ["jobs", "outbox", "queues", "schedules", "workers"]

@@ -12,7 +12,8 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils.html import format_html
 
-from .. import clock, operations, registry
+from ..core import clock
+from ..jobs import catalog, operations
 from ..models import Job, JobAttempt, JobStep, Occurrence, QueueState
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
 
@@ -43,7 +44,7 @@ class QueueFilter(admin.SimpleListFilter):
 
     def lookups(self, request, model_admin):
         """Declared queues and queues with a switch (plus the one selected)."""
-        names = {d.queue for d in registry.all_jobs()}
+        names = {d.queue for d in catalog.all_jobs()}
         names |= set(QueueState.objects.values_list("name", flat=True))
         if self.value():
             names.add(self.value())
@@ -62,7 +63,7 @@ class NameFilter(admin.SimpleListFilter):
 
     def lookups(self, request, model_admin):
         """Declared job names (plus the one selected, e.g. a renamed job's old name)."""
-        names = {d.name for d in registry.all_jobs()}
+        names = {d.name for d in catalog.all_jobs()}
         if self.value():
             names.add(self.value())
         return [(name, name) for name in sorted(names)]

@@ -18,9 +18,12 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from .. import clock, operations, outbox, webhooks
 from ..conf import settings
+from ..core import clock
+from ..core.durations import format_age
+from ..core.payloads import display_url
 from ..exceptions import LitejobsError
+from ..jobs import operations
 from ..models import (
     Job,
     LeaderLease,
@@ -29,6 +32,10 @@ from ..models import (
     WebhookDelivery,
     WebhookEndpoint,
 )
+from ..outbox import operations as outbox_operations
+from ..outbox import staging
+from ..webhooks import endpoints
+from ..webhooks.delivery import deliver
 from .base import ACTION_LIMIT, ReadOnlyAdmin, acted_by
 from .jobs import CappedCountPaginator
 from .schedules import _ask_reason, _selected_hidden
@@ -47,7 +54,7 @@ class TopicFilter(admin.SimpleListFilter):
 
     def lookups(self, request, model_admin):
         """Declared topics (plus the one selected, e.g. a topic no longer declared)."""
-        names = {t.name for t in outbox.declared_topics()}
+        names = {t.name for t in staging.declared_topics()}
         if self.value():
             names.add(self.value())
         return [(name, name) for name in sorted(names)]
@@ -159,13 +166,11 @@ class OutboxMessageAdmin(ReadOnlyAdmin):
     def changelist_view(self, request, extra_context=None):
         """The listing, headed by the backlog and the relay leader."""
         now = clock.now()
-        waiting = outbox.backlog(now=now)
+        waiting = outbox_operations.backlog(now=now)
         lease = LeaderLease.of(LeaderRole.RELAY, settings.DATABASE)
         context = {
             "backlog": waiting,
-            "backlog_age": operations.format_age(waiting.oldest_age)
-            if waiting.oldest_age is not None
-            else "",
+            "backlog_age": format_age(waiting.oldest_age) if waiting.oldest_age is not None else "",
             "lease": lease,
             "lease_live": lease is not None
             and lease.expires_at >= clock.database_now(settings.DATABASE),
@@ -194,7 +199,7 @@ class EndpointForm(forms.ModelForm):
     )
     secret = forms.CharField(
         required=False,
-        max_length=webhooks.SECRET_MAX,
+        max_length=endpoints.SECRET_MAX,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
         help_text="The signing secret the receiver verifies with. It is never shown again once "
         "saved: leave this empty to keep the current one, or type a new one to rotate it.",
@@ -208,7 +213,7 @@ class EndpointForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         choices = [("*", "every topic (*)")] + [
             (t.name, f"{t.name} — {t.description}" if t.description else t.name)
-            for t in outbox.declared_topics()
+            for t in staging.declared_topics()
         ]
         known = {value for value, _ in choices}
         # A topic no longer declared stays visible, so the operator can see and drop it.
@@ -221,7 +226,7 @@ class EndpointForm(forms.ModelForm):
             self.initial.pop("secret", None)  # never the saved one, whatever the widget
             if self.instance.pk is None:  # a new endpoint: propose one to copy now
                 self.fields["secret"].widget = forms.TextInput(attrs={"autocomplete": "off"})
-                self.fields["secret"].initial = webhooks.new_secret()
+                self.fields["secret"].initial = endpoints.new_secret()
                 self.fields["secret"].help_text = (
                     "The signing secret the receiver verifies with: copy this generated one to "
                     "the receiver now (or type your own). It is never shown again once saved."
@@ -231,7 +236,7 @@ class EndpointForm(forms.ModelForm):
         """Empty: generate one (new endpoints) or keep the current one (existing)."""
         secret = self.cleaned_data.get("secret") or ""
         if not secret:
-            return self.instance.secret or webhooks.new_secret()
+            return self.instance.secret or endpoints.new_secret()
         return secret
 
 
@@ -288,11 +293,11 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         if not change:
             obj.created_at = clock.now()
         super().save_model(request, obj, form, change)
-        webhooks.logger.info(
+        endpoints.logger.info(
             "webhook endpoint %s id=%s url=%s by=%s",
             "changed" if change else "created",
             obj.pk,
-            webhooks.display_url(obj.url),
+            display_url(obj.url),
             acted_by(request),
         )
 
@@ -303,7 +308,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     @admin.display(description="URL")
     def shown_url(self, obj: WebhookEndpoint) -> str:
         """Scheme and host only: a URL's path may carry a token."""
-        return webhooks.display_url(obj.url)
+        return display_url(obj.url)
 
     @admin.display(description="topics")
     def topics_label(self, obj: WebhookEndpoint) -> str:
@@ -329,7 +334,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         by = acted_by(request)
         for endpoint in queryset[:ACTION_LIMIT]:
             try:
-                webhooks.enable_endpoint(endpoint.pk, by=by)
+                endpoints.enable_endpoint(endpoint.pk, by=by)
             except LitejobsError as error:
                 self.message_user(request, str(error), messages.ERROR)
             else:
@@ -349,7 +354,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             by = acted_by(request)
             for endpoint in rows:
                 try:
-                    webhooks.disable_endpoint(endpoint.pk, reason=reason, by=by)
+                    endpoints.disable_endpoint(endpoint.pk, reason=reason, by=by)
                 except LitejobsError as error:
                     self.message_user(request, str(error), messages.ERROR)
                 else:
@@ -454,4 +459,4 @@ def _delivery_job(delivery: WebhookDelivery) -> Job | None:
         if job is not None:
             return job
     key = f"webhook:{delivery.endpoint_id}:{delivery.message_id}"
-    return Job.objects.filter(name=webhooks.deliver.name, key=key).order_by("-id").first()
+    return Job.objects.filter(name=deliver.name, key=key).order_by("-id").first()

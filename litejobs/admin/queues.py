@@ -1,7 +1,7 @@
 """Queues in the admin: one overview of every queue's counts, with pause and resume.
 
 The overview replaces the QueueState changelist: queues exist in job rows and declarations,
-not only as switches, so it is built from ``operations.queue_overview`` (one GROUP BY over the
+not only as switches, so it is built from ``queues.queue_overview`` (one GROUP BY over the
 jobs, one read of the switches) rather than from QueueState rows alone.
 """
 
@@ -16,8 +16,9 @@ from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from .. import operations
+from ..core.durations import format_age
 from ..exceptions import LitejobsError
+from ..jobs import queues
 from ..models import QueueState
 from .base import ReadOnlyAdmin, acted_by
 
@@ -51,7 +52,7 @@ class QueueStateAdmin(ReadOnlyAdmin):
         """The queue overview (GET) and its pause / resume form (POST)."""
         if not self.has_view_or_change_permission(request):
             raise PermissionDenied
-        summaries = operations.queue_overview()
+        summaries = queues.queue_overview()
         names = [s.name for s in summaries]
         if request.method == "POST":
             if not self.has_operate_permission(request):
@@ -71,12 +72,10 @@ class QueueStateAdmin(ReadOnlyAdmin):
                         summary.counts[state.value],
                         f"{jobs_url}?{urlencode({'queue': summary.name, 'state': state.value})}",
                     )
-                    for state in operations.OVERVIEW_STATES
+                    for state in queues.OVERVIEW_STATES
                 ],
                 "oldest_due": (
-                    operations.format_age(summary.oldest_due_age)
-                    if summary.oldest_due_age is not None
-                    else ""
+                    format_age(summary.oldest_due_age) if summary.oldest_due_age is not None else ""
                 ),
             }
             for summary in summaries
@@ -87,7 +86,7 @@ class QueueStateAdmin(ReadOnlyAdmin):
             "subtitle": None,
             "opts": self.opts,
             "app_label": self.opts.app_label,
-            "states": [state.label for state in operations.OVERVIEW_STATES],
+            "states": [state.label for state in queues.OVERVIEW_STATES],
             "rows": rows,
             "form": QueueActionForm(queues=names),
             "can_operate": self.has_operate_permission(request),
@@ -108,10 +107,10 @@ class QueueStateAdmin(ReadOnlyAdmin):
         for queue in form.cleaned_data["queue"]:
             try:
                 if action == "pause":
-                    operations.pause(queue, reason=form.cleaned_data["reason"], by=by)
+                    queues.pause(queue, reason=form.cleaned_data["reason"], by=by)
                     text = f"Queue {queue!r} is paused: workers claim none of its jobs."
                 else:
-                    operations.resume(queue, by=by)
+                    queues.resume(queue, by=by)
                     text = f"Queue {queue!r} is running: workers claim its due jobs."
             except LitejobsError as error:
                 self.message_user(request, str(error), messages.ERROR)

@@ -3,7 +3,7 @@
 Each schedule's page shows its declaration, its next five run times, its last success, whether
 it is overdue, the scheduler leader, and the runbook commands; its actions (disable with a
 reason, enable) and the occurrences' replay action (with a reason) call
-``litejobs.scheduling.operations`` — the functions ``manage.py litejobs`` calls.
+``litejobs.scheduling.runbook`` — the functions ``manage.py litejobs`` calls.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from .. import clock
 from ..conf import settings
+from ..core import clock
 from ..models import Job, Occurrence, OccurrenceReplay, Schedule
-from ..scheduling import operations as schedule_operations
+from ..scheduling import runbook
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
 from .jobs import CappedCountPaginator
 
@@ -44,7 +44,7 @@ def _health(row: Schedule):
     """The schedule's health, computed once per row and request."""
     cached = getattr(row, "_litejobs_health", None)
     if cached is None:
-        cached = schedule_operations.health(row, clock.now())
+        cached = runbook.health(row, clock.now())
         row._litejobs_health = cached
     return cached
 
@@ -161,7 +161,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
     @admin.display(description="timetable")
     def timetable(self, obj: Schedule) -> str:
         """The cron or interval, with the zone and its DST behaviour."""
-        return schedule_operations.describe_timetable(obj)
+        return runbook.describe_timetable(obj)
 
     @admin.display(description="switch")
     def switch(self, obj: Schedule) -> str:
@@ -186,7 +186,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
         runs = _health(obj).next_runs
         if not runs:
             return "- (not planned: disabled, draft, retired or not declared)"
-        zone = schedule_operations.timetable_of(obj).tzinfo
+        zone = runbook.timetable_of(obj).tzinfo
         return format_html(
             "<ol>{}</ol>",
             format_html_join(
@@ -223,7 +223,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
     @admin.display(description="scheduler leader")
     def leader(self, obj: Schedule) -> str:
         """The replica that plans right now (the leader lease)."""
-        lease = schedule_operations.leader()
+        lease = runbook.leader()
         if lease is None:
             return "none yet: start manage.py runscheduler"
         lapsed = lease.expires_at < clock.database_now(settings.DATABASE)
@@ -241,7 +241,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
             format_html_join(
                 "",
                 "<tr><th>{}</th><td><code>{}</code></td></tr>",
-                schedule_operations.runbook(obj.name),
+                runbook.runbook(obj.name),
             ),
         )
 
@@ -267,12 +267,12 @@ class ScheduleAdmin(ReadOnlyAdmin):
 
     def _disable(self, request, rows, reason) -> None:
         def disable(name, by):
-            return schedule_operations.disable(name, reason=reason, by=by)
+            return runbook.disable(name, reason=reason, by=by)
 
         report(self, request, disable, [row.name for row in rows])
 
     def _enable(self, request, rows) -> None:
-        report(self, request, schedule_operations.enable, [row.name for row in rows])
+        report(self, request, runbook.enable, [row.name for row in rows])
 
     @admin.action(description="Disable selected schedules (asks why)", permissions=["operate"])
     def disable_schedules(self, request, queryset):
@@ -431,7 +431,7 @@ class OccurrenceAdmin(ReadOnlyAdmin):
 
     def _replay(self, request, occurrences, reason) -> None:
         def replay(occurrence_id, by):
-            return schedule_operations.replay(occurrence_id, reason=reason, by=by)
+            return runbook.replay(occurrence_id, reason=reason, by=by)
 
         report(self, request, replay, [occurrence.pk for occurrence in occurrences])
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from .. import clock
 from ..conf import settings
+from ..core import clock
 from ..models import Worker
 from .base import ReadOnlyAdmin
 

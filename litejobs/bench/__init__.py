@@ -6,9 +6,9 @@ against litejobs and against the floor (psycopg alone), and drops it. The projec
 litejobs rows are never read or written. Worker processes are spawned children that load the
 project's settings pointed at the scratch database.
 
-Modules: ``workloads`` (W1-W5, W7-W10), ``floor`` (the plain-SQL floors), ``children`` (worker and
-floor processes), ``scratch`` (the scratch database), ``report`` (figures, table, JSON),
-``jobs`` (the bench's no-op job declarations).
+Modules: ``options`` (what a run is asked), ``workloads`` (W1-W5, W7-W10), ``floor`` (the
+plain-SQL floors), ``children`` (worker and floor processes), ``scratch`` (the scratch
+database), ``report`` (figures, table, JSON), ``jobs`` (the bench's no-op job declarations).
 """
 
 from __future__ import annotations
@@ -16,39 +16,13 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .children import BenchError
+from .options import SIZES, WORKLOADS, BenchOptions
 from .report import Report
 
 __all__ = ["SIZES", "WORKLOADS", "BenchError", "BenchOptions", "Report", "run"]
-
-WORKLOADS = ("W1", "W2", "W3", "W4", "W5", "W7", "W8", "W9", "W10")
-#: BENCH.md's sizes: jobs for W1-W3, pickup samples for W4, five-step jobs for W7, staged
-#: outbox rows for W8, history rows for W9, delayed jobs for W10.
-SIZES = {
-    "W1": 2000,
-    "W2": 10_000,
-    "W3": 10_000,
-    "W4": 200,
-    "W7": 1000,
-    "W8": 10_000,
-    "W9": 1_000_000,
-    "W10": 200,
-}
-
-
-@dataclass(frozen=True)
-class BenchOptions:
-    """What ``manage.py litejobs bench`` was asked to run."""
-
-    rounds: int = 3
-    only: tuple[str, ...] = WORKLOADS
-    sizes: dict[str, int] = field(default_factory=lambda: dict(SIZES))
-    processes: tuple[int, ...] = (4,)
-    idle_seconds: float = 60.0
-    keep_db: bool = False
 
 
 def run(options: BenchOptions, say: Callable[[str], None] = lambda line: None) -> Report:
@@ -56,6 +30,8 @@ def run(options: BenchOptions, say: Callable[[str], None] = lambda line: None) -
 
     Child processes log to a temporary folder, removed on success and quoted on failure.
     """
+    # The workloads read the models: imported once Django is set up (bench children import
+    # this package before it is).
     from ..conf import settings
     from .scratch import ScratchDatabase
     from .workloads import Bench

@@ -6,7 +6,7 @@ appear in a project's real worker.
 
 import time
 
-from ..jobs import job
+from ..jobs.declaration import job
 from ..outbox import subscriber
 
 #: Every bench job runs in this queue of the scratch database.

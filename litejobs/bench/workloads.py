@@ -23,16 +23,17 @@ from django.conf import settings as django_settings
 from django.db import transaction
 from psycopg import sql
 
-from .. import clock
 from ..conf import DEFAULTS
 from ..conf import settings as litejobs_settings
-from ..jobs import MAX_BATCH, JobDefinition
+from ..core import clock
+from ..jobs.declaration import MAX_BATCH, JobDefinition
 from ..models import Job
 from ..models import Worker as WorkerRow
-from ..relay import OutboxRelay
-from . import SIZES, WORKLOADS, BenchOptions, floor
+from ..outbox.relay import OutboxRelay
+from . import floor
 from .children import BenchError, ChildSpec, DjangoTarget, started
 from .jobs import QUEUE, STEPS, delayed, five_steps, noop, noop_unfenced, on_paid, pickup
+from .options import SIZES, WORKLOADS, BenchOptions
 from .report import (
     EMPTY_TABLE,
     FLOOR,
@@ -380,7 +381,7 @@ class Bench:
             if published != count or jobs != count:
                 raise BenchError(
                     f"W8: the relay published {published} of {count} messages and created "
-                    f"{jobs} subscriber jobs; see the litejobs.relay log."
+                    f"{jobs} subscriber jobs; see the litejobs.outbox.relay log."
                 )
             floor.reset(self.sql)
             floor.stage_outbox(self.sql, count)

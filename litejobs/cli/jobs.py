@@ -12,8 +12,9 @@ import json
 from datetime import datetime
 from typing import Any
 
-from .. import clock, operations
 from ..conf import settings
+from ..core import clock
+from ..jobs import operations
 from ..models import Job, JobAttempt, JobState
 from . import EXIT_OK, add_json_flag, emit
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 
-from .. import operations, outbox
-from ..durations import parse_duration
+from .. import doctor
+from ..core.durations import parse_duration
 from ..exceptions import InvalidInput
+from ..jobs import operations
+from ..outbox import operations as outbox_operations
 from . import EXIT_OK, EXIT_PROBLEMS, add_json_flag, emit
 from .jobs import acting_user, add_by_flag
 
@@ -51,10 +53,11 @@ def register(subparsers) -> None:
 
 
 def handle_purge(command, options) -> int:
-    """``purge``: see ``operations.purge`` and ``outbox.purge``; prints the rows deleted."""
+    """``purge``: see ``jobs.operations.purge`` and ``outbox.operations.purge``; prints the
+    rows deleted."""
     by = acting_user(options)
     counts = operations.purge(by=by)
-    published = outbox.purge(by=by)
+    published = outbox_operations.purge(by=by)
     text = "Purged " + ", ".join(f"{n} {state}" for state, n in counts.items()) + " job(s)"
     text += f", {published['messages']} outbox message(s), {published['deliveries']} webhook "
     text += "delivery record(s)."
@@ -65,7 +68,7 @@ def handle_purge(command, options) -> int:
 
 def handle_doctor(command, options) -> int:
     """``doctor``: print every problem with what to do; exit 3 if there is any."""
-    diagnosis = operations.diagnose(max_ready_age=options["max_ready_age"])
+    diagnosis = doctor.diagnose(max_ready_age=options["max_ready_age"])
     lines = []
     for problem in diagnosis.problems:
         ids = f" (jobs {', '.join(map(str, problem.job_ids))})" if problem.job_ids else ""

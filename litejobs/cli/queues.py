@@ -6,9 +6,9 @@ already running finish. The switch records who changed it, when and (to pause) w
 
 from __future__ import annotations
 
-from .. import operations
+from ..jobs import queues
 from ..models import QueueState
-from ..runtimes import warn_unused_queues
+from ..runtime.startup import warn_unused_queues
 from . import EXIT_OK, add_json_flag, emit
 from .jobs import acting_user, add_by_flag, iso
 
@@ -42,9 +42,9 @@ def _as_dict(state: QueueState) -> dict:
 
 
 def handle_pause(command, options) -> int:
-    """``pause QUEUE --reason ...``: see ``operations.pause``."""
+    """``pause QUEUE --reason ...``: see ``queues.pause``."""
     warn_unused_queues(command, [options["queue"]], "pause")
-    state = operations.pause(options["queue"], reason=options["reason"], by=acting_user(options))
+    state = queues.pause(options["queue"], reason=options["reason"], by=acting_user(options))
     text = (
         f"Queue {state.name!r} is paused by {state.changed_by}: {state.reason}\n"
         f"Workers claim none of its jobs until `manage.py litejobs resume {state.name}`."
@@ -54,8 +54,8 @@ def handle_pause(command, options) -> int:
 
 
 def handle_resume(command, options) -> int:
-    """``resume QUEUE``: see ``operations.resume``."""
+    """``resume QUEUE``: see ``queues.resume``."""
     warn_unused_queues(command, [options["queue"]], "resume")
-    state = operations.resume(options["queue"], by=acting_user(options))
+    state = queues.resume(options["queue"], by=acting_user(options))
     emit(command, options, _as_dict(state), f"Queue {state.name!r} is running again.")
     return EXIT_OK

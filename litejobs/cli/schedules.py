@@ -1,7 +1,7 @@
 """``manage.py litejobs schedule list|show``, ``replay``, ``disable``, ``enable``, ``run-manual``.
 
 The schedule runbook from the command line; every verb calls
-``litejobs.scheduling.operations`` (or ``scheduling.manual``), the functions the admin's
+``litejobs.scheduling.runbook`` (or ``scheduling.manual``), the functions the admin's
 actions call too. A refusal prints ``[code] message`` and exits 1.
 """
 
@@ -11,9 +11,9 @@ import argparse
 import json
 from typing import Any
 
-from .. import clock
-from ..scheduling import manual
-from ..scheduling import operations as schedule_operations
+from ..core import clock
+from ..core.enums import ScheduleStatus
+from ..scheduling import manual, runbook
 from . import EXIT_OK, add_json_flag, emit
 from .jobs import acting_user, add_by_flag, iso, table
 
@@ -98,11 +98,11 @@ def register(subparsers) -> None:
 def handle_list(command, options) -> int:
     """``schedule list``: every schedule row with its switch and health."""
     now = clock.now()
-    states = schedule_operations.all_health(now)
+    states = runbook.all_health(now)
     data = [
         {
             "name": s.row.name,
-            "timetable": schedule_operations.describe_timetable(s.row),
+            "timetable": runbook.describe_timetable(s.row),
             "status": s.row.status,
             "enabled": s.row.enabled,
             "declared": s.row.declared,
@@ -158,7 +158,7 @@ def _show_text(data: dict[str, Any]) -> str:
         + (f"YES: nothing completed since {data['overdue_expected']}" if data["overdue"] else "no"),
         f"  next runs          {', '.join(data['next_runs']) or '-'}",
     ]
-    if data["status"] == "draft":
+    if data["status"] == ScheduleStatus.DRAFT:
         lines.append(f"  draft: {data['decider']} decides by {data['decide_by']}")
     if not data["declared"]:
         lines.append("  not declared by the running code (not planned)")
@@ -196,15 +196,15 @@ def _show_text(data: dict[str, Any]) -> str:
 
 
 def handle_show(command, options) -> int:
-    """``schedule show NAME``: see ``scheduling.operations.schedule_details``."""
-    data = schedule_operations.schedule_details(options["name"])
+    """``schedule show NAME``: see ``scheduling.runbook.schedule_details``."""
+    data = runbook.schedule_details(options["name"])
     emit(command, options, data, _show_text(data))
     return EXIT_OK
 
 
 def handle_replay(command, options) -> int:
-    """``replay OCCURRENCE --reason ...``: see ``scheduling.operations.replay``."""
-    outcome = schedule_operations.replay(
+    """``replay OCCURRENCE --reason ...``: see ``scheduling.runbook.replay``."""
+    outcome = runbook.replay(
         options["occurrence"], reason=options["reason"], by=acting_user(options)
     )
     emit(command, options, outcome.as_dict(), outcome.message)
@@ -212,17 +212,15 @@ def handle_replay(command, options) -> int:
 
 
 def handle_disable(command, options) -> int:
-    """``disable NAME --reason ...``: see ``scheduling.operations.disable``."""
-    outcome = schedule_operations.disable(
-        options["name"], reason=options["reason"], by=acting_user(options)
-    )
+    """``disable NAME --reason ...``: see ``scheduling.runbook.disable``."""
+    outcome = runbook.disable(options["name"], reason=options["reason"], by=acting_user(options))
     emit(command, options, outcome.as_dict(), outcome.message)
     return EXIT_OK
 
 
 def handle_enable(command, options) -> int:
-    """``enable NAME``: see ``scheduling.operations.enable``."""
-    outcome = schedule_operations.enable(options["name"], by=acting_user(options))
+    """``enable NAME``: see ``scheduling.runbook.enable``."""
+    outcome = runbook.enable(options["name"], by=acting_user(options))
     emit(command, options, outcome.as_dict(), outcome.message)
     return EXIT_OK
 

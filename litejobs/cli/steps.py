@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import steps
+from ..jobs import steps
 from . import EXIT_OK, add_json_flag, emit
 from .jobs import acting_user, add_by_flag
 
@@ -24,7 +24,7 @@ def register(subparsers) -> None:
 
 
 def handle_resolve(command, options) -> int:
-    """``resolve-step``: see ``litejobs.steps.resolve_step``."""
+    """``resolve-step``: see ``litejobs.jobs.steps.resolve_step``."""
     ran = bool(options["ran"])
     steps.resolve_step(options["job"], options["step"], ran=ran, by=acting_user(options))
     verdict = "recorded as done" if ran else "will run again"

@@ -1,4 +1,8 @@
-"""litejobs records (Django models), grouped by concern."""
+"""litejobs records (Django models), grouped by concern, and the states they take.
+
+The states and every other closed set are defined in ``litejobs.core.enums`` (importable before
+Django's app registry is ready); this package re-exports the ones its records store.
+"""
 
 # ``Meta.triggers`` is django-pgtrigger's model option, which its app module adds to Django's.
 # With "pgtrigger" missing from INSTALLED_APPS the models would not load at all ("'class Meta'
@@ -6,33 +10,40 @@
 # the check litejobs.E040 names the fix.
 import pgtrigger.apps  # noqa: F401 - before the models
 
-from .bulk import (
-    BULK_ITEM_JOB,
+from ..core.enums import (
+    CLAIMABLE,
+    FINISHED_ITEM,
+    LIVE,
+    LIVE_ITEM,
+    OCCURRENCE_FINISHED,
+    TERMINAL,
     UNFINISHED_BULK_ITEM,
+    AttemptOutcome,
+    BulkItemState,
+    DeliveryState,
+    JobState,
+    LeaderRole,
+    OccurrenceState,
+    ScheduleStatus,
+    StepKind,
+    StepState,
+    WorkItemState,
+)
+from .bulk import (
     UNFINISHED_ITEM_CONSTRAINT,
     BulkAction,
     BulkActionItem,
     BulkConfirmationAttempt,
-    BulkItemState,
 )
 from .jobs import Job, JobAttempt, QueueState, Worker
-from .leases import LeaderLease, LeaderRole
+from .leases import LeaderLease
 from .outbox import OutboxMessage
-from .schedules import (
-    OCCURRENCE_FINISHED,
-    Occurrence,
-    OccurrenceReplay,
-    OccurrenceState,
-    Schedule,
-    ScheduleStatus,
-)
-from .states import CLAIMABLE, LIVE, TERMINAL, JobState
-from .steps import Event, JobStep, StepKind, StepState
-from .webhooks import DeliveryState, WebhookDelivery, WebhookEndpoint
-from .workqueues import FINISHED_ITEM, LIVE_ITEM, WorkItem, WorkItemState
+from .schedules import Occurrence, OccurrenceReplay, Schedule
+from .steps import Event, JobStep
+from .webhooks import WebhookDelivery, WebhookEndpoint
+from .workqueues import WorkItem
 
 __all__ = [
-    "BULK_ITEM_JOB",
     "CLAIMABLE",
     "FINISHED_ITEM",
     "LIVE",
@@ -41,6 +52,7 @@ __all__ = [
     "TERMINAL",
     "UNFINISHED_BULK_ITEM",
     "UNFINISHED_ITEM_CONSTRAINT",
+    "AttemptOutcome",
     "BulkAction",
     "BulkActionItem",
     "BulkConfirmationAttempt",

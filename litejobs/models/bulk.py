@@ -15,20 +15,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from ..core.enums import UNFINISHED_BULK_ITEM, BulkItemState
 
-class BulkItemState(models.TextChoices):
-    """Where one item of a bulk money action is. ``succeeded`` is final: money moved once."""
-
-    PENDING = "pending", "Pending"
-    RETRYING = "retrying", "Failed, retrying"
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
-
-
-#: Items whose job has not reached an outcome yet: the only states an item executes in.
-UNFINISHED_BULK_ITEM = (BulkItemState.PENDING, BulkItemState.RETRYING)
-#: The job that executes one item of a confirmed bulk money action (``litejobs.bulk``).
-BULK_ITEM_JOB = "litejobs.bulk_item"
 #: At most one unfinished item per work item: its violation is a coded refusal, not a crash.
 UNFINISHED_ITEM_CONSTRAINT = "litejobs_bulkitem_unfinished_once"
 

@@ -4,7 +4,15 @@ import pgtrigger
 from django.db import models
 from django.db.models import Q
 
-from .states import CLAIMABLE, LIVE, TERMINAL, UNCLAIMABLE, JobState, sql_list
+from ..core.enums import (
+    CLAIMABLE,
+    LIVE,
+    TERMINAL,
+    UNCLAIMABLE,
+    AttemptOutcome,
+    JobState,
+    sql_list,
+)
 
 NOTIFY_CHANNEL = "litejobs_jobs"
 _NOTIFY = f"""
@@ -247,18 +255,12 @@ class Job(models.Model):
 class JobAttempt(models.Model):
     """An attempt that did not succeed: why, when and on which worker (the dead row's history)."""
 
-    class Outcome(models.TextChoices):
-        FAILED = "failed", "Failed"
-        TIMEOUT = "timeout", "Timed out"
-        LEASE_EXPIRED = "lease_expired", "Lease expired (worker lost)"
-        CANCELLED = "cancelled", "Cancelled"
-
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="failed_attempts")
     number = models.PositiveIntegerField()
     worker = models.CharField(max_length=64, blank=True, default="")
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField()
-    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    outcome = models.CharField(max_length=16, choices=AttemptOutcome.choices)
     error_class = models.CharField(max_length=300, blank=True, default="")
     error_message = models.TextField(blank=True, default="")
     error_traceback = models.TextField(blank=True, default="")

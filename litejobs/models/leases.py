@@ -8,14 +8,9 @@ under it can always tell which leader wrote it.
 
 from django.db import models
 
+from ..core.enums import LeaderRole
+
 __all__ = ["LeaderLease", "LeaderRole"]
-
-
-class LeaderRole(models.TextChoices):
-    """The roles that have a leader."""
-
-    SCHEDULER = "scheduler", "Scheduler (plans occurrences)"
-    RELAY = "relay", "Outbox relay (publishes staged messages)"
 
 
 class LeaderLease(models.Model):

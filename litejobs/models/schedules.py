@@ -12,7 +12,7 @@ import pgtrigger
 from django.db import models
 from django.db.models import Q
 
-from .states import OCCURRENCE_FINISHED, OccurrenceState, ScheduleStatus
+from ..core.enums import OCCURRENCE_FINISHED, OccurrenceState, ScheduleStatus
 
 __all__ = [
     "OCCURRENCE_FINISHED",

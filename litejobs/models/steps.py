@@ -3,25 +3,8 @@
 from django.db import models
 from django.db.models import Q
 
+from ..core.enums import StepKind, StepState
 from .jobs import Job
-
-
-class StepState(models.TextChoices):
-    """Where one step of a job is."""
-
-    STARTED = "started", "Started (outcome not yet recorded)"  # once=True, before it runs
-    COMPLETED = "completed", "Completed"
-    FAILED = "failed", "Failed (runs again on the next attempt)"
-    WAITING = "waiting", "Waiting (sleep or event)"
-    TIMED_OUT = "timed_out", "Timed out waiting for its event"
-    UNKNOWN = "unknown", "Outcome unknown (an operator must resolve it)"
-
-
-class StepKind(models.TextChoices):
-    RUN = "run", "Run"
-    SLEEP = "sleep", "Sleep"
-    WAIT = "wait", "Wait for an event"
-    COMPENSATE = "compensate", "Compensation"
 
 
 class JobStep(models.Model):

@@ -6,8 +6,16 @@ declared topics). The relay writes one ``WebhookDelivery`` per endpoint and mess
 transaction that publishes the message; the delivery job records each attempt on it.
 """
 
+from collections.abc import Callable
+from typing import ClassVar
+
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+
+from ..core.enums import DeliveryState
+from ..core.errors import LitejobsError
+from ..core.payloads import display_url
 
 __all__ = ["DeliveryState", "WebhookDelivery", "WebhookEndpoint"]
 
@@ -47,22 +55,21 @@ class WebhookEndpoint(models.Model):
         ordering = ["id"]
         verbose_name = "webhook endpoint"
 
-    def __str__(self) -> str:
-        from ..webhooks import display_url
+    #: ``rules(url=, topics=, secret=, tenant=)``: refuses what delivery would refuse (raising a
+    #: ``LitejobsError`` whose ``field`` names the field) and answers the topics cleaned. The
+    #: rules are the webhooks feature's (the address policy, the outbox's declared topics);
+    #: litejobs' app sets them when it is ready (``litejobs.webhooks.endpoints``).
+    rules: ClassVar[Callable[..., list[str]]]
 
+    def __str__(self) -> str:
         return f"#{self.pk} {display_url(self.url)}"
 
     def clean(self) -> None:
         """Refuse what delivery would refuse: a malformed URL, a private address, an unknown
         topic, a short secret (the admin's form and ``full_clean`` call this); topics are
         kept sorted and unique."""
-        from django.core.exceptions import ValidationError
-
-        from ..exceptions import LitejobsError
-        from ..webhooks import check_endpoint_fields
-
         try:
-            self.topics = check_endpoint_fields(
+            self.topics = type(self).rules(
                 url=self.url, topics=self.topics, secret=self.secret, tenant=self.tenant
             )
         except LitejobsError as error:
@@ -74,20 +81,6 @@ class WebhookEndpoint(models.Model):
         return (
             self.enabled and self.tenant == tenant and ("*" in self.topics or topic in self.topics)
         )
-
-
-class DeliveryState(models.TextChoices):
-    """Where one delivery of one event to one endpoint is."""
-
-    PENDING = "pending", "Pending"  # its job has not run yet
-    FAILED = "failed", "Failed (retry pending)"
-    DELIVERED = "delivered", "Delivered"
-    DEAD = "dead", "Dead (gave up)"
-    SKIPPED = "skipped", "Skipped (endpoint disabled or deleted)"
-
-
-#: Deliveries in these states are finished: retention may purge them.
-DELIVERY_FINISHED = (DeliveryState.DELIVERED, DeliveryState.DEAD, DeliveryState.SKIPPED)
 
 
 class WebhookDelivery(models.Model):

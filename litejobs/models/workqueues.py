@@ -14,23 +14,12 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import models
 from django.db.models import F, Q
 
-#: The NOTIFY channel of work-item changes; one LISTEN per web process (``litejobs.live``).
+from ..core.enums import FINISHED_ITEM, LIVE_ITEM, WorkItemState
+
+#: The NOTIFY channel of work-item changes; one LISTEN per web process
+#: (``litejobs.contrib.workqueues.live``).
 WORKITEM_CHANNEL = "litejobs_workitems"
 
-
-class WorkItemState(models.TextChoices):
-    """Where a work item is. ``claimed`` holds only while ``claim_expires_at`` is ahead."""
-
-    OPEN = "open", "Open"
-    CLAIMED = "claimed", "Claimed"
-    DONE = "done", "Done"
-    CANCELLED = "cancelled", "Cancelled"
-
-
-#: Items still to be worked (a claimed item whose claim expired is among them, unclaimed).
-LIVE_ITEM = (WorkItemState.OPEN, WorkItemState.CLAIMED)
-#: Items that are finished for good: nothing changes them any more.
-FINISHED_ITEM = (WorkItemState.DONE, WorkItemState.CANCELLED)
 
 # Live updates. Statement-level triggers over transition tables: one query sends every
 # notification of a statement (a row-level trigger's NOTIFY per row grows quadratically in

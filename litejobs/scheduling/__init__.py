@@ -1,8 +1,10 @@
 """The scheduler: declarations (``schedule``), pure timetable maths, the ``runscheduler`` loop
 and the runbook operations. See README "Schedules".
 
-Modules: ``declarations`` (``schedule(...)`` and the registry), ``timetable`` (cron/every and
-DST, pure), ``planning`` (misfire policies, pure), ``identity`` (occurrence keys),
-``runs`` (enqueueing an occurrence's job), ``scheduler`` (the leader loop), ``operations``
-(inspect, replay, disable/enable, overdue, retention), ``manual`` (jobs a person runs).
+Modules: ``declarations`` (``schedule(...)`` and the registry; occurrences run with their
+schedule's retry and timeout through the job catalog), ``timetable`` (cron/every and DST,
+pure), ``planning`` (misfire policies, pure), ``identity`` (occurrence keys), ``runs``
+(enqueueing an occurrence's job), ``scheduler`` (the leader loop), ``runbook`` (inspect,
+replay, disable/enable, overdue, retention, doctor's schedule problems), ``manual`` (jobs a
+person runs), ``housekeeping`` (litejobs' own daily purge schedule).
 """

@@ -26,16 +26,22 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
-from ..durations import parse_duration
+from ..core.durations import parse_duration
+from ..core.enums import Misfire, Overlap, ScheduleStatus, values_of
+from ..core.payloads import dumps
+from ..core.registry import Registry
+from ..core.retry import Retry
 from ..exceptions import DeclarationError, InvalidInput
-from ..jobs import JobDefinition
-from ..payloads import dumps
-from ..retry import Retry
+from ..jobs import catalog
+from ..jobs.catalog import Definition, Run
+from ..jobs.claims import ClaimedJob
+from ..jobs.declaration import JobDefinition
+from .identity import OccurrenceRef
 from .timetable import DST_REPEATED, DST_SKIPPED, UTC_ZONES, Timetable
 
-MISFIRE_POLICIES = ("skip", "run_once", "run_all")
-OVERLAP_POLICIES = ("forbid", "allow")
-STATUSES = ("draft", "active", "retired")
+MISFIRE_POLICIES = values_of(Misfire)
+OVERLAP_POLICIES = values_of(Overlap)
+STATUSES = tuple(ScheduleStatus.values)
 #: Letters, digits and ``_.-``; no colon (the occurrence key is ``occurrence:<name>:<instant>``).
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 MAX_CATCHUP_LIMIT = 1000
@@ -45,7 +51,14 @@ DEFAULT_GRACE_MARGIN = timedelta(minutes=5)
 _REFERENCE = datetime(2026, 1, 1, tzinfo=UTC)
 _PERIOD_SAMPLES = 20
 
-_schedules: dict[str, ScheduleDefinition] = {}
+
+def _named_twice(name: str, existing: ScheduleDefinition, new: ScheduleDefinition):
+    return _invalid(
+        name, f"two schedules have this name ({existing.module} and {new.module}); rename one."
+    )
+
+
+_schedules: Registry[ScheduleDefinition] = Registry("schedule", duplicate=_named_twice)
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,8 +69,8 @@ class ScheduleDefinition:
     job: JobDefinition
     timetable: Timetable
     jitter: timedelta
-    overlap: str
-    misfire: str
+    overlap: Overlap
+    misfire: Misfire
     max_catchup: int
     retry: Retry
     timeout: timedelta
@@ -65,7 +78,7 @@ class ScheduleDefinition:
     retention: timedelta
     operating_owner: str
     record_owner: str
-    status: str
+    status: ScheduleStatus
     decider: str
     decide_by: date | None
     local_time_reason: str
@@ -79,7 +92,7 @@ class ScheduleDefinition:
         run.retry = self.retry
         run.timeout = self.timeout
         run.dead_letter = True  # a failed occurrence stays visible (dead_letter), never dropped
-        if self.overlap == "forbid":
+        if self.overlap == Overlap.FORBID:
             run.concurrency = 1  # the limit; the key is the schedule's (see concurrency_key)
         object.__setattr__(self, "run_definition", run)
 
@@ -89,7 +102,7 @@ class ScheduleDefinition:
     @property
     def concurrency_key(self) -> str | None:
         """The fleet-wide concurrency key occurrence jobs carry under ``overlap="forbid"``."""
-        return f"schedule:{self.name}" if self.overlap == "forbid" else None
+        return f"schedule:{self.name}" if self.overlap == Overlap.FORBID else None
 
     def snapshot(self) -> dict[str, Any]:
         """The declaration as ``Schedule`` columns (what a sync writes; never operator state)."""
@@ -342,7 +355,7 @@ def schedule(
         raise _invalid(name, f"status= must be 'draft', 'active' or 'retired'; got {status!r}.")
     decided_by = decider.strip() if isinstance(decider, str) else ""
     deadline = _decide_by(name, decide_by) if decide_by is not None else None
-    if status == "draft" and (not decided_by or deadline is None):
+    if status == ScheduleStatus.DRAFT and (not decided_by or deadline is None):
         raise _invalid(
             name,
             "a draft schedule needs decider= (who decides whether it goes active) and "
@@ -386,8 +399,8 @@ def schedule(
         job=job,
         timetable=timetable,
         jitter=jitter_delay,
-        overlap=overlap,
-        misfire=misfire,
+        overlap=Overlap(overlap),
+        misfire=Misfire(misfire),
         max_catchup=max_catchup,
         retry=policy,
         timeout=run_timeout,
@@ -395,7 +408,7 @@ def schedule(
         retention=kept,
         operating_owner=operating,
         record_owner=recording,
-        status=status,
+        status=ScheduleStatus(status),
         decider=decided_by,
         decide_by=deadline,
         local_time_reason=(local_time_reason or "").strip(),
@@ -416,14 +429,7 @@ def _caller_module() -> str:
 
 def register(definition: ScheduleDefinition) -> None:
     """Add a schedule; two may not share a name (a module imported again replaces its own)."""
-    existing = _schedules.get(definition.name)
-    if existing is not None and existing.module != definition.module:
-        raise _invalid(
-            definition.name,
-            f"two schedules have this name ({existing.module} and {definition.module}); rename "
-            "one.",
-        )
-    _schedules[definition.name] = definition
+    _schedules.register(definition.name, definition)
 
 
 def get(name: str) -> ScheduleDefinition | None:
@@ -433,21 +439,25 @@ def get(name: str) -> ScheduleDefinition | None:
 
 def all_schedules() -> list[ScheduleDefinition]:
     """Every declared schedule, by name."""
-    return [_schedules[name] for name in sorted(_schedules)]
+    return _schedules.all()
 
 
 def unregister(name: str) -> None:
     """Forget a schedule (tests that declare schedules on the fly)."""
-    _schedules.pop(name, None)
+    _schedules.unregister(name)
 
 
-def run_definition(job: Any, definition: Any) -> Any:
-    """The definition a worker runs a claimed job with: for an occurrence of a declared
-    schedule, the job with the schedule's retry and timeout; otherwise ``definition``."""
-    occurrence = job.extra.get("occurrence")
-    if occurrence is None:
-        return definition
+def run_of_occurrence(job: ClaimedJob, definition: Definition) -> Run | None:
+    """How a claimed job that runs a scheduled occurrence runs: its body sees the occurrence
+    (``ctx.occurrence``), and an occurrence of a declared schedule runs with the schedule's
+    retry and timeout (``run_definition``). ``None`` for other jobs."""
+    if job.occurrence_id is None:
+        return None
+    occurrence = OccurrenceRef.from_key(job.occurrence_id, job.key)
     declared = _schedules.get(occurrence.schedule)
-    if declared is None or declared.job.name != job.name:
-        return definition
-    return declared.run_definition
+    if declared is not None and declared.job.name == job.name:
+        definition = declared.run_definition
+    return Run(definition, occurrence)
+
+
+catalog.overrides.register("schedule", run_of_occurrence)

@@ -24,15 +24,32 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .. import clock
 from ..conf import settings
+from ..core import clock
+from ..core.registry import Registry
 from ..exceptions import DeclarationError, GuardRefused, InvalidInput
-from ..jobs import Enqueued, JobDefinition
+from ..jobs.declaration import JobDefinition
+from ..jobs.enqueue import Enqueued
 from .declarations import NAME_PATTERN
 
-logger = logging.getLogger("litejobs.operations")
+logger = logging.getLogger(__name__)
 
-_manual: dict[str, ManualJob] = {}
+
+def _named_twice(name: str, existing: ManualJob, new: ManualJob) -> DeclarationError:
+    return DeclarationError(
+        f"Two manual jobs are named {name!r} ({existing.module} and {new.module}).",
+        code="declaration-invalid",
+    )
+
+
+def _unknown(name: str) -> InvalidInput:
+    known = ", ".join(sorted(_manual)) or "none"
+    return InvalidInput(
+        f"No manual job is named {name!r} (declared: {known}).", code="manual-unknown"
+    )
+
+
+_manual: Registry[ManualJob] = Registry("manual job", duplicate=_named_twice, missing=_unknown)
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,36 +102,22 @@ def manual(
             code="declaration-invalid",
         )
     module = str(sys._getframe(1).f_globals.get("__name__", ""))
-    existing = _manual.get(name)
-    if existing is not None and existing.module != module:
-        raise DeclarationError(
-            f"Two manual jobs are named {name!r} ({existing.module} and {module}).",
-            code="declaration-invalid",
-        )
-    declared = ManualJob(name, job, where, guard, description, module)
-    _manual[name] = declared
-    return declared
+    return _manual.register(name, ManualJob(name, job, where, guard, description, module))
 
 
 def get(name: str) -> ManualJob:
     """The manual job ``name``; ``InvalidInput`` (``manual-unknown``) when none is declared."""
-    try:
-        return _manual[name]
-    except KeyError:
-        known = ", ".join(sorted(_manual)) or "none"
-        raise InvalidInput(
-            f"No manual job is named {name!r} (declared: {known}).", code="manual-unknown"
-        ) from None
+    return _manual[name]
 
 
 def all_manual_jobs() -> list[ManualJob]:
     """Every declared manual job, by name."""
-    return [_manual[name] for name in sorted(_manual)]
+    return _manual.all()
 
 
 def unregister(name: str) -> None:
     """Forget a manual job (tests)."""
-    _manual.pop(name, None)
+    _manual.unregister(name)
 
 
 def run(name: str, *, by: str, reason: str, arguments: dict[str, Any] | None = None) -> Enqueued:

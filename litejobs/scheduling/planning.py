@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from ..core.enums import Misfire
 from .timetable import Timetable
 
 #: Missed instants recorded as skipped per catch-up, at most (the most recent ones).
@@ -62,7 +63,7 @@ def plan(
     skipped: list[datetime] = []
     unrecorded = False
     if after < cutoff:
-        keep = {"skip": 0, "run_once": 1, "run_all": max_catchup}[misfire]
+        keep = {Misfire.SKIP: 0, Misfire.RUN_ONCE: 1, Misfire.RUN_ALL: max_catchup}[misfire]
         budget = keep + SKIP_RECORD_LIMIT
         missed: list[datetime] = []  # newest first
         for instant in timetable.iter_at_or_before(cutoff - _MICROSECOND):

@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from ..enqueueing import insert_one
-from ..jobs import Enqueued, PreparedRow
+from ..jobs.enqueue import Enqueued, PreparedRow, insert_one
 from .declarations import ScheduleDefinition
 from .identity import occurrence_key
 

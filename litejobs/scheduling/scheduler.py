@@ -27,18 +27,19 @@ from datetime import datetime
 
 from django.db import connections, transaction
 
-from .. import clock, leadership
 from ..conf import settings
+from ..core import clock
 from ..models import LeaderRole, Schedule, ScheduleStatus
-from ..runtimes import describe_database
-from ..sql import query
-from ..worker.outage import Outage, is_outage
-from ..worker.stopping import GracefulStop
+from ..runtime import leadership
+from ..runtime.outage import Outage, is_outage
+from ..runtime.startup import describe_database
+from ..runtime.stopping import GracefulStop
+from ..sql import fetch_one, query
 from . import planning, runs
 from .declarations import ScheduleDefinition, all_schedules
 from .timetable import jitter_for
 
-logger = logging.getLogger("litejobs.scheduler")
+logger = logging.getLogger(__name__)
 
 #: A schedule whose planning keeps failing logs it at most this often (seconds).
 ERROR_LOG_INTERVAL = 60.0
@@ -281,20 +282,21 @@ class Scheduler:
                 "note": f"Missed; run late by misfire={definition.misfire}." if caught_up else "",
             },
         )
-        inserted = cursor.fetchone()
+        inserted = fetch_one(cursor)
         if inserted is None:
             return 0
+        occurrence_id = inserted["id"]
         enqueued = runs.enqueue(
-            definition, job_row, occurrence_id=inserted[0], now=now, run_at=run_at
+            definition, job_row, occurrence_id=occurrence_id, now=now, run_at=run_at
         )
         if enqueued.deduped:
             logger.warning(
                 "occurrence job already live schedule=%s occurrence=%s job=%s",
                 definition.name,
-                inserted[0],
+                occurrence_id,
                 enqueued.id,
             )
-        cursor.execute(query("occurrence_link_job"), {"id": inserted[0], "job_id": enqueued.id})
+        cursor.execute(query("occurrence_link_job"), {"id": occurrence_id, "job_id": enqueued.id})
         return 1
 
     def _log_error(self, name: str, error: Exception) -> None:

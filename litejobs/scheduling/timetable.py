@@ -24,10 +24,12 @@ from zoneinfo import ZoneInfo
 from croniter import croniter
 from croniter.croniter import CroniterError
 
+from ..core.enums import DstRepeated, DstSkipped, values_of
+
 #: Zone keys that mean UTC: schedules in them need no DST behaviour.
 UTC_ZONES = frozenset({"UTC", "Etc/UTC"})
-DST_SKIPPED = ("shift", "skip")
-DST_REPEATED = ("first", "both")
+DST_SKIPPED = values_of(DstSkipped)
+DST_REPEATED = values_of(DstRepeated)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: Wider than any UTC-offset change in the tz database: how far to look around a transition.
 TRANSITION_WINDOW = timedelta(hours=3)
@@ -180,8 +182,8 @@ class Timetable:
         if early.astimezone(self._tz).replace(tzinfo=None) == wall:
             # The wall time exists twice: fold=0 is the earlier instant.
             late = second.astimezone(UTC)
-            return "repeated", [early, late] if self.dst_repeated == "both" else [early]
-        if self.dst_skipped == "skip":
+            return "repeated", [early, late] if self.dst_repeated == DstRepeated.BOTH else [early]
+        if self.dst_skipped == DstSkipped.SKIP:
             return "gap", []
         return "gap", [self._gap_end(wall)]
 

@@ -1,5 +1,12 @@
-"""The ``runworker`` runtime: ``Worker`` runs jobs in threads; ``Supervisor`` runs workers in
-processes (``--pool processes``)."""
+"""The ``runworker`` runtime.
+
+``process`` (``Worker``: the main loop — leases, wake-ups, timeouts, the drain), ``runner``
+(the threads that run bodies, talking to the process through ``RunnerHost``), ``outcome``
+(how a run ends, and the pure failure decision), ``settling`` (the one place a run's ending
+is written, counted and logged), ``dispatch`` (the shared claim buffer), ``holdings`` (held
+leases and the lease watch), ``acks`` (batched acknowledgements) and ``supervisor``
+(``--pool processes``).
+"""
 
 from .process import Worker
 from .supervisor import Supervisor

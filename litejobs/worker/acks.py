@@ -12,27 +12,40 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from django.db import connections
 
-from .. import clock, store
-from ..store import ClaimedJob
-from .outage import is_outage
+from ..core import clock
+from ..core.enums import RunOutcome
+from ..jobs import transitions
+from ..jobs.claims import ClaimedJob
+from ..runtime.outage import Outage, is_outage
+from ..sql import hot_cursor
 
-if TYPE_CHECKING:
-    from .process import Worker
-
-logger = logging.getLogger("litejobs.worker")
+logger = logging.getLogger(__name__)
 
 
 class Acknowledger(threading.Thread):
-    """The thread that flushes completions of ``atomic=False`` jobs in batches."""
+    """The thread that flushes completions of ``atomic=False`` jobs in batches; each job's end
+    goes to ``finished(job, outcome, started)``."""
 
-    def __init__(self, worker: Worker, batch: int, flush_seconds: float) -> None:
+    def __init__(
+        self,
+        *,
+        alias: str,
+        outage: Outage,
+        stop_event: threading.Event,
+        finished: Callable[[ClaimedJob, RunOutcome, float], None],
+        batch: int,
+        flush_seconds: float,
+    ) -> None:
         super().__init__(name="litejobs-acks", daemon=True)
-        self.worker = worker
+        self.alias = alias
+        self.outage = outage
+        self.stop_event = stop_event
+        self.finished = finished
         self.batch = max(1, batch)
         self.flush_seconds = flush_seconds
         self._pending: deque[tuple[ClaimedJob, datetime, str | None, float]] = deque()
@@ -78,17 +91,16 @@ class Acknowledger(threading.Thread):
             connections.close_all()
 
     def _flush(self, batch) -> None:
-        worker = self.worker
         acks = [(job, finished, result) for job, finished, result, _ in batch]
         while True:
             try:
-                with store.hot_cursor(connections[worker.alias]) as cursor:
-                    completed = store.complete_batch(cursor, acks)
+                with hot_cursor(connections[self.alias]) as cursor:
+                    completed = transitions.complete_batch(cursor, acks)
                 break
             except Exception as error:
-                connections[worker.alias].close()
-                if is_outage(error) and not (self._stopping and worker.stop_event.is_set()):
-                    time.sleep(worker.outage.failed(error))
+                connections[self.alias].close()
+                if is_outage(error) and not (self._stopping and self.stop_event.is_set()):
+                    time.sleep(self.outage.failed(error))
                     continue
                 logger.warning(
                     "acknowledgement of %d jobs not written (%s); they run again after their lease",
@@ -96,12 +108,12 @@ class Acknowledger(threading.Thread):
                     type(error).__name__,
                 )
                 for job, _, _, started in batch:
-                    worker.finished(job, "unacknowledged", started)
+                    self.finished(job, RunOutcome.UNACKNOWLEDGED, started)
                 return
-        worker.outage.succeeded()
+        self.outage.succeeded()
         for job, _, _, started in batch:
             if job.id in completed:
-                worker.finished(job, "done", started)
+                self.finished(job, RunOutcome.DONE, started)
             else:
                 logger.warning(
                     "job refused id=%s name=%s fence=%s reason=stale-fence (batched ack)",
@@ -109,4 +121,4 @@ class Acknowledger(threading.Thread):
                     job.name,
                     job.fence,
                 )
-                worker.finished(job, "refused", started)
+                self.finished(job, RunOutcome.REFUSED, started)

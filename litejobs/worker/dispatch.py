@@ -6,7 +6,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 
-from ..store import ClaimedJob
+from ..jobs.claims import ClaimedJob
 
 
 class Dispatcher:

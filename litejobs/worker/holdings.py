@@ -8,8 +8,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..context import JobContext
-from ..store import ClaimedJob
+from ..jobs.claims import ClaimedJob
+from ..jobs.context import JobContext
 
 #: A held run is cut off (cancelled, its completion not written) once this share of its lease
 #: has passed since the last renewal the database confirmed. The rest of the lease (a quarter;

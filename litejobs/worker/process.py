@@ -10,26 +10,32 @@ import socket
 import threading
 import time
 import uuid
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import connections, transaction
 
-from .. import clock, registry, store
 from ..conf import settings
-from ..payloads import dumps
-from ..runtimes import describe_database
-from ..scheduling.declarations import run_definition
-from ..store import ClaimedJob
-from .acks import Acknowledger
-from .control import ControlConnection
+from ..core import clock
+from ..core.enums import CancelReason
+from ..core.payloads import dumps
+from ..jobs import catalog, claims, leases, transitions
+from ..jobs.claims import ClaimedJob
+from ..jobs.context import JobContext
+from ..models.jobs import NOTIFY_CHANNEL
+from ..outbox.relay import RelayThread
+from ..runtime.listening import Listener
+from ..runtime.outage import Outage, is_outage
+from ..runtime.startup import describe_database
+from ..runtime.stopping import GracefulStop
+from ..sql import hot_cursor
 from .dispatch import Dispatcher
 from .holdings import Held, Holdings, LeaseWatch
-from .outage import Outage, is_outage
+from .outcome import Ending, Release
 from .runner import Runner
-from .stopping import GracefulStop
+from .settling import Settler, failed
 
-logger = logging.getLogger("litejobs.worker")
+logger = logging.getLogger(__name__)
 
 #: The main loop never blocks longer than this, so signals and timeouts are seen promptly.
 TICK = 0.5
@@ -77,14 +83,16 @@ class Worker:
         self.dispatcher = Dispatcher(claim_batch or settings.CLAIM_BATCH, max_jobs)
         self.outage = Outage(f"worker {self.host}:{self.pid}")
         self.stop_event = threading.Event()
-        self.control = ControlConnection(self.alias)
-        self.counts: dict[str, int] = {}
-        self._counts_lock = threading.Lock()
-        self._releases: list[tuple[ClaimedJob, float, str]] = []
-        self._releases_lock = threading.Lock()
+        self.control = Listener(self.alias, NOTIFY_CHANNEL)
+        self.settler = Settler(
+            owner=self.id,
+            alias=self.alias,
+            holdings=self.holdings,
+            dispatcher=self.dispatcher,
+            outage=self.outage,
+            stop_event=self.stop_event,
+        )
         self._runners: list[Runner] = []
-        self._acker: Acknowledger | None = None
-        self._acker_lock = threading.Lock()
         #: The earliest known future run_at; when it passes the worker claims and asks again.
         self._next_due: datetime | None = None
         self._watch_stop = threading.Event()
@@ -96,10 +104,47 @@ class Worker:
             tick=min(TICK, self.lease.total_seconds() / 20),
         )
 
-    # Called from runner threads --------------------------------------------------------------
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many held jobs ended how (``RunOutcome``), so far."""
+        return self.settler.counts
 
     def serves(self, queue: str) -> bool:
         return not self.queues or queue in self.queues
+
+    # What the runners need (``RunnerHost``) ------------------------------------------------
+
+    def next_job(self) -> ClaimedJob | None:
+        """The next held job for the calling runner; it claims for everyone when the buffer
+        is empty and there may be work (see ``Dispatcher``)."""
+        return self.dispatcher.next(self._claim)
+
+    def job_done(self) -> None:
+        self.dispatcher.done_with_one()
+
+    def running(self, job: ClaimedJob, ctx: JobContext, timeout: float, runner: Runner) -> None:
+        self.holdings.start(job, ctx, timeout, runner)
+
+    def progress(self, job_id: int, progress: dict[str, Any]) -> None:
+        self.holdings.set_progress(job_id, dumps(progress))
+
+    def settle(self, job: ClaimedJob, ending: Ending, started: float) -> None:
+        self.settler.settle(job, ending, started)
+
+    def _claim(self, limit: int) -> list[ClaimedJob]:
+        """Claim on the calling runner's connection, riding out a database outage."""
+        while not self.dispatcher.stopping:
+            try:
+                jobs = self.claim_on(connections[self.alias], limit)
+            except Exception as error:
+                if not is_outage(error):
+                    raise
+                connections[self.alias].close()
+                self.stop_event.wait(self.outage.failed(error))
+                continue
+            self.outage.succeeded()
+            return jobs
+        return []
 
     def claim_on(self, connection, limit: int) -> list[ClaimedJob]:
         """Claim up to ``limit`` jobs on a runner's connection and hold them."""
@@ -111,70 +156,16 @@ class Worker:
             "lease": self.lease,
         }
         sent = time.monotonic()
-        with store.hot_cursor(connection) as cursor:
-            answer = store.claim(cursor, **args)
+        with hot_cursor(connection) as cursor:
+            answer = claims.claim(cursor, **args)
         jobs = answer.jobs
         if answer.limited_due and len(jobs) < limit:
             args["limit"] = limit - len(jobs)
-            with transaction.atomic(using=self.alias), store.hot_cursor(connection) as cursor:
-                limited = store.claim_limited(cursor, **args)
-            for job in limited:
-                job.extra["limited"] = True
-            jobs += limited
+            with transaction.atomic(using=self.alias), hot_cursor(connection) as cursor:
+                jobs += claims.claim_limited(cursor, **args)
         if jobs:
             self.holdings.add(jobs, sent)
         return jobs
-
-    def record_progress(self, job_id: int, progress: dict[str, Any]) -> None:
-        self.holdings.set_progress(job_id, dumps(progress))
-
-    def acknowledge(self, job: ClaimedJob, result_json: str | None, started: float) -> None:
-        """Queue the completion of an ``atomic=False`` job for the next batched UPDATE."""
-        with self._acker_lock:
-            if self._acker is None:
-                self._acker = Acknowledger(
-                    self, settings.ACK_BATCH, settings.duration("ACK_FLUSH").total_seconds()
-                )
-                self._acker.start()
-        self._acker.add(job, result_json, started)
-
-    def finished(self, job: ClaimedJob, outcome: str, started: float, error: str = "") -> None:
-        """A held job reached an outcome; log its end line and stop holding it."""
-        self.holdings.drop(job.id)
-        if job.extra.get("limited"):  # its slot is free: another job of its key may be due
-            self.dispatcher.poke()
-        with self._counts_lock:
-            self.counts[outcome] = self.counts.get(outcome, 0) + 1
-        logger.info(
-            "job end id=%s name=%s outcome=%s attempt=%s duration_ms=%.1f%s",
-            job.id,
-            job.name,
-            outcome,
-            job.attempt,
-            (time.monotonic() - started) * 1000,
-            f" error={error}" if error else "",
-        )
-
-    def release_later(self, job: ClaimedJob, started: float, why: str) -> None:
-        """Hand a job back uncounted as soon as the database takes the write."""
-        with self._releases_lock:
-            self._releases.append((job, started, why))
-
-    def write_with_retry(self, write) -> bool:
-        """Run ``write(cursor)`` on this thread's connection, riding out outages until stopped."""
-        while True:
-            try:
-                with connections[self.alias].cursor() as cursor:
-                    written = write(cursor)
-            except Exception as error:
-                if not is_outage(error):
-                    raise
-                connections[self.alias].close()
-                if self.stop_event.wait(self.outage.failed(error)):
-                    return False
-                continue
-            self.outage.succeeded()
-            return bool(written)
 
     # The main loop -------------------------------------------------------------------------
 
@@ -188,7 +179,7 @@ class Worker:
             self.host,
             self.pid,
             ",".join(self.queues) or "*",
-            len([d for d in registry.all_jobs() if self.serves(d.queue)]),
+            len([d for d in catalog.all_jobs() if self.serves(d.queue)]),
             self.concurrency,
             describe_database(self.alias),
         )
@@ -196,8 +187,6 @@ class Worker:
         for number in range(self.concurrency):
             self._start_runner(number)
         if self.relay:
-            from ..relay import RelayThread
-
             self._relay_thread = RelayThread(self.stop_event)
             self._relay_thread.start()
         try:
@@ -250,7 +239,7 @@ class Worker:
                 wait = min(TICK / 10 if self.once else TICK, next_poll - now, next_heartbeat - now)
                 if self._next_due is not None:
                     wait = min(wait, (self._next_due - clock.now()).total_seconds())
-                for queue, run_at in self.control.wait(max(wait, 0.0)):
+                for queue, run_at in map(_due_notice, self.control.wait(max(wait, 0.0))):
                     self._noticed(queue, run_at)
             except Exception as error:
                 if not is_outage(error):
@@ -276,7 +265,7 @@ class Worker:
 
     def _ask_next_due(self) -> None:
         with self.control.cursor() as cursor:
-            due = store.next_due(cursor, queues=self.queues, now=clock.now())
+            due = claims.next_due(cursor, queues=self.queues, now=clock.now())
         if due is not None and (self._next_due is None or due < self._next_due):
             self._next_due = due
 
@@ -309,7 +298,7 @@ class Worker:
         reap = recovered is None or time.monotonic() - recovered > self.lease.total_seconds()
         sent = time.monotonic()
         with self.control.cursor() as cursor:
-            answer = store.heartbeat(
+            answer = leases.heartbeat(
                 cursor, worker=self._worker_row(stopping), held=held, reap=reap
             )
         self.holdings.renewed(answer.renewed, sent)
@@ -324,8 +313,8 @@ class Worker:
             if held_job is None:
                 continue
             if held_job.ctx is None:
-                held_job.job.extra["cancel"] = True
-            elif held_job.ctx.cancel("cancel"):
+                held_job.job.cancel_requested = True
+            elif held_job.ctx.cancel(CancelReason.CANCEL):
                 logger.info("job cancel requested id=%s", job_id)
 
     def _lost(self, job: ClaimedJob) -> None:
@@ -334,10 +323,10 @@ class Worker:
             return  # finished meanwhile
         logger.warning("job lease lost id=%s name=%s fence=%s", job.id, job.name, job.fence)
         if held.ctx is not None:
-            held.ctx.cancel("lease_lost")
-            held.ctx.cancel_reason = "lease_lost"
+            held.ctx.cancel(CancelReason.LEASE_LOST)
+            held.ctx.cancel_reason = CancelReason.LEASE_LOST
         else:
-            job.extra["lost"] = True
+            job.lost = True
 
     def _cut_off(self, held: Held) -> None:
         """Called by the lease watch: this worker could not renew ``held``'s lease in time.
@@ -347,7 +336,7 @@ class Worker:
         and the database takes the write (a database outage never costs a job an attempt).
         """
         job = held.job
-        job.extra["cut_off"] = True
+        job.cut_off = True
         logger.warning(
             "job lease not renewed id=%s name=%s fence=%s for=%.1fs: cancelling the run before "
             "its lease can lapse",
@@ -357,31 +346,17 @@ class Worker:
             time.monotonic() - held.renewed,
         )
         if held.ctx is not None:
-            held.ctx.cancel("lease_lost")
-            held.ctx.cancel_reason = "lease_lost"
+            held.ctx.cancel(CancelReason.LEASE_LOST)
+            held.ctx.cancel_reason = CancelReason.LEASE_LOST
 
     def _release_pending(self) -> None:
-        with self._releases_lock:
-            pending, self._releases = self._releases, []
-        if not pending:
-            return
-        try:
-            with self.control.cursor() as cursor:
-                released = store.release(cursor, [job for job, _, _ in pending])
-        except Exception:
-            with self._releases_lock:
-                self._releases = pending + self._releases
-            raise
-        for job, started, why in pending:
-            outcome = "released" if job.id in released else "refused"
-            logger.info("job released id=%s name=%s why=%s", job.id, job.name, why)
-            self.finished(job, outcome, started)
+        self.settler.release_pending(self.control.cursor)
 
     def _save_progress(self) -> None:
         updates = self.holdings.take_progress()
         if updates:
             with self.control.cursor() as cursor:
-                store.save_progress(cursor, updates)
+                transitions.save_progress(cursor, updates)
 
     def _check_timeouts(self) -> None:
         now = time.monotonic()
@@ -390,16 +365,16 @@ class Worker:
                 continue
             if held.abandon_at is None:
                 held.abandon_at = now + self.grace
-                if held.ctx.cancel("timeout"):
+                if held.ctx.cancel(CancelReason.TIMEOUT):
                     logger.warning("job timeout id=%s name=%s", held.job.id, held.job.name)
                     held.runner.cancel_query_of(held.job)
-            elif now >= held.abandon_at and held.ctx.cancel_reason == "timeout":
+            elif now >= held.abandon_at and held.ctx.cancel_reason == CancelReason.TIMEOUT:
                 self._abandon(held)
 
     def _abandon(self, held) -> None:
         """A timed-out body ignored its cancellation: fail the attempt and replace the thread."""
         job, runner = held.job, held.runner
-        held.ctx.cancel_reason = "abandoned"
+        held.ctx.cancel_reason = CancelReason.ABANDONED
         logger.error(
             "job abandoned id=%s name=%s: its body ignored the timeout's cancellation; its late "
             "completion will be refused",
@@ -407,14 +382,13 @@ class Worker:
             job.name,
         )
         runner.retired = True
-        definition = run_definition(job, registry.get(job.name))
-        runner._write_failure(
+        ending = failed(
             job,
-            definition,
-            _TimeoutContext(),
+            catalog.run_of(job).definition,
             TimeoutError("abandoned after its timeout"),
-            held.started or time.monotonic(),
+            cancel_reason=CancelReason.TIMEOUT,
         )
+        self.settler.settle(job, ending, held.started or time.monotonic())
         if not self.stop_event.is_set():
             self._start_runner(len(self._runners))
 
@@ -424,22 +398,21 @@ class Worker:
         self.stop_event.set()
         unstarted = self.dispatcher.stop()
         for job in unstarted:
-            self.release_later(job, time.monotonic(), "worker stopping before it started")
+            self.settle(job, Release("worker stopping before it started"), time.monotonic())
         deadline = time.monotonic() + self.drain_timeout
         self._serve_until_empty(deadline)
         if len(self.holdings):
             for held in self.holdings.snapshot():
-                if held.ctx is not None and held.ctx.cancel("drain"):
+                if held.ctx is not None and held.ctx.cancel(CancelReason.DRAIN):
                     held.runner.cancel_query_of(held.job)
             self._serve_until_empty(time.monotonic() + self.grace)
         for job in self.dispatcher.leftovers():
-            self.release_later(job, time.monotonic(), "claimed while stopping")
-        if self._acker is not None:
-            self._acker.stop()
+            self.settle(job, Release("claimed while stopping"), time.monotonic())
+        self.settler.stop()
         try:
             self._release_pending()
             with self.control.cursor() as cursor:
-                store.worker_stopped(cursor, self.id)
+                leases.worker_stopped(cursor, self.id)
         except Exception as error:
             if not is_outage(error):
                 raise
@@ -468,7 +441,13 @@ class Worker:
             self.holdings.wait_empty(min(TICK, max(0.0, deadline - time.monotonic())))
 
 
-class _TimeoutContext:
-    """Stands in for the abandoned body's context when the main loop writes its failure."""
-
-    cancel_reason = "timeout"
+def _due_notice(payload: str) -> tuple[str, datetime | None]:
+    """A jobs-channel notification: ``"<queue> <epoch>"`` (a job due at that instant) or
+    ``"<queue>"`` (due now)."""
+    queue, _, epoch = payload.rpartition(" ")
+    if not queue:
+        return payload, None
+    try:
+        return queue, datetime.fromtimestamp(float(epoch), tz=UTC)
+    except ValueError:
+        return payload, None

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-logger = logging.getLogger("litejobs.worker")
+logger = logging.getLogger(__name__)
 
 
 class Supervisor:

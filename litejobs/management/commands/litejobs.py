@@ -4,8 +4,8 @@ import sys
 
 from django.core.management.base import BaseCommand
 
-from litejobs.cli import EXIT_REFUSED, register_all
-from litejobs.exceptions import LitejobsError
+from ...cli import EXIT_REFUSED, register_all
+from ...exceptions import LitejobsError
 
 
 class Command(BaseCommand):

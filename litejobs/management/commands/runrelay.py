@@ -9,8 +9,8 @@ import argparse
 
 from django.core.management.base import BaseCommand, CommandError
 
-from litejobs.relay import OutboxRelay
-from litejobs.runtimes import prepare
+from ...outbox.relay import OutboxRelay
+from ...runtime.startup import prepare
 
 
 def positive_int(value: str) -> int:

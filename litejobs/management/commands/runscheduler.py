@@ -6,8 +6,8 @@ over within ``LITEJOBS["SCHEDULER_LEASE"]`` when it stops or dies. Workers run t
 
 from django.core.management.base import BaseCommand, CommandError
 
-from litejobs.runtimes import prepare
-from litejobs.scheduling.scheduler import Scheduler
+from ...runtime.startup import prepare
+from ...scheduling.scheduler import Scheduler
 
 
 class Command(BaseCommand):

@@ -4,8 +4,8 @@ import argparse
 
 from django.core.management.base import BaseCommand, CommandError
 
-from litejobs.runtimes import prepare, warn_unused_queues
-from litejobs.worker import Supervisor, Worker
+from ...runtime.startup import prepare, warn_unused_queues
+from ...worker import Supervisor, Worker
 
 
 def positive_int(value: str) -> int:

@@ -189,5 +189,7 @@
       setTimeout(connect, Math.min(10000, 250 * Math.pow(2, attempts)));
     };
   }
-  if (window.WebSocket) { connect(); } else { setLive("offline", "no live updates in this browser"); }
+  if (!root.dataset.ws) {
+    // This server has no live updates (channels is not installed): the page says so.
+  } else if (window.WebSocket) { connect(); } else { setLive("offline", "no live updates in this browser"); }
 })();

@@ -1,0 +1,31 @@
+"""What ``manage.py litejobs bench`` can run and was asked to run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+WORKLOADS = ("W1", "W2", "W3", "W4", "W5", "W7", "W8", "W9", "W10")
+#: BENCH.md's sizes: jobs for W1-W3, pickup samples for W4, five-step jobs for W7, staged
+#: outbox rows for W8, history rows for W9, delayed jobs for W10.
+SIZES = {
+    "W1": 2000,
+    "W2": 10_000,
+    "W3": 10_000,
+    "W4": 200,
+    "W7": 1000,
+    "W8": 10_000,
+    "W9": 1_000_000,
+    "W10": 200,
+}
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    """What ``manage.py litejobs bench`` was asked to run."""
+
+    rounds: int = 3
+    only: tuple[str, ...] = WORKLOADS
+    sizes: dict[str, int] = field(default_factory=lambda: dict(SIZES))
+    processes: tuple[int, ...] = (4,)
+    idle_seconds: float = 60.0
+    keep_db: bool = False

@@ -1,0 +1,412 @@
+"""Bulk money actions in the admin: the preview, the TOTP confirmation, and the audit records.
+
+A queue page offers each bulk money action declared on its queue as a button beside its bulk
+actions (``offer``); pressing it posts the ticked items to the action's **preview**,
+which lists every item with its amount, the count and the totals per currency, and asks for the
+code of the user's phone. The **confirmation** verifies the code and redirects to the new
+``BulkAction``, whose page shows each item's outcome as the jobs run (it refreshes itself while
+any is pending) with a *retry* button beside a failed item. Every view calls ``litejobs.bulk``
+— the API user code calls — and answers 403 to a user who may not run the action.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import Q
+from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import NoReverseMatch, path, reverse
+from django.utils.html import format_html
+from django.views.decorators.debug import sensitive_post_parameters
+
+from ...admin.base import ReadOnlyAdmin
+from ...exceptions import (
+    BulkActionNotFound,
+    BulkRefused,
+    BulkSetChanged,
+    InvalidInput,
+    LitejobsError,
+    WorkQueueForbidden,
+)
+from ...models import BulkAction, BulkActionItem, BulkConfirmationAttempt, BulkItemState
+from .. import bulk
+from ..workqueues import admin as workqueue_admin
+from ..workqueues import declarations as queues
+
+PREVIEW_TEMPLATE = "admin/litejobs/bulk/preview.html"
+DETAIL_TEMPLATE = "admin/litejobs/bulk/detail.html"
+#: Seconds between reloads of a bulk action's page while items are still executing.
+REFRESH_SECONDS = 2
+#: Refusals that mean "not yours to do" (403) rather than "try again" (400).
+FORBIDDEN_CODES = ("bulk-forbidden", "work-queue-forbidden", "bulk-device-missing")
+
+
+def offer(queue: queues.WorkQueue, request) -> list[dict]:
+    """The bulk money actions a queue page offers the user: each with its preview URL, or, when
+    they have no confirmed TOTP device, why it is unavailable and how to add one. Actions whose
+    permission the user lacks are not offered at all."""
+    found = []
+    for action in bulk.actions_for(queue.name):
+        if not action.allows(request.user):
+            continue
+        found.append(
+            {
+                "action": action,
+                "url": reverse("admin:litejobs_bulkaction_preview", kwargs={"action": action.name}),
+                "unavailable": bulk.unavailable_reason(action, request.user),
+            }
+        )
+    return found
+
+
+workqueue_admin.money_actions.register("bulk", offer)
+
+
+def _runnable(request) -> list[str]:
+    """The names of the actions this user may run (cached on the request)."""
+    cached = getattr(request, "_litejobs_bulk_runnable", None)
+    if cached is None:
+        cached = [a.name for a in bulk.all_actions() if a.allows(request.user)]
+        request._litejobs_bulk_runnable = cached
+    return cached
+
+
+class _ByActionAdmin(ReadOnlyAdmin):
+    """Visible to holders of the model's view permission (operators, auditors) and, for the
+    actions they may run, to the people who run them (finance sees its own history)."""
+
+    def has_module_permission(self, request) -> bool:
+        return super().has_module_permission(request) or bool(_runnable(request))
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        if super().has_view_permission(request, obj):
+            return True
+        if obj is None:
+            return bool(_runnable(request))
+        return obj.action in _runnable(request)
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        if super().has_view_permission(request):
+            return queryset
+        return queryset.filter(action__in=_runnable(request))
+
+
+@admin.register(BulkAction)
+class BulkActionAdmin(_ByActionAdmin):
+    """Confirmed bulk money actions (read-only), their items' outcomes, and the preview and
+    confirmation pages that create them."""
+
+    list_display = (
+        "id",
+        "action",
+        "username",
+        "confirmed_at",
+        "item_count",
+        "totals_text",
+        "outcome",
+    )
+    list_filter = ("action",)
+    search_fields = ("username", "digest")
+    list_per_page = 50
+
+    @admin.display(description="totals")
+    def totals_text(self, obj: BulkAction) -> str:
+        """``EUR 18,400.00 · USD 1,250.00``."""
+        return _totals(obj)
+
+    @admin.display(description="outcome")
+    def outcome(self, obj: BulkAction) -> str:
+        """``240 succeeded`` / ``2 failed, 238 succeeded`` / ``executing: 12 of 240 left``."""
+        return _outcome(bulk.summary(obj), obj.item_count)
+
+    # Pages -----------------------------------------------------------------------------------
+
+    def get_urls(self):
+        """The preview, confirmation and retry views, beside the record pages."""
+        view = self.admin_site.admin_view
+        return [
+            path(
+                "preview/<str:action>/", view(self.preview_view), name="litejobs_bulkaction_preview"
+            ),
+            path(
+                "confirm/<str:action>/",
+                # The code typed never reaches an error report (Django masks it there).
+                view(sensitive_post_parameters("code")(self.confirm_view)),
+                name="litejobs_bulkaction_confirm",
+            ),
+            path(
+                "<int:pk>/retry/<int:entry>/",
+                view(self.retry_view),
+                name="litejobs_bulkaction_retry",
+            ),
+            *super().get_urls(),
+        ]
+
+    def _action_for(self, name: str) -> bulk.BulkMoneyAction:
+        try:
+            return bulk.get_action(name)
+        except BulkActionNotFound as error:
+            raise Http404(str(error)) from error
+
+    def _queue_url(self, action: bulk.BulkMoneyAction) -> str:
+        return reverse("admin:litejobs_workitem_queue", kwargs={"queue": action.queue_name})
+
+    def preview_view(self, request, action: str):
+        """POST from a queue page (the ticked ``item`` ids): the preview, with the code form."""
+        declared = self._action_for(action)
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        try:
+            made = bulk.preview(declared, request.POST.getlist("item"), request.user)
+        except (WorkQueueForbidden, BulkRefused) as error:
+            if error.code in FORBIDDEN_CODES:
+                return self._page(request, declared, None, error=str(error), status=403)
+            raise
+        except InvalidInput as error:
+            messages.error(request, str(error))
+            return HttpResponseRedirect(self._queue_url(declared))
+        return self._page(request, declared, made)
+
+    def confirm_view(self, request, action: str):
+        """POST of the preview's form: the code typed, and the signed preview it confirms."""
+        declared = self._action_for(action)
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        token = request.POST.get("token", "")
+        try:
+            done = bulk.confirm(
+                token,
+                request.POST.get("code", ""),
+                request.user,
+                device=request.POST.get("device") or None,
+                remote_addr=request.META.get("REMOTE_ADDR"),
+            )
+        except BulkSetChanged as changed:
+            return self._page(request, declared, changed.preview, error=str(changed), status=409)
+        except LitejobsError as error:
+            if error.code in FORBIDDEN_CODES:
+                return self._page(request, declared, None, error=str(error), status=403)
+            if error.code in (
+                "bulk-preview-invalid",
+                "bulk-preview-expired",
+                "selection-empty",
+                "bulk-amount-invalid",
+                "bulk-action-unknown",
+            ):
+                messages.error(request, str(error))
+                return HttpResponseRedirect(self._queue_url(declared))
+            return self._page(
+                request, declared, bulk.reread(token, request.user), error=str(error), status=400
+            )
+        record = done.bulk_action
+        if done.created:
+            messages.success(
+                request,
+                f"Confirmed: bulk action #{record.pk} releases {record.item_count} items "
+                f"({_totals(record)}), each by its own job. Outcomes appear below as they run.",
+            )
+        else:
+            messages.info(
+                request,
+                f"This preview was already confirmed as bulk action #{record.pk}; nothing was "
+                "started twice.",
+            )
+        return HttpResponseRedirect(reverse("admin:litejobs_bulkaction_change", args=[record.pk]))
+
+    def retry_view(self, request, pk: int, entry: int):
+        """POST: run one failed item again."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        item = BulkActionItem.objects.filter(pk=entry, bulk_action_id=pk).first()
+        if item is None:
+            raise Http404(f"Bulk action #{pk} has no item #{entry}.")
+        try:
+            bulk.retry_item(item, request.user)
+        except (WorkQueueForbidden, BulkRefused) as error:
+            if error.code in ("bulk-forbidden", "work-queue-forbidden"):
+                raise PermissionDenied(str(error)) from error
+            messages.error(request, str(error))
+        except LitejobsError as error:
+            messages.error(request, str(error))
+        else:
+            messages.success(
+                request, f"Item #{item.work_item_id} runs again (same confirmation, same key)."
+            )
+        return HttpResponseRedirect(reverse("admin:litejobs_bulkaction_change", args=[pk]))
+
+    def _page(self, request, action, made, *, error: str = "", status: int = 200):
+        devices = bulk.devices_for(request.user) if made is not None else []
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Preview: {action.label}",
+            "subtitle": None,
+            "opts": self.opts,
+            "action": action,
+            "queue": action.queue(),
+            "model_label": action.queue().model._meta.verbose_name,
+            "queue_url": self._queue_url(action),
+            "preview": made,
+            "lines": [self._line(action, line) for line in made.lines] if made else [],
+            "binds": bool(made and any(line.bound for line in made.lines)),
+            "totals": [bulk.money(total, currency) for currency, total in made.totals]
+            if made
+            else [],
+            "devices": devices,
+            "digits": devices[0].digits if devices else 6,
+            "error": error,
+            "refused": bool(error) and made is None,
+        }
+        request.current_app = self.admin_site.name
+        return TemplateResponse(request, PREVIEW_TEMPLATE, context, status=status)
+
+    def _line(self, action, line: bulk.PreviewLine) -> dict:
+        return {
+            "line": line,
+            "amount": bulk.money(line.amount, line.currency),
+            "bound": bulk.bound_text(line.bound),
+            "url": _row_url(self.admin_site, action.queue().model, line.object_id),
+        }
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """The record: who, when, the device, digest and totals, then every item's outcome."""
+        record = self.get_object(request, object_id)
+        if record is None:
+            raise Http404(f"No bulk action #{object_id}.")
+        if not self.has_view_permission(request, record):
+            raise PermissionDenied
+        try:
+            declared = bulk.get_action(record.action)
+        except BulkActionNotFound:
+            declared = None
+        can_retry = bool(declared and declared.allows(request.user))
+        model = declared.queue().model if declared else None
+        summary = bulk.summary(record)
+        items = list(record.items.order_by("id"))
+        attempts = BulkConfirmationAttempt.objects.filter(
+            Q(bulk_action=record) | Q(confirmation=record.confirmation)
+        ).order_by("at", "id")
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Bulk action #{record.pk}: {declared.label if declared else record.action}",
+            "subtitle": None,
+            "opts": self.opts,
+            "original": record,
+            "record": record,
+            "declared": declared,
+            "summary": summary,
+            "outcome": _outcome(summary, record.item_count),
+            "totals": _totals(record),
+            "items": [
+                {
+                    "item": item,
+                    "amount": bulk.money(item.amount, item.currency),
+                    "bound": bulk.bound_text(item.bound or {}),
+                    "url": _row_url(self.admin_site, model, item.object_id) if model else "",
+                    "job_url": _job_url(item.job_id),
+                    "can_retry": can_retry and item.state == BulkItemState.FAILED,
+                }
+                for item in items
+            ],
+            "binds": any(item.bound for item in items),
+            "attempts": attempts,
+            "refresh": REFRESH_SECONDS if summary.status == "executing" else 0,
+            "has_view_permission": True,
+            **(extra_context or {}),
+        }
+        request.current_app = self.admin_site.name
+        return TemplateResponse(request, DETAIL_TEMPLATE, context)
+
+
+@admin.register(BulkConfirmationAttempt)
+class BulkConfirmationAttemptAdmin(_ByActionAdmin):
+    """Every confirmation attempt, right or wrong (the audit of the codes typed; never the
+    codes themselves)."""
+
+    list_display = (
+        "at",
+        "username",
+        "action",
+        "result",
+        "device_name",
+        "item_count",
+        "short_digest",
+        "record_link",
+        "remote_addr",
+    )
+    list_filter = ("result", "action")
+    search_fields = ("username", "digest")
+    list_per_page = 100
+    fields = (
+        "at",
+        "username",
+        "action",
+        "result",
+        "device",
+        "device_name",
+        "confirmation",
+        "digest",
+        "item_count",
+        "remote_addr",
+        "record_link",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="digest")
+    def short_digest(self, obj: BulkConfirmationAttempt) -> str:
+        """The first 12 characters of the previewed set's digest."""
+        return obj.digest[:12]
+
+    @admin.display(description="bulk action")
+    def record_link(self, obj: BulkConfirmationAttempt):
+        """The bulk action a confirmed attempt wrote (or found, for a double submit)."""
+        if obj.bulk_action_id is None:
+            return "-"
+        url = reverse("admin:litejobs_bulkaction_change", args=[obj.bulk_action_id])
+        return format_html('<a href="{}">#{}</a>', url, obj.bulk_action_id)
+
+
+def _totals(record: BulkAction) -> str:
+    return " · ".join(
+        bulk.money(Decimal(total), currency)
+        for currency, total in sorted((record.totals or {}).items())
+    )
+
+
+def _outcome(summary: bulk.Summary, count: int) -> str:
+    parts = []
+    if summary.failed:
+        parts.append(f"{summary.failed} failed")
+    if summary.succeeded:
+        parts.append(f"{summary.succeeded} succeeded")
+    if summary.status == "executing":
+        left = summary.pending + summary.retrying
+        retrying = f", {summary.retrying} retrying" if summary.retrying else ""
+        return f"executing: {left} of {count} left{retrying}" + (
+            f" ({', '.join(parts)})" if parts else ""
+        )
+    return ", ".join(parts) or "-"
+
+
+def _row_url(admin_site, model, object_id) -> str:
+    if model is None or not admin_site.is_registered(model):
+        return ""
+    try:
+        return reverse(
+            f"{admin_site.name}:{model._meta.app_label}_{model._meta.model_name}_change",
+            args=[object_id],
+        )
+    except NoReverseMatch:
+        return ""
+
+
+def _job_url(job_id) -> str:
+    if job_id is None:
+        return ""
+    try:
+        return reverse("admin:litejobs_job_change", args=[job_id])
+    except NoReverseMatch:
+        return ""

@@ -1,0 +1,2 @@
+"""Django Tasks on litejobs: ``TASKS = {"default": {"BACKEND": "litejobs.tasks.LitejobsBackend"}}``
+(``backend``). The backend registers how stored task rows run with the job catalog."""

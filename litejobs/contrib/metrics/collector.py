@@ -1,0 +1,161 @@
+"""Prometheus metrics, read from the database at scrape time (nothing kept in memory).
+
+``LitejobsCollector`` is a prometheus-client custom collector: each scrape runs a few small
+queries and answers gauges, so any number of web processes serve the same numbers and a
+restarted one loses nothing. Mount ``litejobs.views.metrics`` (the demo serves it at
+``/metrics``), or register the collector in your own registry. Families:
+
+- ``litejobs_schedule_last_success_timestamp_seconds{schedule}``: when its latest successful
+  occurrence completed (absent until one has) — alert on ``time() - ...``;
+- ``litejobs_schedule_overdue{schedule}``: 1 when no occurrence completed within its period
+  plus grace (the admin's flag, ``doctor``'s ``overdue-schedule``);
+- ``litejobs_schedule_enabled{schedule}``: 0 while an operator has it disabled;
+- ``litejobs_occurrences{schedule,state}``: occurrences kept, per state;
+- ``litejobs_jobs{queue,state}`` and ``litejobs_queue_oldest_due_age_seconds{queue}``: queue
+  depth and the age of the oldest due job;
+- ``litejobs_outbox_pending`` and ``litejobs_outbox_oldest_pending_age_seconds``: messages the
+  relay has not published yet — alert when the age grows;
+- ``litejobs_webhook_endpoint_enabled{endpoint}`` and
+  ``litejobs_webhook_endpoint_consecutive_failures{endpoint}``; ``litejobs_webhook_deliveries
+  {state}``: retained delivery records per state.
+
+Further job metrics are added as methods yielding families from ``collect``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from django.db.models import Count
+from prometheus_client.core import CollectorRegistry, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from ...conf import settings
+from ...core import clock
+from ...jobs import queues
+from ...models import Occurrence, WebhookDelivery, WebhookEndpoint
+from ...outbox import operations as outbox_operations
+from ...scheduling import runbook
+
+
+class LitejobsCollector(Collector):
+    """Answers litejobs' gauges from the database on every scrape."""
+
+    def collect(self) -> Iterator[Metric]:
+        """Every family, freshly read."""
+        now = clock.now()
+        yield from self.schedule_metrics(now)
+        yield from self.queue_metrics(now)
+        yield from self.outbox_metrics(now)
+
+    def schedule_metrics(self, now) -> Iterator[Metric]:
+        """Last success, overdue flag, switch and occurrence counts per schedule."""
+        last_success = GaugeMetricFamily(
+            "litejobs_schedule_last_success_timestamp_seconds",
+            "Unix time the schedule's latest successful occurrence completed.",
+            labels=["schedule"],
+        )
+        overdue = GaugeMetricFamily(
+            "litejobs_schedule_overdue",
+            "1 when no occurrence completed within the schedule's period plus grace.",
+            labels=["schedule"],
+        )
+        enabled = GaugeMetricFamily(
+            "litejobs_schedule_enabled",
+            "0 while an operator has the schedule disabled.",
+            labels=["schedule"],
+        )
+        for state in runbook.all_health(now):
+            row = state.row
+            if row.last_success_at is not None:
+                last_success.add_metric([row.name], row.last_success_at.timestamp())
+            overdue.add_metric([row.name], 1.0 if state.health.overdue else 0.0)
+            enabled.add_metric([row.name], 1.0 if row.enabled else 0.0)
+        yield last_success
+        yield overdue
+        yield enabled
+        occurrences = GaugeMetricFamily(
+            "litejobs_occurrences",
+            "Occurrences kept (within retention), per schedule and state.",
+            labels=["schedule", "state"],
+        )
+        rows = (
+            Occurrence.objects.using(settings.DATABASE)
+            .order_by()
+            .values_list("schedule__name", "state")
+            .annotate(n=Count("pk"))
+        )
+        for name, state, count in rows:
+            occurrences.add_metric([name, state], count)
+        yield occurrences
+
+    def queue_metrics(self, now) -> Iterator[Metric]:
+        """Job counts per queue and state, and the oldest due job's age."""
+        depth = GaugeMetricFamily(
+            "litejobs_jobs", "Jobs per queue and state.", labels=["queue", "state"]
+        )
+        oldest = GaugeMetricFamily(
+            "litejobs_queue_oldest_due_age_seconds",
+            "How long the oldest due job of the queue has waited.",
+            labels=["queue"],
+        )
+        for summary in queues.queue_overview(now=now):
+            for state, count in summary.counts.items():
+                depth.add_metric([summary.name, state], count)
+            age = summary.oldest_due_age.total_seconds() if summary.oldest_due_age else 0.0
+            oldest.add_metric([summary.name], age)
+        yield depth
+        yield oldest
+
+    def outbox_metrics(self, now) -> Iterator[Metric]:
+        """The outbox backlog, each webhook endpoint's health, deliveries per state."""
+        waiting = outbox_operations.backlog(now=now)
+        yield GaugeMetricFamily(
+            "litejobs_outbox_pending",
+            "Outbox messages the relay has not published yet.",
+            value=waiting.pending,
+        )
+        yield GaugeMetricFamily(
+            "litejobs_outbox_oldest_pending_age_seconds",
+            "How long the oldest unpublished outbox message has waited (0: none).",
+            value=waiting.oldest_age.total_seconds() if waiting.oldest_age else 0.0,
+        )
+        enabled = GaugeMetricFamily(
+            "litejobs_webhook_endpoint_enabled",
+            "0 while the endpoint is disabled (by an operator, or after failures).",
+            labels=["endpoint"],
+        )
+        failures = GaugeMetricFamily(
+            "litejobs_webhook_endpoint_consecutive_failures",
+            "Failed delivery attempts since the endpoint's last success.",
+            labels=["endpoint"],
+        )
+        endpoints = WebhookEndpoint.objects.using(settings.DATABASE).values_list(
+            "pk", "enabled", "consecutive_failures"
+        )
+        for pk, is_enabled, streak in endpoints:
+            enabled.add_metric([str(pk)], 1.0 if is_enabled else 0.0)
+            failures.add_metric([str(pk)], streak)
+        yield enabled
+        yield failures
+        deliveries = GaugeMetricFamily(
+            "litejobs_webhook_deliveries",
+            "Webhook delivery records kept (within retention), per state.",
+            labels=["state"],
+        )
+        rows = (
+            WebhookDelivery.objects.using(settings.DATABASE)
+            .order_by()
+            .values_list("state")
+            .annotate(n=Count("pk"))
+        )
+        for state, count in rows:
+            deliveries.add_metric([state], count)
+        yield deliveries
+
+
+def registry() -> CollectorRegistry:
+    """A registry holding only litejobs' collector (the view serves it)."""
+    own = CollectorRegistry(auto_describe=False)
+    own.register(LitejobsCollector())
+    return own

@@ -1,0 +1,813 @@
+"""Human work queues: the API the admin and user code share.
+
+``enqueue_item`` puts a model row in a queue (or refreshes its score), ``claim`` /
+``claim_next`` / ``release`` / ``resolve`` / ``cancel`` move an item, ``refresh_score``
+re-runs its rule. Each is **one conditional statement**: it changes the row only when the
+queue's claim mode and the item's current claim allow it, and otherwise changes nothing and
+raises ``ClaimRefused`` (or ``WorkItemNotFound``) saying why and what to do. Two people can
+never both hold one item: a claim is one ``UPDATE ... WHERE`` that PostgreSQL re-checks on the
+row's latest version under its row lock.
+
+A claim is a lease. Every statement compares ``claim_expires_at`` with the database's clock
+(``{db_now}``: ``litejobs.clock.lease_instant()``, so web hosts whose clocks disagree agree
+on who holds an item) inside its ``WHERE``, so an expired claim is the same as no claim
+everywhere — listings, actions, this API — without a sweeper. Actions taken for a person
+(``user=``) check the queue's permission first (``WorkQueueForbidden``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import ValidationError
+from django.db import connections, models
+from django.db.models import BooleanField, F, Q
+from django.db.models.expressions import RawSQL
+
+from ...conf import settings
+from ...core import clock
+from ...core.durations import parse_duration
+from ...core.enums import (
+    FINISHED_ITEM,
+    LIVE_ITEM,
+    ClaimMode,
+    ItemAction,
+    ItemStatus,
+    ItemView,
+    WorkItemState,
+    values_of,
+)
+from ...exceptions import (
+    ClaimRefused,
+    InvalidInput,
+    LitejobsError,
+    WorkItemNotFound,
+    WorkQueueForbidden,
+)
+from ...models.workqueues import WorkItem
+from ...sql import fetch_all, query, run_query
+from . import declarations as queues
+
+logger = logging.getLogger(__name__)
+
+#: Items one call of ``act`` (an admin bulk action) may touch.
+ACT_LIMIT = 500
+#: Largest page a listing answers.
+MAX_PAGE = 200
+#: Listings count at most this many rows (a count of 100,000 rows is not worth its cost).
+COUNT_CAP = 10_000
+
+#: The listing views: items to work (everyone's), unclaimed ones, mine, held by others, closed.
+VIEWS = values_of(ItemView)
+
+
+def _alias() -> str:
+    return settings.DATABASE
+
+
+def _run(statement: str, params: dict[str, Any]) -> list[WorkItem]:
+    """Run one statement of ``workqueues.sql``; answers the items it returned."""
+    with connections[_alias()].cursor() as cursor:
+        cursor.execute(statement, params)
+        return [_instance(found) for found in fetch_all(cursor)]
+
+
+def _instance(found: dict[str, Any]) -> WorkItem:
+    """A WorkItem from a ``RETURNING *`` row (by column name), with the field converters the
+    ORM would apply; ``created`` is set when the statement says whether it inserted."""
+    connection = connections[_alias()]
+    fields = WorkItem._meta.concrete_fields
+    values = []
+    for field in fields:
+        value = found[field.column]
+        convert = getattr(field, "from_db_value", None)
+        values.append(convert(value, None, connection) if convert and value is not None else value)
+    item = WorkItem.from_db(_alias(), [f.attname for f in fields], values)
+    if "inserted" in found:
+        item.created = bool(found["inserted"])
+    return item
+
+
+# Who acts ------------------------------------------------------------------------------------
+
+
+def _user_name(user: Any) -> str:
+    name = user.get_username() if hasattr(user, "get_username") else ""
+    return (name or f"user:{user.pk}")[:150]
+
+
+def _check_user(queue: queues.WorkQueue, user: Any, verb: str) -> None:
+    if user is None or getattr(user, "pk", None) is None:
+        raise InvalidInput(
+            f"Say who {verb}s: pass user= (the admin passes the signed-in user).",
+            code="user-missing",
+        )
+    if not queue.allows(user):
+        logger.info("item %s forbidden queue=%s user=%s", verb, queue.name, _user_name(user))
+        raise WorkQueueForbidden(
+            f"You may not work queue {queue.name!r}: it needs the permission "
+            f"{queue.permission!r}. Ask an administrator to grant it (directly or via a group)."
+        )
+
+
+def _queue_and_id(item: WorkItem | int, queue: str | None) -> tuple[queues.WorkQueue, int]:
+    """The declared queue of ``item`` and its id (one read when only an id is given)."""
+    if isinstance(item, WorkItem):
+        if queue is not None and item.queue != queue:
+            raise _not_found(item.pk, queue)
+        return queues.get(item.queue), item.pk
+    if isinstance(item, bool) or not isinstance(item, int):
+        try:
+            item = int(item)
+        except (TypeError, ValueError):
+            raise InvalidInput(
+                f"A work item is a WorkItem or its id (a whole number), not {item!r}.",
+                code="item-invalid",
+            ) from None
+    if queue is None:
+        queue = (
+            WorkItem.objects.using(_alias()).filter(pk=item).values_list("queue", flat=True).first()
+        )
+        if queue is None:
+            raise _not_found(item, None)
+    return queues.get(queue), item
+
+
+def _not_found(item_id: int, queue: str | None) -> WorkItemNotFound:
+    where = f"in queue {queue!r}" if queue else "in any queue"
+    return WorkItemNotFound(
+        f"No work item #{item_id} {where}: it was never enqueued there, or was purged. Reload "
+        "the queue page for the current items."
+    )
+
+
+def _when(instant: datetime | None) -> str:
+    return f"{instant:%Y-%m-%d %H:%M} UTC" if instant else "?"
+
+
+# Enqueue and score ---------------------------------------------------------------------------
+
+
+def enqueue_item(queue: str | queues.WorkQueue, row: models.Model, *, tenant: str = "") -> WorkItem:
+    """Put ``row`` in ``queue``, scored by the queue's rule; answers the live item.
+
+    A row has at most one live item per queue: enqueueing it again refreshes that item's
+    score (and keeps its claim). Joins the caller's transaction, so an item commits with the
+    row change that called for it. ``item.created`` says whether it is new.
+    """
+    queue = queue if isinstance(queue, queues.WorkQueue) else queues.get(queue)
+    _check_row(queue, row)
+    if not isinstance(tenant, str) or len(tenant) > 200:
+        raise InvalidInput(
+            "tenant= must be a string of at most 200 characters.", code="tenant-invalid"
+        )
+    score, inputs, rule = queue.score_of(row)
+    now = clock.now()
+    [item] = _run(
+        query("workitem_enqueue"),
+        {
+            "queue": queue.name,
+            "content_type": ContentType.objects.db_manager(_alias()).get_for_model(row).pk,
+            "object_id": str(row.pk),
+            "tenant": tenant,
+            "score": score,
+            "inputs": json.dumps(inputs),
+            "rule": rule,
+            "now": now,
+        },
+    )
+    logger.debug(  # a backfill enqueues thousands; claims and resolutions are the story
+        "item %s id=%s queue=%s score=%s",
+        "enqueued" if item.created else "rescored",
+        item.pk,
+        queue.name,
+        score,
+    )
+    return item
+
+
+def _check_row(queue: queues.WorkQueue, row: Any) -> None:
+    if not isinstance(row, queue.model):
+        raise InvalidInput(
+            f"Work queue {queue.name!r} holds {queue.model._meta.label} rows, not "
+            f"{type(row).__name__}; enqueue one of those.",
+            code="item-target-invalid",
+        )
+    if row.pk is None:
+        raise InvalidInput(
+            f"Save the {queue.model._meta.label} row before enqueueing it (it has no primary key).",
+            code="item-target-invalid",
+        )
+    if len(str(row.pk)) > 64:
+        raise InvalidInput(
+            f"{queue.model._meta.label} primary keys longer than 64 characters cannot be queued.",
+            code="item-target-invalid",
+        )
+
+
+def refresh_score(item: WorkItem | int, *, queue: str | None = None) -> WorkItem:
+    """Re-run the queue's rule on the item's row (ages grow, evidence arrives).
+
+    Only live items are rescored; a finished item keeps the score it was worked at. Refused
+    (``item-target-missing``) when the row was deleted: cancel the item instead.
+    """
+    work_queue, item_id = _queue_and_id(item, queue)
+    current = WorkItem.objects.using(_alias()).filter(pk=item_id, queue=work_queue.name).first()
+    if current is None:
+        raise _not_found(item_id, work_queue.name)
+    if current.state in FINISHED_ITEM:
+        raise _closed(current, work_queue)
+    row = work_queue.model._default_manager.using(_alias()).filter(pk=current.object_id).first()
+    if row is None:
+        raise LitejobsError(
+            f"Item #{item_id}'s {work_queue.model._meta.label} row {current.object_id} no longer "
+            "exists; cancel the item (workqueues.cancel) instead of rescoring it.",
+            code="item-target-missing",
+        )
+    score, inputs, rule = work_queue.score_of(row)
+    rows = _run(
+        query("workitem_rescore"),
+        {
+            "id": item_id,
+            "queue": work_queue.name,
+            "score": score,
+            "inputs": json.dumps(inputs),
+            "rule": rule,
+            "now": clock.now(),
+        },
+    )
+    if not rows:  # finished between the read and the update
+        raise _explain(work_queue, item_id, None, "rescore", clock.now())
+    return rows[0]
+
+
+# Claims --------------------------------------------------------------------------------------
+
+
+def claim(
+    item: WorkItem | int, user: Any, *, queue: str | None = None, lease: Any = None
+) -> WorkItem:
+    """Claim an item for ``user`` until its queue's ``claim_lease`` (or ``lease``) passes.
+
+    Granted when nobody holds a live claim; claiming an item you hold renews the claim.
+    Refused: ``claim-disabled`` (the queue has no claims), ``claim-held`` (someone else holds
+    it; the message says who and until when), ``item-closed``.
+    """
+    work_queue, item_id = _queue_and_id(item, queue)
+    _check_user(work_queue, user, "claim")
+    _check_claims_enabled(work_queue, "claim")
+    now = clock.now()
+    duration = (
+        work_queue.claim_lease
+        if lease is None
+        else parse_duration(lease, name="lease=", allow_zero=False)
+    )
+    rows = _run(
+        query("workitem_claim"),
+        {
+            "id": item_id,
+            "queue": work_queue.name,
+            "user_id": user.pk,
+            "user_name": _user_name(user),
+            "now": now,
+            "lease": duration,
+            "db_now": clock.lease_instant(),
+        },
+    )
+    if not rows:
+        raise _explain(work_queue, item_id, user, "claim", clock.database_now(_alias()))
+    claimed = rows[0]
+    logger.info(
+        "item claimed id=%s queue=%s by=%s until=%s",
+        item_id,
+        work_queue.name,
+        claimed.claimed_by_name,
+        claimed.claim_expires_at.isoformat(),
+    )
+    return claimed
+
+
+def claim_next(queue: str, user: Any, *, tenant: str | None = None) -> WorkItem | None:
+    """Claim the first unclaimed item in listing order (score, then age) for ``user``.
+
+    Two people asking at once get two different items (``FOR UPDATE SKIP LOCKED``). Answers
+    ``None`` when no item is left unclaimed.
+    """
+    work_queue = queues.get(queue)
+    _check_user(work_queue, user, "claim")
+    _check_claims_enabled(work_queue, "claim")
+    now = clock.now()
+    rows = _run(
+        query("workitem_claim_next"),
+        {
+            "queue": work_queue.name,
+            "user_id": user.pk,
+            "user_name": _user_name(user),
+            "now": now,
+            "lease": work_queue.claim_lease,
+            "db_now": clock.lease_instant(),
+            "tenant": tenant,
+        },
+    )
+    if not rows:
+        return None
+    claimed = rows[0]
+    logger.info(
+        "item claimed id=%s queue=%s by=%s until=%s next=1",
+        claimed.pk,
+        work_queue.name,
+        claimed.claimed_by_name,
+        claimed.claim_expires_at.isoformat(),
+    )
+    return claimed
+
+
+def release(item: WorkItem | int, user: Any, *, queue: str | None = None) -> WorkItem:
+    """Give up ``user``'s live claim: the item is open to everyone at once.
+
+    Refused: ``claim-not-held`` (no live claim of yours: none, expired, or someone else's),
+    ``claim-disabled``, ``item-closed``.
+    """
+    work_queue, item_id = _queue_and_id(item, queue)
+    _check_user(work_queue, user, "release")
+    _check_claims_enabled(work_queue, "release")
+    rows = _run(
+        query("workitem_release"),
+        {
+            "id": item_id,
+            "queue": work_queue.name,
+            "user_id": user.pk,
+            "db_now": clock.lease_instant(),
+        },
+    )
+    if not rows:
+        raise _explain(work_queue, item_id, user, "release", clock.database_now(_alias()))
+    logger.info("item released id=%s queue=%s by=%s", item_id, work_queue.name, _user_name(user))
+    return rows[0]
+
+
+def resolve(
+    item: WorkItem | int,
+    user: Any,
+    resolution: str | None = None,
+    *,
+    note: str = "",
+    queue: str | None = None,
+) -> WorkItem:
+    """Mark an item done with one of its queue's resolutions, by ``user``.
+
+    ``required`` queues accept it only from the holder of a live claim (``claim-required``);
+    ``optional`` ones from anyone unless someone else holds a live claim (``claim-held``);
+    ``disabled`` ones from anyone with the permission. A second resolution is refused
+    (``item-closed``, naming who resolved it).
+    """
+    work_queue, item_id = _queue_and_id(item, queue)
+    resolution = work_queue.check_resolution(resolution)
+    _check_user(work_queue, user, "resolve")
+    return _finish(work_queue, item_id, user, WorkItemState.DONE, resolution, note, "resolve")
+
+
+def cancel(
+    item: WorkItem | int, *, reason: str, user: Any = None, queue: str | None = None
+) -> WorkItem:
+    """Take an item out of its queue without working it (its row went away, or was handled
+    elsewhere), with a reason.
+
+    With ``user=`` it is that person's action and follows the claim mode like ``resolve``;
+    without, it is your code's and applies whatever the claim.
+    """
+    work_queue, item_id = _queue_and_id(item, queue)
+    if not isinstance(reason, str) or not reason.strip():
+        raise InvalidInput(
+            "Say why the item is cancelled: reason= is kept on the item.", code="reason-required"
+        )
+    if user is not None:
+        _check_user(work_queue, user, "cancel")
+    return _finish(
+        work_queue, item_id, user, WorkItemState.CANCELLED, "", reason.strip()[:2000], "cancel"
+    )
+
+
+def settle(
+    item: WorkItem | int,
+    *,
+    resolution: str,
+    user_id: int | None,
+    user_name: str,
+    note: str = "",
+    queue: str | None = None,
+) -> WorkItem:
+    """Resolve an item for a person on an authority checked elsewhere: a bulk money action
+    whose confirmation (permission, preview, TOTP code) already passed.
+
+    The resolver recorded is that person (``user_id`` and ``user_name``, kept even if the user
+    is deleted later); the resolution need not be one staff may pick by hand (money-moving
+    resolutions belong to the confirmed action only). Refused like any action when the item is
+    finished (``item-closed``) or **someone else** holds a live claim on it (``claim-held``):
+    nobody acts through another person's hold. Joins the caller's transaction.
+    """
+    work_queue, item_id = _queue_and_id(item, queue)
+    return _finish(
+        work_queue,
+        item_id,
+        None,
+        WorkItemState.DONE,
+        resolution,
+        note,
+        "resolve",
+        claim=ClaimMode.OPTIONAL,
+        acting=(user_id, (user_name or f"user:{user_id}")[:150]),
+    )
+
+
+def _finish(
+    work_queue: queues.WorkQueue,
+    item_id: int,
+    user: Any,
+    state: str,
+    resolution: str,
+    note: str,
+    verb: str,
+    *,
+    claim: str | None = None,
+    acting: tuple[int | None, str] | None = None,
+) -> WorkItem:
+    if not isinstance(note, str):
+        raise InvalidInput("note= must be text.", code="note-invalid")
+    now = clock.now()
+    mode = claim if claim is not None else (None if user is None else work_queue.claim)
+    if acting is not None:
+        user_id, user_name = acting
+    else:
+        user_id = None if user is None else user.pk
+        user_name = "(code)" if user is None else _user_name(user)
+    rows = _run(
+        query("workitem_finish"),
+        {
+            "claim": mode,
+            "id": item_id,
+            "queue": work_queue.name,
+            "state": state,
+            "resolution": resolution,
+            "note": note[:2000],
+            "user_id": user_id,
+            "user_name": user_name,
+            "now": now,
+            "db_now": clock.lease_instant(),
+        },
+    )
+    if not rows:
+        raise _explain(work_queue, item_id, user, verb, clock.database_now(_alias()))
+    finished = rows[0]
+    logger.info(
+        "item %s id=%s queue=%s resolution=%s by=%s",
+        "resolved" if state == WorkItemState.DONE else "cancelled",
+        item_id,
+        work_queue.name,
+        resolution or "-",
+        finished.resolved_by_name,
+    )
+    return finished
+
+
+def _check_claims_enabled(work_queue: queues.WorkQueue, verb: str) -> None:
+    if not work_queue.claims_enabled:
+        raise ClaimRefused(
+            f'Work queue {work_queue.name!r} has claims disabled (claim="disabled"): there is '
+            f"nothing to {verb}; resolve items directly.",
+            code="claim-disabled",
+        )
+
+
+def _closed(row: WorkItem, work_queue: queues.WorkQueue) -> ClaimRefused:
+    if row.state == WorkItemState.DONE:
+        what = f"already done ({work_queue.resolution_label(row.resolution)})"
+    else:
+        what = "cancelled"
+    return ClaimRefused(
+        f"Item #{row.pk} is {what} by {row.resolved_by_name or '?'} at {_when(row.resolved_at)}; "
+        "nothing more to do: pick another item.",
+        code="item-closed",
+    )
+
+
+def _explain(
+    work_queue: queues.WorkQueue, item_id: int, user: Any, verb: str, now: datetime
+) -> LitejobsError:
+    """Why a conditional statement changed nothing, read from the row as it is now."""
+    row = WorkItem.objects.using(_alias()).filter(pk=item_id, queue=work_queue.name).first()
+    if row is None:
+        return _not_found(item_id, work_queue.name)
+    if row.state in FINISHED_ITEM:
+        return _closed(row, work_queue)
+    held = row.state == WorkItemState.CLAIMED and row.claim_expires_at > now
+    mine = held and user is not None and row.claimed_by_id == user.pk
+    if held and not mine:
+        logger.info(
+            "item %s refused id=%s queue=%s holder=%s",
+            verb,
+            item_id,
+            work_queue.name,
+            row.claimed_by_name,
+        )
+        return ClaimRefused(
+            f"Item #{item_id} is held by {row.claimed_by_name or 'a deleted user'} until "
+            f"{_when(row.claim_expires_at)}: pick another item, or wait until they release it "
+            "or the claim expires.",
+            code="claim-held",
+        )
+    if verb == "release":
+        state = (
+            f"your claim expired at {_when(row.claim_expires_at)} and it is back in the queue"
+            if row.state == WorkItemState.CLAIMED and row.claimed_by_id == getattr(user, "pk", None)
+            else "it is open"
+        )
+        return ClaimRefused(
+            f"You hold no claim on item #{item_id} ({state}); there is nothing to release.",
+            code="claim-not-held",
+        )
+    if work_queue.claims_required and not mine:
+        expired = (
+            f" (your claim expired at {_when(row.claim_expires_at)})"
+            if row.state == WorkItemState.CLAIMED and row.claimed_by_id == getattr(user, "pk", None)
+            else ""
+        )
+        return ClaimRefused(
+            f"Work queue {work_queue.name!r} requires a claim before any action: claim item "
+            f"#{item_id} first{expired}, then {verb} it.",
+            code="claim-required",
+        )
+    return ClaimRefused(
+        f"Item #{item_id} changed while you acted; reload the queue and try again.",
+        code="item-changed",
+    )
+
+
+# Many items at once (the admin's buttons and bulk actions) -----------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one action did to one item: ``ok``, or the refusal's ``code`` and message."""
+
+    item_id: int
+    ok: bool
+    message: str
+    code: str = ""
+    item: WorkItem | None = None
+
+
+#: The actions ``act`` knows, by the name the admin posts.
+ACTIONS = values_of(ItemAction)
+
+
+def act(
+    queue: str,
+    action: str,
+    item_ids: Iterable[int],
+    user: Any,
+    *,
+    resolution: str | None = None,
+    note: str = "",
+) -> list[Outcome]:
+    """Apply one action to each item, each its own conditional statement; answers one
+    ``Outcome`` per item (refusals included), in order. At most ``ACT_LIMIT`` items."""
+    work_queue = queues.get(queue)
+    ids = list(dict.fromkeys(int(i) for i in item_ids))
+    if len(ids) > ACT_LIMIT:
+        raise InvalidInput(
+            f"Act on at most {ACT_LIMIT} items at once ({len(ids)} ticked); narrow the selection.",
+            code="selection-too-large",
+        )
+    if action not in ACTIONS:
+        raise InvalidInput(
+            f"Unknown action {action!r}; use one of {', '.join(ACTIONS)}.", code="action-invalid"
+        )
+    _check_user(work_queue, user, action)
+    if action == ItemAction.RESOLVE:
+        resolution = work_queue.check_resolution(resolution)
+    elif not work_queue.claims_enabled:
+        _check_claims_enabled(work_queue, action)
+    outcomes = []
+    for item_id in ids:
+        try:
+            if action == ItemAction.CLAIM:
+                item = claim(item_id, user, queue=queue)
+                text = f"You hold item #{item_id} until {_when(item.claim_expires_at)}."
+            elif action == ItemAction.RELEASE:
+                item = release(item_id, user, queue=queue)
+                text = f"Released item #{item_id}: it is open to everyone."
+            else:
+                item = resolve(item_id, user, resolution, note=note, queue=queue)
+                text = f"Resolved item #{item_id}: {work_queue.resolution_label(item.resolution)}."
+        except LitejobsError as error:
+            outcomes.append(Outcome(item_id, False, error.args[0], error.code))
+        else:
+            outcomes.append(Outcome(item_id, True, text, item=item))
+    return outcomes
+
+
+# Reading -------------------------------------------------------------------------------------
+
+
+def status(item: WorkItem, user: Any, now: datetime) -> ItemStatus:
+    """How ``user`` sees the item now: ``open``, ``mine``, ``theirs``, ``done``, ``cancelled``.
+
+    A claim whose expiry has passed is no claim: such an item is ``open``.
+    """
+    if item.state in FINISHED_ITEM:
+        return ItemStatus(item.state)
+    if item.state == WorkItemState.CLAIMED and item.claim_expires_at > now:
+        mine = user is not None and item.claimed_by_id == user.pk
+        return ItemStatus.MINE if mine else ItemStatus.THEIRS
+    return ItemStatus.OPEN
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a listing and the cursor of the next (``None`` on the last page)."""
+
+    items: list[WorkItem]
+    next_cursor: str | None
+
+
+def items(
+    queue: str,
+    *,
+    user: Any = None,
+    view: str = "todo",
+    tenant: str | None = None,
+    now: datetime | None = None,
+):
+    """The queryset of a listing view, in its order (see ``page``).
+
+    ``todo``: every live item by score then age; ``unclaimed``: those without a live claim;
+    ``mine`` / ``others``: live claims of ``user`` / of anyone else; ``closed``: done and
+    cancelled items, newest first.
+    """
+    if view not in VIEWS:
+        raise InvalidInput(
+            f"Unknown view {view!r}; use one of {', '.join(VIEWS)}.", code="view-invalid"
+        )
+    now = now or clock.now()
+    qs = WorkItem.objects.using(_alias()).filter(queue=queue)
+    if tenant:
+        qs = qs.filter(tenant=tenant)
+    if view == ItemView.CLOSED:
+        return qs.filter(state__in=FINISHED_ITEM).order_by(F("resolved_at").desc(), F("id").desc())
+    qs = qs.filter(state__in=LIVE_ITEM)
+    held = Q(state=WorkItemState.CLAIMED, claim_expires_at__gt=now)
+    user_id = getattr(user, "pk", None)
+    if view == ItemView.UNCLAIMED:
+        qs = qs.exclude(held)
+    elif view == ItemView.MINE:
+        qs = qs.filter(held, claimed_by_id=user_id)
+    elif view == ItemView.OTHERS:
+        qs = qs.filter(held).exclude(claimed_by_id=user_id) if user_id else qs.filter(held)
+    return qs.order_by((-F("score")).asc(), F("created_at").asc(), F("id").asc())
+
+
+def page(
+    queue: str,
+    *,
+    user: Any = None,
+    view: str = "todo",
+    tenant: str | None = None,
+    after: str | None = None,
+    limit: int = 50,
+    now: datetime | None = None,
+) -> Page:
+    """A page of a listing after the cursor ``after`` (keyset pagination).
+
+    Each page is one index range scan that starts where the previous page ended, so the
+    2,000th page of 100,000 items costs what the first does (no OFFSET).
+    """
+    if not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+        raise InvalidInput(f"A page holds 1 to {MAX_PAGE} items.", code="page-invalid")
+    qs = items(queue, user=user, view=view, tenant=tenant, now=now)
+    if after:
+        qs = qs.filter(_after(view, after))
+    rows = list(qs[: limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return Page(rows, cursor_of(rows[-1], view) if more and rows else None)
+
+
+def cursor_of(item: WorkItem, view: str) -> str:
+    """The position just after ``item`` in ``view``'s order, as text for a URL."""
+    if view == ItemView.CLOSED:
+        return f"{item.resolved_at.isoformat()}_{item.pk}"
+    return f"{item.score!r}_{item.created_at.isoformat()}_{item.pk}"
+
+
+def _after(view: str, cursor: str) -> RawSQL:
+    try:
+        if view == ItemView.CLOSED:
+            resolved_at, item_id = cursor.split("_")
+            return RawSQL(
+                '("litejobs_workitem"."resolved_at", "litejobs_workitem"."id") < (%s, %s)',
+                (datetime.fromisoformat(resolved_at), int(item_id)),
+                output_field=BooleanField(),
+            )
+        score, created_at, item_id = cursor.split("_")
+        return RawSQL(
+            '("litejobs_workitem"."score" * -1, "litejobs_workitem"."created_at", '
+            '"litejobs_workitem"."id") > (%s, %s, %s)',
+            (-float(score), datetime.fromisoformat(created_at), int(item_id)),
+            output_field=BooleanField(),
+        )
+    except (ValueError, TypeError) as error:
+        raise InvalidInput(
+            "That page link is broken (its position cannot be read); start from the first page.",
+            code="cursor-invalid",
+        ) from error
+
+
+def count(queue: str, **filters: Any) -> tuple[int, bool]:
+    """How many items a listing view holds, counted up to ``COUNT_CAP``: ``(n, capped)``."""
+    counted = items(queue, **filters).order_by()[: COUNT_CAP + 1].count()
+    return min(counted, COUNT_CAP), counted > COUNT_CAP
+
+
+def targets(work_queue: queues.WorkQueue, rows: Sequence[WorkItem]) -> dict[str, models.Model]:
+    """The model rows behind ``rows``, by ``object_id``, in one query."""
+    ids = {row.object_id for row in rows}
+    if not ids:
+        return {}
+    pk = work_queue.model._meta.pk
+    keys = []
+    for value in ids:
+        try:
+            keys.append(pk.to_python(value))
+        except ValidationError:  # not a key of this model (the queue's model changed): no row
+            continue
+    found = work_queue.model._default_manager.using(_alias()).filter(pk__in=keys)
+    return {str(row.pk): row for row in found}
+
+
+def snapshot(queue: str, item_ids: Iterable[int]) -> list[dict[str, Any]]:
+    """The claim state of these items, shaped like the live notifications (one query)."""
+    ids = [int(i) for i in list(item_ids)[:MAX_PAGE]]
+    rows = WorkItem.objects.using(_alias()).filter(queue=queue, pk__in=ids)
+    return [as_event(row) for row in rows]
+
+
+def as_event(row: WorkItem) -> dict[str, Any]:
+    """An item as a queue page redraws it (the NOTIFY trigger sends the same keys)."""
+    return {
+        "op": "state",
+        "id": row.pk,
+        "queue": row.queue,
+        "state": row.state,
+        "holder_id": row.claimed_by_id,
+        "holder": row.claimed_by_name,
+        "claim_expires_at": row.claim_expires_at.isoformat() if row.claim_expires_at else None,
+        "resolution": row.resolution,
+        "resolver": row.resolved_by_name,
+    }
+
+
+def purge(*, older_than: Any, batch: int | None = None) -> int:
+    """Delete done and cancelled items resolved more than ``older_than`` ago, in batches of
+    ``LITEJOBS["PURGE_BATCH"]`` rows; answers how many. Live items are never purged."""
+    before = clock.now() - parse_duration(older_than, name="older_than=", allow_zero=False)
+    batch = batch or settings.PURGE_BATCH
+    total = 0
+    while True:
+        with connections[_alias()].cursor() as cursor:
+            run_query(cursor, "workitem_purge", {"before": before, "batch": batch})
+            deleted = cursor.rowcount
+        total += deleted
+        if deleted < batch:
+            break
+    logger.info("items purged count=%s before=%s", total, before.isoformat())
+    return total
+
+
+__all__ = [
+    "ACTIONS",
+    "VIEWS",
+    "Outcome",
+    "Page",
+    "act",
+    "cancel",
+    "claim",
+    "claim_next",
+    "count",
+    "enqueue_item",
+    "items",
+    "page",
+    "purge",
+    "refresh_score",
+    "release",
+    "resolve",
+    "settle",
+    "snapshot",
+    "status",
+]

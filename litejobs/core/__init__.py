@@ -1,0 +1,9 @@
+"""The lowest layer: what every feature of litejobs builds on, knowing none of them.
+
+``clock`` (the one place time is read), ``durations``, ``payloads`` (JSON encoding, redaction,
+the ``Scrubber``), ``retry`` (policies, pure maths), ``tracing``, ``spelling`` ("did you mean"),
+``enums`` (every closed set), ``errors`` (the base errors), ``registry`` (the one registry
+type every declaration kind uses), ``diagnostics`` (the one ``Problem``), ``sql`` (the
+named-statement loader), ``discovery`` (importing every app's declaration modules) and
+``extras`` (the optional packages). Nothing here imports a feature package.
+"""

@@ -1,0 +1,48 @@
+"""Durations as people write them: ``"10ms"``, ``"30s"``, ``"10m"``, ``"2h"``, ``"3d"``."""
+
+import re
+from datetime import timedelta
+
+from .errors import InvalidInput
+
+_PATTERN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)\s*$")
+_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(value, *, name: str = "duration", allow_zero: bool = True) -> timedelta:
+    """A ``timedelta`` from a string like ``"30s"``, a number of seconds, or a ``timedelta``.
+
+    Negative values are refused (code ``duration-invalid``), as is zero unless ``allow_zero``.
+    """
+    if isinstance(value, timedelta):
+        result = value
+    elif isinstance(value, bool):
+        raise InvalidInput(f"{name} must be a duration, not {value!r}.", code="duration-invalid")
+    elif isinstance(value, int | float):
+        result = timedelta(seconds=value)
+    elif isinstance(value, str) and (match := _PATTERN.match(value)):
+        result = timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+    else:
+        raise InvalidInput(
+            f"{name} must be a duration such as '30s', '10m', '2h', '3d' or a timedelta; "
+            f"got {value!r}.",
+            code="duration-invalid",
+        )
+    if result < timedelta(0) or (not allow_zero and result == timedelta(0)):
+        raise InvalidInput(
+            f"{name} must be {'positive' if not allow_zero else 'zero or more'}; got {value!r}.",
+            code="duration-invalid",
+        )
+    return result
+
+
+def format_age(delta: timedelta) -> str:
+    """A duration as an operator reads it: ``45s``, ``12m 5s``, ``3h 20m``, ``2d 4h``."""
+    seconds = max(int(delta.total_seconds()), 0)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [(days, "d"), (hours, "h"), (minutes, "m"), (secs, "s")]
+    first = next((i for i, (value, _) in enumerate(parts) if value), len(parts) - 1)
+    shown = [f"{value}{unit}" for value, unit in parts[first : first + 2] if value]
+    return " ".join(shown) or "0s"

@@ -1,0 +1,138 @@
+"""JSON payloads: validated at enqueue, redacted wherever they are shown (and URLs shown
+without their secrets)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from .errors import InvalidInput
+
+REDACTED = "[redacted]"
+#: JSON values that encode and decode to themselves exactly.
+_EXACT = frozenset({str, int, bool, type(None)})
+
+
+#: One encoder for every payload: ``json.dumps`` with options builds a new one per call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, refusing NaN and infinities (PostgreSQL's jsonb refuses them too)."""
+    return _ENCODER.encode(value)
+
+
+def encode_payload(job_name: str, payload: Mapping[str, Any], max_bytes: int) -> str:
+    """The payload as JSON text, or ``InvalidInput`` naming the argument that does not round-trip.
+
+    A value round-trips when ``json.loads(json.dumps(value)) == value``: tuples, sets, dates,
+    Decimals, model instances and dicts with non-string keys do not. Pass identifiers instead.
+    """
+    try:
+        text = dumps(dict(payload))
+        # Flat payloads of str, int, bool and None (the usual ids) round-trip by construction;
+        # anything else is checked by decoding it again.
+        round_trips = all(type(value) in _EXACT for value in payload.values()) or (
+            json.loads(text) == payload
+        )
+    except (TypeError, ValueError):
+        round_trips = False
+    if round_trips:
+        return _within_limit(job_name, text, max_bytes)
+    # Something does not round-trip: find the argument to name it.
+    for name, value in payload.items():
+        try:
+            same = json.loads(dumps(value)) == value
+        except (TypeError, ValueError):
+            same = False
+        if not same:
+            raise InvalidInput(
+                f"Argument {name!r} of job {job_name!r} is a {type(value).__name__}, which does "
+                "not round-trip through JSON. Pass plain JSON values (str, int, float, bool, "
+                "None, lists and dicts with string keys) such as an id, not objects.",
+                code="payload-not-json",
+            )
+    raise InvalidInput(
+        f"The payload of job {job_name!r} does not round-trip through JSON.",
+        code="payload-not-json",
+    )
+
+
+def _within_limit(job_name: str, text: str, max_bytes: int) -> str:
+    size = len(text) if text.isascii() else len(text.encode())
+    if size > max_bytes:
+        raise InvalidInput(
+            f"The payload of job {job_name!r} is {size} bytes, over the {max_bytes}-byte limit "
+            "(LITEJOBS['MAX_PAYLOAD_BYTES']). Store the data in your tables and pass its id.",
+            code="payload-too-large",
+        )
+    return text
+
+
+def redact(payload: Any, sensitive: Iterable[str]) -> Any:
+    """A copy of the payload with the values of sensitive top-level fields replaced."""
+    sensitive = set(sensitive)
+    if not isinstance(payload, dict):
+        return payload
+    return {k: (REDACTED if k in sensitive else v) for k, v in payload.items()}
+
+
+class Scrubber:
+    """Blanks the values of a payload's sensitive fields out of texts: stored error messages and
+    tracebacks, the attempt history, step errors, compensation failures and log lines.
+
+    Every form a value can take in a text is blanked: the whole value as ``str``, ``repr`` and
+    JSON, and, inside a dict or list, every string and number it holds at any depth (a
+    sensitive ``{"card": {"number": "4111..."}}`` never shows its number). Built once per
+    failing run; longer forms are replaced first, so a container goes as a whole.
+    """
+
+    def __init__(self, payload: Any, sensitive: Iterable[str]) -> None:
+        shown: set[str] = set()
+        if isinstance(payload, dict):
+            for field in sensitive:
+                _forms(payload.get(field), shown)
+        # One character (a digit, a letter) would blank every occurrence of it in the text.
+        self._forms = sorted((form for form in shown if len(form) >= 2), key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        if not text:
+            return text
+        for form in self._forms:
+            text = text.replace(form, REDACTED)
+        return text
+
+
+def _forms(value: Any, into: set[str]) -> None:
+    """Add the texts ``value`` and everything nested in it appear as."""
+    if value is None or value == "" or isinstance(value, bool):
+        return
+    into.update((str(value), repr(value)))
+    with contextlib.suppress(TypeError, ValueError):  # stored payloads are JSON; others may not be
+        into.add(dumps(value))
+    if isinstance(value, dict):
+        for nested in value.values():
+            _forms(nested, into)
+    elif isinstance(value, list | tuple):
+        for nested in value:
+            _forms(nested, into)
+
+
+def scrub(text: str, payload: Any, sensitive: Iterable[str]) -> str:
+    """``text`` (an error message, a traceback, a log line) with sensitive payload values
+    blanked out; see ``Scrubber`` (build one to scrub several texts of one run)."""
+    return Scrubber(payload, sensitive)(text)
+
+
+def display_url(url: str) -> str:
+    """The URL as logs and lists may show it: scheme and host only (a path may be a secret)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(invalid URL)"
+    return f"{parts.scheme}://{host}{port}/…" if host else "(invalid URL)"

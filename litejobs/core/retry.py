@@ -1,0 +1,124 @@
+"""Retry policies: bounded attempts, a backoff curve and jitter. Pure maths, no clock."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import random
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from .durations import parse_duration
+from .enums import Backoff, Jitter, values_of
+from .errors import DeclarationError, InvalidInput, Permanent
+from .spelling import did_you_mean
+
+BACKOFFS = values_of(Backoff)
+JITTERS = values_of(Jitter)
+MAX_ATTEMPTS = 1000
+
+
+@dataclass(frozen=True)
+class Retry:
+    """How a failed attempt is retried.
+
+    ``attempts`` counts every run including the first (``attempts=1``: never retried). The
+    delay before retry *n* (n = failed attempts so far) is ``base`` (fixed), ``base * n``
+    (linear) or ``base * 2**(n-1)`` (exponential), capped at ``max``, then jittered: ``equal``
+    keeps at least half the delay, ``full`` draws from zero, ``none`` keeps it exact. Jitter is
+    derived from the job id and attempt, so a replayed computation gives the same instant.
+    An exception of a class in ``give_up_on`` (or ``litejobs.Permanent``) stops at once.
+    """
+
+    attempts: int = 3
+    backoff: Backoff | str = Backoff.EXPONENTIAL
+    base: timedelta | str | float = "2s"
+    max: timedelta | str | float = "10m"
+    jitter: Jitter | str = Jitter.EQUAL
+    give_up_on: tuple[type[BaseException], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        try:
+            base = parse_duration(self.base, name="Retry.base")
+            cap = parse_duration(self.max, name="Retry.max")
+        except InvalidInput as exc:
+            raise DeclarationError(exc.args[0], code="retry-invalid") from exc
+        if not isinstance(self.attempts, int) or not 1 <= self.attempts <= MAX_ATTEMPTS:
+            raise DeclarationError(
+                f"Retry.attempts must be a whole number from 1 to {MAX_ATTEMPTS}; got "
+                f"{self.attempts!r}.",
+                code="retry-invalid",
+            )
+        if self.backoff not in BACKOFFS:
+            raise DeclarationError(
+                f"Retry.backoff must be one of {BACKOFFS}; got {self.backoff!r}.",
+                code="retry-invalid",
+            )
+        if self.jitter not in JITTERS:
+            raise DeclarationError(
+                f"Retry.jitter must be one of {JITTERS}; got {self.jitter!r}.", code="retry-invalid"
+            )
+        if cap < base:
+            raise DeclarationError(
+                f"Retry.max ({self.max!r}) must not be below Retry.base ({self.base!r}).",
+                code="retry-invalid",
+            )
+        give_up_on = tuple(self.give_up_on)
+        if not all(isinstance(c, type) and issubclass(c, BaseException) for c in give_up_on):
+            raise DeclarationError(
+                "Retry.give_up_on must be a tuple of exception classes.", code="retry-invalid"
+            )
+        object.__setattr__(self, "backoff", Backoff(self.backoff))
+        object.__setattr__(self, "jitter", Jitter(self.jitter))
+        object.__setattr__(self, "base", base)
+        object.__setattr__(self, "max", cap)
+        object.__setattr__(self, "give_up_on", give_up_on)
+
+    @classmethod
+    def coerce(cls, value: Retry | dict | int | None) -> Retry:
+        """A ``Retry`` from a ``Retry``, a dict of its fields, or a number of attempts."""
+        if isinstance(value, Retry):
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return cls(attempts=value)
+        if isinstance(value, dict):
+            fields = [f.name for f in dataclasses.fields(cls)]
+            unknown = sorted(str(name) for name in value if name not in fields)
+            if unknown:
+                raise DeclarationError(
+                    f"retry has unknown fields {unknown}; a Retry takes {', '.join(fields)}."
+                    f"{did_you_mean(unknown[0], fields)}",
+                    code="retry-invalid",
+                )
+            return cls(**value)
+        raise DeclarationError(
+            f"retry must be a litejobs.Retry, a dict of its fields or a number of attempts; "
+            f"got {value!r}.",
+            code="retry-invalid",
+        )
+
+    def unjittered_delay(self, failed_attempts: int) -> timedelta:
+        """The backoff before the next attempt after ``failed_attempts`` failures, unjittered."""
+        n = max(1, failed_attempts)
+        factor = {
+            Backoff.FIXED: 1,
+            Backoff.LINEAR: n,
+            Backoff.EXPONENTIAL: 2 ** min(n - 1, 60),
+        }[self.backoff]
+        seconds = self.base.total_seconds() * factor
+        return min(timedelta(seconds=min(seconds, self.max.total_seconds())), self.max)
+
+    def delay(self, failed_attempts: int, *, seed: str = "") -> timedelta:
+        """The jittered backoff; deterministic for a given ``seed`` (the job id)."""
+        delay = self.unjittered_delay(failed_attempts)
+        if self.jitter == Jitter.NONE or delay <= timedelta(0):
+            return delay
+        digest = hashlib.sha256(f"{seed}:{failed_attempts}".encode()).digest()
+        fraction = random.Random(digest).random()  # noqa: S311 - spreading retries, not secrets
+        if self.jitter == Jitter.FULL:
+            return delay * fraction
+        return delay / 2 + (delay / 2) * fraction
+
+    def gives_up_on(self, error: BaseException) -> bool:
+        """Whether ``error`` ends the job at once instead of retrying."""
+        return isinstance(error, (Permanent, *self.give_up_on))

@@ -1,0 +1,72 @@
+"""``manage.py litejobs doctor``: everything that needs an operator, from every feature.
+
+Each feature answers its own ``problems(...)`` as ``Problem`` values — jobs (dead jobs, lapsed
+leases, jobs no worker can run), queues (backlogs, queues no worker serves, paused queues),
+schedules (overdue, no scheduler, disabled ones), the outbox (a backlog) and webhooks
+(endpoints litejobs disabled). ``diagnose`` gathers them; notes are worth knowing, not wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from .conf import settings
+from .core import clock
+from .core.diagnostics import Problem
+from .jobs import operations as job_operations
+from .jobs import queues
+from .outbox import operations as outbox_operations
+from .scheduling import runbook
+from .webhooks import endpoints
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """What ``doctor`` found: problems (unhealthy) and notes (worth knowing, not wrong)."""
+
+    checked_at: datetime
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        """True when nothing needs an operator."""
+        return not self.problems
+
+    def as_dict(self) -> dict[str, Any]:
+        """The diagnosis as plain JSON values."""
+        return {
+            "checked_at": self.checked_at.isoformat(),
+            "healthy": self.healthy,
+            "problems": [p.as_dict() for p in self.problems],
+            "notes": self.notes,
+        }
+
+
+def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagnosis:
+    """Look for what needs an operator: recent dead jobs, lapsed leases, backlogs, no worker,
+    jobs waiting for a worker whose code can run them (``unknown-job``), overdue schedules
+    (``overdue-schedule``), active schedules no scheduler plans (``no-scheduler``), an outbox
+    backlog older than ``max_ready_age`` (``outbox-backlog``) and webhook endpoints litejobs
+    disabled after failures (``webhook-disabled``). Leases are judged on the database's clock,
+    as the workers judge them.
+
+    Paused queues and disabled schedules are not problems (an operator switched them off on
+    purpose) but are noted with their reason, as a forgotten switch keeps work from running.
+    """
+    now = now or clock.now()
+    lease_now = clock.database_now(settings.DATABASE)
+    found = [
+        *job_operations.problems(now=now, lease_now=lease_now),
+        *queues.problems(now=now, lease_now=lease_now, max_ready_age=max_ready_age),
+        *runbook.problems(now),
+        *outbox_operations.problems(now=now, max_age=max_ready_age),
+        *endpoints.problems(),
+    ]
+    return Diagnosis(
+        now,
+        [problem for problem in found if not problem.is_note],
+        [problem.message for problem in found if problem.is_note],
+    )

@@ -1,0 +1,119 @@
+"""The claim: due jobs taken under a lease, each with a new fencing value.
+
+One statement claims a batch of due jobs (``FOR UPDATE SKIP LOCKED``, by priority then
+``run_at``) and gives each a lease owner, a lease expiry on the database's clock and a fence
+from the ``litejobs_fence`` sequence; every later write about that run names the fence
+(``litejobs.jobs.transitions``). Concurrency-limited jobs are claimed apart, under a
+transaction-scoped advisory lock, never more per key than its limit (two statements in one
+transaction).
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from ..core.clock import lease_instant
+from ..sql import fetch_all, fetch_one, run_query
+
+#: pg_advisory_xact_lock key serialising claims of concurrency-limited jobs.
+LIMITED_CLAIM_LOCK = zlib.crc32(b"litejobs.claim_limited")
+
+
+@dataclass
+class ClaimedJob:
+    """A job this worker holds under a lease, as the claim statement answered it, and what the
+    worker learned about it while it was held."""
+
+    id: int
+    name: str
+    queue: str
+    key: str
+    tenant: str
+    payload: dict[str, Any]
+    attempt: int
+    max_attempts: int
+    fence: int
+    traceparent: str
+    #: The payload's schema version (the declaration's ``version`` when it was enqueued).
+    version: int = 1
+    #: The scheduled occurrence it runs, if any.
+    occurrence_id: int | None = None
+    #: Claimed by the limited claim: finishing frees a slot another job of its key waits for.
+    limited: bool = False
+    #: An operator asked to cancel it before it started.
+    cancel_requested: bool = False
+    #: Its lease was renewed by another claim (its fence is stale) before it started.
+    lost: bool = False
+    #: This worker could not renew its lease in time: it is cancelled and handed back.
+    cut_off: bool = False
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> ClaimedJob:
+        """The job as the claim statements answer it (a row by column name)."""
+        payload = row["payload"]
+        if isinstance(payload, str):  # Django's adapters leave jsonb as text
+            payload = json.loads(payload)
+        return cls(
+            id=row["id"],
+            name=row["name"],
+            queue=row["queue"],
+            key=row["key"],
+            tenant=row["tenant"],
+            payload=payload,
+            attempt=row["attempts"],
+            max_attempts=row["max_attempts"],
+            fence=row["fence"],
+            traceparent=row["traceparent"],
+            version=row["version"],
+            occurrence_id=row["occurrence_id"],
+        )
+
+
+def _claim_params(owner, queues, limit, now, lease) -> dict[str, Any]:
+    return {
+        "owner": owner,
+        "queues": list(queues) if queues else None,
+        "limit": limit,
+        "now": now,
+        "lease": lease,
+        "db_now": lease_instant(),
+    }
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What one claim statement answered: the jobs now held, and whether limited ones wait."""
+
+    jobs: list[ClaimedJob]
+    limited_due: bool
+
+
+def claim(cursor, *, owner, queues, limit, now, lease) -> Claim:
+    """Claim up to ``limit`` due jobs without a concurrency limit (commits with the cursor).
+
+    ``now`` decides which jobs are due; each lease runs ``lease`` from the database's clock.
+    The answer also says whether concurrency-limited jobs are due, so the (locking) limited
+    claim runs only when it has something to take, and every worker takes every kind of job.
+    """
+    run_query(cursor, "claim", _claim_params(owner, queues, limit, now, lease))
+    answered = fetch_all(cursor)
+    jobs = [ClaimedJob.from_row(found) for found in answered if found["id"] is not None]
+    return Claim(jobs, limited_due=len(jobs) < len(answered))
+
+
+def claim_limited(cursor, *, owner, queues, limit, now, lease) -> list[ClaimedJob]:
+    """Claim due concurrency-limited jobs; call in a transaction (the lock holds until its end)."""
+    run_query(cursor, "lock_limited_claims", {"lock_id": LIMITED_CLAIM_LOCK})
+    run_query(cursor, "claim_limited", _claim_params(owner, queues, limit, now, lease))
+    return [replace(ClaimedJob.from_row(found), limited=True) for found in fetch_all(cursor)]
+
+
+def next_due(cursor, *, queues, now: datetime) -> datetime | None:
+    """The earliest run_at after ``now`` of any claimable job in these queues."""
+    run_query(cursor, "next_due", {"queues": list(queues) if queues else None, "now": now})
+    return fetch_one(cursor)["due"]

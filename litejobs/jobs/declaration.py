@@ -1,0 +1,511 @@
+"""``@job``: the declaration of a job, and its ``enqueue`` / ``enqueue_many``."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..conf import settings
+from ..core import clock
+from ..core.durations import parse_duration
+from ..core.payloads import encode_payload
+from ..core.retry import Retry
+from ..core.tracing import current_traceparent
+from ..exceptions import DeclarationError, InvalidInput
+from . import catalog
+from .enqueue import Enqueued, PreparedRow, insert_many, insert_one
+
+RESERVED_OPTIONS = ("delay", "run_at", "priority")
+MAX_BATCH = 10_000
+#: Payload schema versions are stored in a smallint.
+MAX_VERSION = 32767
+QUEUE_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
+
+
+@dataclass(frozen=True)
+class Concurrency:
+    """At most ``limit`` runs at once fleet-wide among jobs whose ``key(...)`` is equal."""
+
+    key: Callable[..., str]
+    limit: int
+
+    def __post_init__(self) -> None:
+        if not callable(self.key):
+            raise DeclarationError(
+                "Concurrency.key must be a callable.", code="concurrency-invalid"
+            )
+        _check_limit(self.limit)
+
+
+def _check_limit(limit: Any) -> None:
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise DeclarationError(
+            f"A concurrency limit must be a whole number of 1 or more; got {limit!r}.",
+            code="concurrency-invalid",
+        )
+
+
+class _ArgumentPicker:
+    """Calls a key/tenant/concurrency callable with the payload arguments it names.
+
+    The signature is read once, at declaration: enqueue_many calls this 1,000 times a batch.
+    The payload it is given holds the job function's defaults too (``prepare``), so a callable
+    may name an argument the caller left to its default.
+    """
+
+    def __init__(self, func: Callable[..., Any], what: str, job: JobDefinition) -> None:
+        self.func = func
+        self.what = what
+        self.job_name = job.name
+        parameters = inspect.signature(func).parameters.values()
+        self.takes_all = any(p.kind is p.VAR_KEYWORD for p in parameters)
+        self.names = tuple(
+            p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        )
+        self.required = tuple(
+            p.name
+            for p in parameters
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is p.empty
+        )
+        # Arguments of a job that takes **kwargs may be absent from one enqueue.
+        self.check_given = job._takes_any
+        # Called by name with the job's arguments: a required positional-only parameter, or
+        # one no job argument fills, could never be given.
+        unusable = [
+            p.name
+            for p in parameters
+            if (p.kind is p.POSITIONAL_ONLY and p.default is p.empty)
+            or (p.name in self.required and not job._takes_any and p.name not in job._accepted)
+        ]
+        if unusable:
+            raise DeclarationError(
+                f"Job {job.name!r}: its {what} callable takes {unusable}, which are not "
+                f"arguments of the function ({', '.join(sorted(job._accepted))}). It is called "
+                "with the job's arguments by name: name only those it needs, e.g. "
+                "lambda order_id: f'receipt:{order_id}'.",
+                code=f"{what.replace(' ', '-')}-invalid",
+            )
+
+    def __call__(self, payload: Mapping[str, Any]) -> Any:
+        if self.check_given:
+            missing = [name for name in self.required if name not in payload]
+            if missing:
+                raise InvalidInput(
+                    f"The {self.what} of job {self.job_name!r} needs the arguments {missing}, "
+                    "which this enqueue does not give.",
+                    code="argument-invalid",
+                )
+        if self.takes_all:
+            return self.func(**payload)
+        return self.func(**{name: payload[name] for name in self.names if name in payload})
+
+
+class JobDefinition:
+    """A declared job. Created by ``@job``; enqueue it with ``.enqueue(**arguments)``."""
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        key: Callable[..., str] | None,
+        name: str | None = None,
+        queue: str = "default",
+        retry: Retry | dict | int | None = None,
+        timeout: timedelta | str | float | None = None,
+        priority: int = 0,
+        tenant: Callable[..., str | None] | None = None,
+        concurrency: int | Concurrency | None = None,
+        atomic: bool = True,
+        sensitive: Iterable[str] = (),
+        dead_letter: bool = True,
+        version: int = 1,
+        upgrade: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] | None = None,
+    ) -> None:
+        self.func = func
+        self.name = name or default_name(func)
+        if not callable(key):
+            raise DeclarationError(
+                f"Job {self.name!r} has no idempotency key. Add key=lambda ...: f'...' to its "
+                "@job declaration, built from the arguments that make two runs the same work "
+                "(e.g. key=lambda order_id: f'receipt:{order_id}').",
+                code="key-missing",
+            )
+        self.key = key
+        self.queue = queue_name(queue, what=f"Job {self.name!r}")
+        self.retry = (
+            Retry.coerce(retry)
+            if retry is not None
+            else settings.or_default("DEFAULT_RETRY", Retry.coerce)
+        )
+        try:
+            self.timeout = (
+                parse_duration(timeout, name=f"timeout of job {self.name!r}", allow_zero=False)
+                if timeout is not None
+                else settings.or_default("DEFAULT_TIMEOUT", _positive_duration)
+            )
+        except InvalidInput as exc:
+            raise DeclarationError(exc.args[0], code="timeout-invalid") from exc
+        self.priority = _check_priority(priority, DeclarationError)
+        if tenant is not None and not callable(tenant):
+            raise DeclarationError(
+                f"Job {self.name!r}: tenant= must be a callable over the arguments.",
+                code="tenant-invalid",
+            )
+        self.tenant = tenant
+        if isinstance(concurrency, int) and not isinstance(concurrency, bool):
+            _check_limit(concurrency)
+        elif concurrency is not None and not isinstance(concurrency, Concurrency):
+            raise DeclarationError(
+                f"Job {self.name!r}: concurrency= takes a number or litejobs.Concurrency(key, "
+                f"limit); got {concurrency!r}.",
+                code="concurrency-invalid",
+            )
+        self.concurrency = concurrency
+        self.atomic = bool(atomic)
+        self.sensitive = tuple(sensitive)
+        self.dead_letter = bool(dead_letter)
+        self.version, self.upgrade = self._check_version(version, upgrade)
+        self._signature = inspect.signature(func)
+        self._check_signature()
+        parameters = list(self._signature.parameters.values())[1:]
+        keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        self._accepted = {p.name for p in parameters if p.kind in keyword}
+        self._required = {p.name for p in parameters if p.kind in keyword and p.default is p.empty}
+        self._takes_any = any(p.kind is p.VAR_KEYWORD for p in parameters)
+        self._defaults = self._stored_defaults(parameters)
+        self._positional = tuple(p.name for p in parameters if p.kind is not p.KEYWORD_ONLY)
+        self._key = _ArgumentPicker(key, "key", self)
+        self._tenant = _ArgumentPicker(tenant, "tenant", self) if tenant is not None else None
+        self._concurrency_key = (
+            _ArgumentPicker(concurrency.key, "concurrency key", self)
+            if isinstance(concurrency, Concurrency)
+            else None
+        )
+        self.__doc__ = func.__doc__
+        self.__name__ = func.__name__
+        self.__module__ = func.__module__
+        self.__wrapped__ = func
+        catalog.register(self)
+
+    def __repr__(self) -> str:
+        return f"<job {self.name}>"
+
+    def _check_signature(self) -> None:
+        parameters = list(self._signature.parameters.values())
+        if not parameters or parameters[0].kind not in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        ):
+            raise DeclarationError(
+                f"Job {self.name!r}: the function must take the run context as its first "
+                "argument: def my_job(ctx, ...).",
+                code="signature-invalid",
+            )
+        clashes = [p.name for p in parameters[1:] if p.name in RESERVED_OPTIONS]
+        if clashes:
+            raise DeclarationError(
+                f"Job {self.name!r}: argument names {clashes} are enqueue options "
+                f"({', '.join(RESERVED_OPTIONS)}); rename them.",
+                code="signature-invalid",
+            )
+        unknown = [s for s in self.sensitive if s not in self._signature.parameters]
+        if unknown:
+            raise DeclarationError(
+                f"Job {self.name!r}: sensitive= names {unknown}, which are not arguments of "
+                "the function.",
+                code="sensitive-invalid",
+            )
+
+    def _stored_defaults(self, parameters: list[inspect.Parameter]) -> dict[str, Any]:
+        """The function's default arguments, which every stored payload includes.
+
+        Stored, not left to the function: the key, tenant and concurrency key are derived from
+        the same values the body runs with, even when a deploy changes a default between the
+        enqueue and the run. So a default must be a JSON value, like any argument.
+        """
+        defaults = {}
+        for p in parameters:
+            if p.default is p.empty or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                continue
+            try:
+                encode_payload(self.name, {p.name: p.default}, settings.MAX_PAYLOAD_BYTES)
+            except InvalidInput as error:
+                raise DeclarationError(
+                    f"Job {self.name!r}: the default of argument {p.name!r} ({p.default!r}) is "
+                    "not a JSON value. Stored payloads include the defaults (the body, key and "
+                    "tenant see the values of the enqueue); default to None, a number, a "
+                    "string, a list or a dict.",
+                    code="signature-invalid",
+                ) from error
+            defaults[p.name] = p.default
+        return defaults
+
+    def _check_version(self, version: Any, upgrade: Any) -> tuple[int, dict[int, Callable]]:
+        """Each older payload version needs the function that lifts it one version up."""
+        if (
+            not isinstance(version, int)
+            or isinstance(version, bool)
+            or not 1 <= version <= MAX_VERSION
+        ):
+            raise DeclarationError(
+                f"Job {self.name!r}: version= is the payload's schema version, a whole number "
+                f"from 1 to {MAX_VERSION}; got {version!r}.",
+                code="version-invalid",
+            )
+        upgrades = {} if upgrade is None else upgrade
+        older = set(range(1, version))
+        if (
+            not isinstance(upgrades, Mapping)
+            or set(upgrades) != older
+            or not all(callable(fn) for fn in upgrades.values())
+        ):
+            wanted = ", ".join(f"{v}: fn_{v}_to_{v + 1}" for v in sorted(older)) or "nothing"
+            raise DeclarationError(
+                f"Job {self.name!r}: version={version} needs upgrade= with one function per "
+                f"older payload version, each taking that version's arguments (a dict) and "
+                f"answering the next version's: upgrade={{{wanted}}}; got {upgrade!r}.",
+                code="version-invalid",
+            )
+        return version, dict(upgrades)
+
+    def upgraded(self, payload: Mapping[str, Any], version: int) -> dict[str, Any]:
+        """A payload stored at an older ``version``, lifted to this declaration's version."""
+        arguments = dict(payload)
+        for old in range(version, self.version):
+            arguments = self.upgrade[old](arguments)
+            if not isinstance(arguments, dict):
+                raise TypeError(
+                    f"upgrade[{old}] of job {self.name!r} answered a {type(arguments).__name__}; "
+                    f"it must answer the version {old + 1} arguments as a dict."
+                )
+        return arguments
+
+    @property
+    def max_attempts(self) -> int:
+        """Attempts before the job is dead (the retry policy's maximum)."""
+        return self.retry.attempts
+
+    @property
+    def concurrency_limit(self) -> int | None:
+        """The fleet-wide limit, if the job declares one."""
+        if self.concurrency is None:
+            return None
+        return self.concurrency if isinstance(self.concurrency, int) else self.concurrency.limit
+
+    def invoke(self, ctx: Any, payload: Mapping[str, Any], version: int | None = None) -> Any:
+        """Run the body with its stored arguments (the worker's one way in), upgraded first
+        when they were stored at an older ``version``."""
+        if version is not None and version < self.version:
+            payload = self.upgraded(payload, version)
+        return self.func(ctx, **payload)
+
+    # Enqueueing ---------------------------------------------------------------------------
+
+    def enqueue(
+        self,
+        *positional: Any,
+        delay: timedelta | str | float | None = None,
+        run_at: datetime | None = None,
+        priority: int | None = None,
+        **arguments: Any,
+    ) -> Enqueued:
+        """Enqueue one run; joins the caller's transaction (rollback: it never existed).
+
+        Arguments are given by name (they are stored as a JSON object). A live job with the
+        same key answers ``Enqueued(its_id, deduped=True)`` instead.
+        """
+        if positional:
+            self._refuse_positional(len(positional))
+        row = self.prepare(arguments)
+        return insert_one(self, row, self.timing(delay, run_at), self.priority_for(priority))
+
+    def enqueue_many(
+        self,
+        arguments: Iterable[Mapping[str, Any]],
+        *,
+        delay: timedelta | str | float | None = None,
+        run_at: datetime | None = None,
+        priority: int | None = None,
+    ) -> list[Enqueued]:
+        """Enqueue many runs of this job: one statement per 1,000, one answer per input in order.
+
+        More than 10,000 inputs are refused before anything is written; the whole call is
+        one transaction (it commits or rolls back with the caller's).
+        """
+        inputs = list(arguments)
+        if len(inputs) > MAX_BATCH:
+            raise InvalidInput(
+                f"enqueue_many got {len(inputs)} inputs for job {self.name!r}; the limit is "
+                f"{MAX_BATCH}. Split the source into pages of at most {MAX_BATCH}.",
+                code="batch-too-large",
+            )
+        for number, item in enumerate(inputs):
+            if not isinstance(item, Mapping):
+                raise InvalidInput(
+                    f"enqueue_many of job {self.name!r} takes a list of dicts of arguments "
+                    f"(one per run); input {number} is a {type(item).__name__}, e.g. "
+                    f"[{{{', '.join(f'{n!r}: ...' for n in sorted(self._required))}}}, ...].",
+                    code="argument-invalid",
+                )
+        max_bytes = settings.MAX_PAYLOAD_BYTES
+        rows = [self.prepare(dict(item), max_bytes) for item in inputs]
+        return insert_many(self, rows, self.timing(delay, run_at), self.priority_for(priority))
+
+    def _refuse_positional(self, count: int) -> None:
+        named = ", ".join(f"{name}=..." for name in self._positional[:count]) or "name=..."
+        raise InvalidInput(
+            f"Job {self.name!r} takes its arguments by name (they are stored as JSON by name): "
+            f"call {self.__name__}.enqueue({named}), not with {count} positional value(s).",
+            code="argument-positional",
+        )
+
+    def prepare(self, arguments: dict[str, Any], max_bytes: int | None = None) -> PreparedRow:
+        """Validate one set of arguments and compute its key, tenant and concurrency key.
+
+        The payload holds the function's defaults for arguments the caller left out.
+        """
+        given = arguments.keys()
+        if not (self._required <= given and (self._takes_any or given <= self._accepted)):
+            parameters = list(self._signature.parameters.values())[1:]
+            raise InvalidInput(
+                f"Job {self.name!r} got unexpected arguments {sorted(given - self._accepted)} "
+                f"and lacks required arguments {sorted(self._required - given)}; it takes "
+                f"({', '.join(str(p) for p in parameters)}).",
+                code="argument-invalid",
+            )
+        if self._defaults and not self._defaults.keys() <= given:
+            arguments = {**self._defaults, **arguments}
+        payload = encode_payload(self.name, arguments, max_bytes or settings.MAX_PAYLOAD_BYTES)
+        key = self._derived("key", self._key, arguments, max_length=300)
+        tenant = ""
+        if self._tenant is not None:
+            tenant = self._derived("tenant", self._tenant, arguments, max_length=200, empty=True)
+        concurrency_key = None
+        if isinstance(self.concurrency, int):
+            concurrency_key = self.name
+        elif self._concurrency_key is not None:
+            concurrency_key = self._derived(
+                "concurrency key", self._concurrency_key, arguments, max_length=200
+            )
+        return PreparedRow(key, tenant, payload, concurrency_key)
+
+    def _derived(self, what, picker, arguments, *, max_length: int, empty: bool = False) -> str:
+        value = picker(arguments)
+        if empty and value is None:
+            return ""
+        if not isinstance(value, str) or not (empty or value) or len(value) > max_length:
+            answered = (
+                f"a string of {len(value)} characters"
+                if isinstance(value, str)
+                else f"a {type(value).__name__}"
+            )
+            raise InvalidInput(
+                f"The {what} of job {self.name!r} must be a non-empty string of at most "
+                f"{max_length} characters; its callable answered {answered}.",
+                code=f"{what.replace(' ', '-')}-invalid",
+            )
+        return value
+
+    def timing(self, delay, run_at) -> tuple[datetime, datetime]:
+        """``(now, run_at)`` from the enqueue options, refusing naive or negative values."""
+        now = clock.now()
+        if delay is not None and run_at is not None:
+            raise InvalidInput(
+                f"Job {self.name!r}: give delay= or run_at=, not both.", code="option-conflict"
+            )
+        if run_at is not None:
+            if not isinstance(run_at, datetime):
+                raise InvalidInput(
+                    f"run_at must be an aware datetime; got {type(run_at).__name__}.",
+                    code="run-at-invalid",
+                )
+            if run_at.tzinfo is None or run_at.utcoffset() is None:
+                raise InvalidInput(
+                    f"run_at {run_at.isoformat()} has no time zone. Pass an aware datetime, "
+                    "e.g. datetime(..., tzinfo=UTC) or django.utils.timezone.make_aware(...).",
+                    code="run-at-naive",
+                )
+            return now, run_at
+        if delay is not None:
+            try:
+                return now, now + parse_duration(delay, name="delay")
+            except InvalidInput as exc:
+                raise InvalidInput(
+                    f"Job {self.name!r}: delay must be zero or a positive duration such as "
+                    f"'10m'; got {delay!r}.",
+                    code="delay-negative" if _is_negative(delay) else "delay-invalid",
+                ) from exc
+        return now, now
+
+    def priority_for(self, priority: int | None) -> int:
+        """The priority of a run: the option if given, else the declaration's."""
+        return self.priority if priority is None else _check_priority(priority, InvalidInput)
+
+    def traceparent(self) -> str:
+        """The trace context to store with a new run."""
+        return current_traceparent()
+
+
+def queue_name(queue: Any, *, what: str = "A queue") -> str:
+    """``queue`` if it is a valid queue name, else ``DeclarationError`` (``queue-invalid``)."""
+    if not isinstance(queue, str) or not QUEUE_NAME.match(queue):
+        raise DeclarationError(
+            f"{what}: queue {queue!r} must be 1-100 letters, digits, or '_.:-'.",
+            code="queue-invalid",
+        )
+    return queue
+
+
+def _positive_duration(value: Any) -> timedelta:
+    return parse_duration(value, name="LITEJOBS['DEFAULT_TIMEOUT']", allow_zero=False)
+
+
+def default_name(func: Callable[..., Any]) -> str:
+    """``app_label.function`` for a function in an installed app, else ``module.function``."""
+    from django.apps import apps
+
+    app = apps.get_containing_app_config(func.__module__) if apps.apps_ready else None
+    return f"{app.label if app else func.__module__}.{func.__name__}"
+
+
+def _is_negative(delay: Any) -> bool:
+    if isinstance(delay, timedelta):
+        return delay < timedelta(0)
+    if isinstance(delay, int | float) and not isinstance(delay, bool):
+        return delay < 0
+    return isinstance(delay, str) and delay.strip().startswith("-")
+
+
+def _check_priority(priority: Any, error: type[Exception]) -> int:
+    if not isinstance(priority, int) or isinstance(priority, bool) or not -100 <= priority <= 100:
+        raise error(
+            f"priority must be a whole number from -100 to 100 (higher runs first); got "
+            f"{priority!r}.",
+            code="priority-invalid",
+        )
+    return priority
+
+
+def job(
+    func: Callable[..., Any] | None = None,
+    /,
+    **options: Any,
+) -> Any:
+    """Declare a job: ``@job(key=lambda order_id: f"receipt:{order_id}", ...)``.
+
+    Options: ``key`` (required), ``name``, ``queue``, ``retry``, ``timeout``, ``priority``,
+    ``tenant``, ``concurrency``, ``atomic``, ``sensitive``, ``dead_letter``, ``version`` and
+    ``upgrade`` (the payload's schema version and the functions lifting older payloads).
+    See the README.
+    """
+    if func is not None:
+        return JobDefinition(func, **{"key": None, **options})
+
+    def decorate(f: Callable[..., Any]) -> JobDefinition:
+        return JobDefinition(f, **{"key": None, **options})
+
+    return decorate

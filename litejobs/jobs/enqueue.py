@@ -1,0 +1,173 @@
+"""The one write path of a new job: an INSERT that joins the caller's transaction.
+
+The job row is its own outbox: committing the caller's transaction is the enqueue, and the
+row's insert trigger NOTIFYs idle workers at that commit. A live job holding the same key
+turns the insert into a no-op and the answer into ``deduped=True``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from django.db import connections, transaction
+
+from ..conf import settings
+from ..core.enums import JobState
+from ..core.payloads import dumps
+from ..sql import fetch_all, fetch_one, hot_cursor, run_query
+
+CHUNK = 1000
+_RACE_RETRIES = 5
+
+
+@dataclass(frozen=True)
+class Enqueued:
+    """What an enqueue answers: the job's id, and whether a live job already held the key."""
+
+    id: int
+    deduped: bool
+
+
+@dataclass(frozen=True)
+class PreparedRow:
+    """One validated job row, ready to insert."""
+
+    key: str
+    tenant: str
+    payload: str
+    concurrency_key: str | None
+
+
+class Enqueueable(Protocol):
+    """What an insert needs of what it enqueues (a ``@job``, a Django Task, an occurrence's
+    job): the columns every row of one statement shares."""
+
+    name: str
+    queue: str
+    version: int
+
+    @property
+    def max_attempts(self) -> int: ...
+
+    @property
+    def concurrency_limit(self) -> int | None: ...
+
+    def traceparent(self) -> str: ...
+
+
+def _common(definition: Enqueueable, timing: tuple[datetime, datetime], priority: int) -> dict:
+    now, run_at = timing
+    return {
+        "name": definition.name,
+        "queue": definition.queue,
+        "state": JobState.SCHEDULED if run_at > now else JobState.READY,
+        "priority": priority,
+        "run_at": run_at,
+        "max_attempts": definition.max_attempts,
+        "concurrency_limit": definition.concurrency_limit,
+        "now": now,
+        "traceparent": definition.traceparent(),
+        "version": definition.version,
+    }
+
+
+def insert_one(
+    definition: Enqueueable,
+    row: PreparedRow,
+    timing: tuple[datetime, datetime],
+    priority: int,
+    *,
+    occurrence_id: int | None = None,
+) -> Enqueued:
+    """Insert one job, or answer the live job that holds its key.
+
+    ``occurrence_id`` links the job to the scheduled occurrence it runs (the scheduler and a
+    manual replay pass it); the occurrence then follows the job's state.
+    """
+    params = {
+        **_common(definition, timing, priority),
+        "key": row.key,
+        "tenant": row.tenant,
+        "payload": row.payload,
+        "concurrency_key": row.concurrency_key,
+        "occurrence_id": occurrence_id,
+    }
+    with hot_cursor(connections[settings.DATABASE]) as cursor:
+        for _ in range(_RACE_RETRIES):
+            run_query(cursor, "enqueue", params)
+            inserted = fetch_one(cursor)
+            if inserted:
+                return Enqueued(inserted["id"], deduped=False)
+            run_query(
+                cursor,
+                "live_by_keys",
+                {"name": definition.name, "keys": [row.key], "tenants": [row.tenant]},
+            )
+            live = fetch_one(cursor)
+            if live:
+                return Enqueued(live["id"], deduped=True)
+            # The live holder finished between the two statements: the key is free again.
+    raise RuntimeError(f"Could not enqueue {definition.name!r}: its key kept changing hands.")
+
+
+def insert_many(
+    definition: Enqueueable,
+    rows: list[PreparedRow],
+    timing: tuple[datetime, datetime],
+    priority: int,
+) -> list[Enqueued]:
+    """Insert many jobs of one declaration, 1,000 per statement, in one transaction."""
+    if not rows:
+        return []
+    common = _common(definition, timing, priority)
+    ids: dict[tuple[str, str], int] = {}
+    inserted: set[int] = set()
+    alias = settings.DATABASE
+    pending = rows
+    # All or nothing, without a savepoint: any error aborts the caller's transaction too.
+    with transaction.atomic(using=alias, savepoint=False), hot_cursor(connections[alias]) as cursor:
+        for _ in range(_RACE_RETRIES):
+            for start in range(0, len(pending), CHUNK):
+                chunk = pending[start : start + CHUNK]
+                run_query(
+                    cursor,
+                    "enqueue_many",
+                    {
+                        **common,
+                        "keys": dumps([r.key for r in chunk]),
+                        "tenants": dumps([r.tenant for r in chunk]),
+                        "payloads": f"[{','.join([r.payload for r in chunk])}]",
+                        "concurrency_keys": dumps([r.concurrency_key for r in chunk]),
+                    },
+                )
+                for found in fetch_all(cursor):
+                    ids[(found["key"], found["tenant"])] = found["id"]
+                    inserted.add(found["id"])
+            missing = sorted({(r.key, r.tenant) for r in pending} - ids.keys())
+            if missing:
+                run_query(
+                    cursor,
+                    "live_by_keys",
+                    {
+                        "name": definition.name,
+                        "keys": [key for key, _ in missing],
+                        "tenants": [tenant for _, tenant in missing],
+                    },
+                )
+                for found in fetch_all(cursor):
+                    ids[(found["key"], found["tenant"])] = found["id"]
+            # A live holder that finished between the two statements freed its key: insert again.
+            pending = [r for r in pending if (r.key, r.tenant) not in ids]
+            if not pending:
+                break
+        else:
+            raise RuntimeError(f"Could not enqueue {definition.name!r}: keys kept changing hands.")
+    answers = []
+    seen: set[int] = set()
+    for row in rows:
+        job_id = ids[(row.key, row.tenant)]
+        answers.append(Enqueued(job_id, deduped=job_id not in inserted or job_id in seen))
+        seen.add(job_id)
+    return answers

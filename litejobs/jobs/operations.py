@@ -1,0 +1,400 @@
+"""The operator's verbs on jobs: retry, cancel, promote, purge, and what ``doctor`` finds.
+
+The admin and ``manage.py litejobs`` both call these functions and nothing else, so a job
+moves the same way whichever surface an operator uses. Each job verb is one conditional
+statement: it changes the row only when its state allows, and otherwise changes nothing and
+raises ``TransitionRefused`` naming the state and what to do instead. A missing id raises
+``JobNotFound``. Every verb logs who asked (``by``) as ``key=value`` pairs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, connections, transaction
+
+from ..conf import settings
+from ..core import clock
+from ..core.diagnostics import Problem
+from ..core.enums import CLAIMABLE, LIVE, TERMINAL, JobAction, JobState
+from ..core.payloads import REDACTED, redact
+from ..core.registry import Registry
+from ..exceptions import InvalidInput, JobNotFound, LitejobsError, TransitionRefused
+from ..models import Job
+from ..sql import fetch_one, query
+from . import catalog
+
+logger = logging.getLogger(__name__)
+
+#: States ``retry`` moves back to ready: finished for good, or waiting for a retry.
+RETRYABLE = (*TERMINAL, JobState.FAILED)
+#: States ``promote`` (run now) applies to: waiting for a time that has not come.
+PROMOTABLE = (JobState.SCHEDULED, JobState.FAILED)
+#: The unique index that keeps one live job per (name, tenant, key).
+LIVE_KEY_CONSTRAINT = "litejobs_job_live_key"
+#: How far back ``doctor`` looks for dead jobs.
+DEAD_LOOKBACK = timedelta(days=1)
+#: Job ids a problem lists (the count says how many there are).
+PROBLEM_IDS = 10
+
+#: Name -> ``guard(job_id, row, by)``: a ``TransitionRefused`` for a job ``retry`` must not
+#: send back (``row`` holds its ``name``, ``payload`` and ``occurrence_id``), else None.
+retry_guards: Registry[Callable[[int, Mapping[str, Any], str], TransitionRefused | None]] = (
+    Registry("retry guard", origin=None)
+)
+
+
+@dataclass(frozen=True)
+class ActionResult:
+    """What a job verb did: ``action`` is retried, cancelled, cancel-requested or promoted."""
+
+    job_id: int
+    action: JobAction
+    state: str
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """The result as plain JSON values (the CLI's ``--json``)."""
+        return {
+            "job_id": self.job_id,
+            "action": self.action,
+            "state": self.state,
+            "message": self.message,
+        }
+
+
+def _alias() -> str:
+    return settings.DATABASE
+
+
+def _jobs():
+    return Job.objects.using(_alias())
+
+
+def check_by(by: str) -> str:
+    """Who acts, as verbs record it; ``by-missing`` when nobody is named."""
+    if not isinstance(by, str) or not by.strip():
+        raise InvalidInput(
+            "Say who acts: pass by= (the admin passes the user name, the CLI --by or the OS user).",
+            code="by-missing",
+        )
+    return by.strip()[:150]
+
+
+def _not_found(job_id: int) -> JobNotFound:
+    return JobNotFound(
+        f"No job has id {job_id}. It was never created or was purged after its retention; "
+        "find jobs with `manage.py litejobs list` or the admin's job list."
+    )
+
+
+def get_job(job_id: int) -> Job:
+    """The job with this id, for showing; ``JobNotFound`` when there is none."""
+    job = _jobs().filter(pk=job_id).first()
+    if job is None:
+        raise _not_found(job_id)
+    return job
+
+
+def _current_state(job_id: int) -> str:
+    """The state of a job the verb did not change; ``JobNotFound`` when there is no such id."""
+    state = _jobs().filter(pk=job_id).values_list("state", flat=True).first()
+    if state is None:
+        raise _not_found(job_id)
+    return state
+
+
+def _refuse(verb: str, job_id: int, state: str, advice: str, *, by: str) -> TransitionRefused:
+    logger.info("job %s refused id=%s state=%s by=%s", verb, job_id, state, by)
+    return TransitionRefused(f"Job {job_id} is {state}; {advice}", code=f"{verb}-refused")
+
+
+# Job verbs ---------------------------------------------------------------------------------
+
+_RETRY_ADVICE = {
+    JobState.READY: "it runs when a worker is free, so there is nothing to retry (check that its "
+    "queue is not paused and a worker serves it: `manage.py litejobs doctor`).",
+    JobState.SCHEDULED: "it has not run yet, so there is nothing to retry; use promote "
+    "(run now) to run it at once.",
+    JobState.RUNNING: "a worker is running it; wait for it to finish, or cancel it and then "
+    "retry it.",
+    JobState.WAITING: "it is paused in a durable sleep or event wait; it resumes by itself, or "
+    "cancel it and then retry it.",
+}
+
+
+def retry(job_id: int, *, by: str) -> ActionResult:
+    """Send a finished (done, dead, cancelled) or failed job back to ``ready``, due now.
+
+    Its attempts start again from 0 and the error on the row is cleared; the ``JobAttempt``
+    history stays. Refused (``key-live``) while another live job holds the same idempotency key:
+    running both would do the same work twice. A feature whose jobs must be run again another
+    way registers a guard in ``retry_guards`` that refuses them with the way to use: a job that
+    runs a scheduled occurrence (replay the occurrence, audited), one that pays an item of a
+    bulk money action (retry the item from its action).
+    """
+    by = check_by(by)
+    row = _jobs().filter(pk=job_id).values("occurrence_id", "name", "payload").first()
+    if row is not None:
+        for guard in retry_guards.values():
+            refusal = guard(job_id, row, by)
+            if refusal is not None:
+                raise refusal
+    return requeue(job_id, by=by)
+
+
+def requeue(job_id: int, *, by: str) -> ActionResult:
+    """``retry`` without its refusals of occurrence and bulk-item jobs: for the paths that
+    checked more first (``litejobs.bulk.retry_item``). Operators use ``retry``."""
+    by = check_by(by)
+    now = clock.now()
+    try:
+        with transaction.atomic(using=_alias()):
+            changed = (
+                _jobs()
+                .filter(pk=job_id, state__in=RETRYABLE)
+                .update(
+                    state=JobState.READY,
+                    run_at=now,
+                    attempts=0,
+                    started_at=None,
+                    finished_at=None,
+                    lease_owner="",
+                    lease_expires_at=None,
+                    cancel_requested=False,
+                    result=None,
+                    progress=None,
+                    handed_back_at=None,
+                    error_class="",
+                    error_message="",
+                    error_traceback="",
+                )
+            )
+    except IntegrityError as error:
+        if not _is_live_key_violation(error):
+            raise
+        raise _key_live(job_id, by=by) from error
+    if not changed:
+        state = _current_state(job_id)
+        raise _refuse(
+            "retry", job_id, state, _RETRY_ADVICE.get(state, "it cannot be retried."), by=by
+        )
+    logger.info("job retried id=%s by=%s", job_id, by)
+    return ActionResult(
+        job_id, JobAction.RETRIED, JobState.READY, f"Job {job_id} is ready to run again."
+    )
+
+
+def _is_live_key_violation(error: IntegrityError) -> bool:
+    diag = getattr(error.__cause__, "diag", None)
+    name = getattr(diag, "constraint_name", None)
+    return name == LIVE_KEY_CONSTRAINT or (name is None and LIVE_KEY_CONSTRAINT in str(error))
+
+
+def _key_live(job_id: int, *, by: str) -> TransitionRefused:
+    row = _jobs().filter(pk=job_id).values("name", "tenant", "key").first()
+    holder = None
+    if row is not None:
+        holder = (
+            _jobs()
+            .filter(state__in=LIVE, name=row["name"], tenant=row["tenant"], key=row["key"])
+            .exclude(pk=job_id)
+            .values_list("pk", "state")
+            .first()
+        )
+    logger.info("job retry refused id=%s reason=key-live holder=%s by=%s", job_id, holder, by)
+    named = f"job {holder[0]} ({holder[1]})" if holder else "another live job"
+    # The key itself is not quoted: it is built from arguments that may be sensitive.
+    return TransitionRefused(
+        f"Job {job_id} cannot be retried: {named} already holds its idempotency key, and two "
+        f"live jobs with one key would do the same work twice. Let {named} finish (or cancel "
+        f"it), then retry job {job_id}.",
+        code="key-live",
+    )
+
+
+_CANCEL_ADVICE = {
+    JobState.DONE: "it already finished, so there is nothing to cancel.",
+    JobState.DEAD: "it already gave up, so there is nothing to cancel.",
+    JobState.CANCELLED: "it is already cancelled.",
+}
+
+
+def cancel(job_id: int, *, by: str) -> ActionResult:
+    """Stop a live job: ready, scheduled, failed or waiting jobs become ``cancelled`` at once.
+
+    A running job cannot be stopped from outside its worker: this sets ``cancel_requested``,
+    the worker's next heartbeat fires the run's cancellation, and the job ends ``cancelled`` if
+    its body stops (``ctx.check_cancelled()``). The answer says it was requested, not done. A
+    running job whose lease lapsed (its worker is gone) is cancelled at once.
+    """
+    by = check_by(by)
+    now = clock.now()
+    with transaction.atomic(using=_alias()), connections[_alias()].cursor() as cursor:
+        params = {"id": job_id, "now": now, "db_now": clock.lease_instant()}
+        cursor.execute(query("cancel"), params)
+        row = fetch_one(cursor)
+    if row is None:
+        state = _current_state(job_id)
+        raise _refuse(
+            "cancel", job_id, state, _CANCEL_ADVICE.get(state, "it cannot be cancelled."), by=by
+        )
+    state, was, owner = row["state"], row["was"], row["lease_owner"]
+    if state == JobState.RUNNING:
+        logger.info("job cancel requested id=%s worker=%s by=%s", job_id, owner, by)
+        return ActionResult(
+            job_id,
+            JobAction.CANCEL_REQUESTED,
+            state,
+            f"Job {job_id} is running on worker {owner}: cancellation requested. The worker "
+            f"fires it at its next heartbeat (within {settings.HEARTBEAT}); the job ends "
+            "cancelled if its body stops, else it finishes.",
+        )
+    logger.info("job cancelled id=%s was=%s by=%s", job_id, was, by)
+    return ActionResult(
+        job_id, JobAction.CANCELLED, state, f"Job {job_id} is cancelled (it was {was})."
+    )
+
+
+def promote(job_id: int, *, by: str) -> ActionResult:
+    """Run a scheduled job, or a failed job's pending retry, now instead of at its ``run_at``."""
+    by = check_by(by)
+    now = clock.now()
+    changed = _jobs().filter(pk=job_id, state__in=PROMOTABLE).update(run_at=now)
+    if not changed:
+        state = _current_state(job_id)
+        advice = (
+            "it is already due and runs when a worker is free."
+            if state == JobState.READY
+            else "run now applies to scheduled jobs and failed jobs waiting for their retry"
+            + ("; use retry to run it again." if state in TERMINAL else ".")
+        )
+        raise _refuse("promote", job_id, state, advice, by=by)
+    logger.info("job promoted id=%s by=%s", job_id, by)
+    return ActionResult(
+        job_id, JobAction.PROMOTED, _current_state(job_id), f"Job {job_id} is due now."
+    )
+
+
+# Retention ---------------------------------------------------------------------------------
+
+
+def purge(
+    *,
+    now: datetime | None = None,
+    by: str = "system",
+    should_stop: Callable[[], bool] | None = None,
+) -> dict[str, int]:
+    """Delete finished rows older than their state's retention; answers the count per state.
+
+    Deletes ``PURGE_BATCH`` rows per statement (each its own transaction outside an atomic
+    block) until none are left, so a purge of millions of rows never holds long locks; the
+    rows' ``JobAttempt`` history goes with them. ``should_stop`` (the housekeeping job's
+    cancellation) is asked between batches.
+    """
+    now = now or clock.now()
+    limit = int(settings.PURGE_BATCH)
+    if limit < 1:
+        raise InvalidInput(
+            f"LITEJOBS['PURGE_BATCH'] must be 1 or more; got {limit}.", code="settings-invalid"
+        )
+    counts: dict[str, int] = {}
+    for state in TERMINAL:
+        before = now - settings.retention(state)
+        deleted = 0
+        while not (should_stop and should_stop()):
+            with transaction.atomic(using=_alias()), connections[_alias()].cursor() as cursor:
+                cursor.execute(query("purge"), {"state": state, "before": before, "limit": limit})
+                batch = cursor.rowcount
+            deleted += batch
+            if batch < limit:
+                break
+        counts[str(state)] = deleted
+    logger.info("jobs purged by=%s %s", by, " ".join(f"{state}={n}" for state, n in counts.items()))
+    return counts
+
+
+# Reads the admin and the CLI share ---------------------------------------------------------
+
+
+def state_label(state: str, run_at: datetime | None, now: datetime) -> str:
+    """The state as an operator reads it: a scheduled or failed job whose time passed is due."""
+    if state in PROMOTABLE and run_at is not None and run_at <= now:
+        return "ready (due)" if state == JobState.SCHEDULED else "failed (retry due)"
+    return str(state)
+
+
+def safe_payload(name: str, payload: Any) -> Any:
+    """The payload as it may be shown: the declaration's ``sensitive`` fields redacted.
+
+    A row whose job no installed app declares shows every value redacted: nothing says which
+    of its fields are safe.
+    """
+    try:
+        sensitive = catalog.get(name).sensitive
+    except LitejobsError:
+        if isinstance(payload, dict):
+            return dict.fromkeys(payload, REDACTED)
+        return REDACTED
+    return redact(payload, sensitive)
+
+
+def _ids(queryset) -> tuple[int, ...]:
+    return tuple(queryset.order_by("-pk").values_list("pk", flat=True)[:PROBLEM_IDS])
+
+
+def problems(*, now: datetime, lease_now: datetime) -> list[Problem]:
+    """What ``doctor`` reports about jobs: recent dead jobs (``dead-jobs``), running jobs
+    whose lease lapsed (``lease-lapsed``, judged on the database's clock, as the workers judge
+    it) and jobs waiting for a worker whose code can run them (``unknown-job``)."""
+    problems: list[Problem] = []
+    dead = _jobs().filter(state=JobState.DEAD, finished_at__gte=now - DEAD_LOOKBACK)
+    dead_count = dead.count()
+    if dead_count:
+        problems.append(
+            Problem(
+                "dead-jobs",
+                f"{dead_count} job(s) died in the last day (attempts spent or a permanent "
+                "error). Read their errors with `manage.py litejobs show ID`, fix the cause, "
+                "then `manage.py litejobs retry ID`.",
+                count=dead_count,
+                job_ids=_ids(dead),
+            )
+        )
+
+    lapsed = _jobs().filter(state=JobState.RUNNING, lease_expires_at__lt=lease_now)
+    lapsed_count = lapsed.count()
+    if lapsed_count:
+        problems.append(
+            Problem(
+                "lease-lapsed",
+                f"{lapsed_count} running job(s) hold leases that lapsed: their worker stopped "
+                "renewing (crashed, killed or cut off). A live worker reaps them at its next "
+                "heartbeat and runs them again; if none does, start `manage.py runworker`.",
+                count=lapsed_count,
+                job_ids=_ids(lapsed),
+            )
+        )
+
+    handed_back = _jobs().filter(state__in=CLAIMABLE, handed_back_at__isnull=False)
+    handed_back_count = handed_back.count()
+    if handed_back_count:
+        names = sorted(set(handed_back.order_by().values_list("name", flat=True)[:PROBLEM_IDS]))
+        problems.append(
+            Problem(
+                "unknown-job",
+                f"{handed_back_count} job(s) wait for a worker whose code can run them (their "
+                f"name, or their payload version, is newer than the workers that claimed them: "
+                f"{', '.join(names)}). Deploy the release that declares them to every worker; "
+                f"each is dead-lettered UNKNOWN_JOB_GRACE ({settings.UNKNOWN_JOB_GRACE}) after "
+                "it was first handed back.",
+                count=handed_back_count,
+                job_ids=_ids(handed_back),
+            )
+        )
+
+    return problems

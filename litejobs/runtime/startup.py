@@ -1,0 +1,185 @@
+"""What ``runworker``, ``runscheduler`` and ``runrelay`` do before they start serving.
+
+Django runs the static system checks before a command's ``handle`` (an unknown ``LITEJOBS``
+key, ``pgtrigger`` missing from ``INSTALLED_APPS``, a database that is not PostgreSQL: each an
+error that stops the command with its message). ``prepare()`` then
+
+- makes litejobs' log lines reach the terminal when ``LOGGING`` gives them nowhere to go
+  (Python's last-resort handler drops INFO, so a runtime would otherwise print nothing);
+- waits while the database is unreachable (refused connections, a server starting: the
+  runtimes ride out outages, logged like one), and
+- runs the database checks: litejobs.E042 (the server refuses the connection for good: a wrong
+  password, an unknown database), litejobs.E043 (litejobs' migrations are not applied) and
+  litejobs.W043 (other apps' migrations are not applied).
+
+An error stops the runtime with exit status 1 and the messages, never a traceback. The
+database checks are not registered with Django's check framework: ``migrate`` runs the
+database checks too, and must not be refused because the migrations it applies are missing.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+
+from django.core import checks
+from django.core.management.base import SystemCheckError
+from django.db import connections
+
+from ..conf import settings
+from ..jobs.queues import unused_queue
+from .outage import Outage, is_outage
+from .stopping import GracefulStop
+
+logger = logging.getLogger(__name__)
+
+#: The format of litejobs' own terminal handler (when the project's LOGGING sets none).
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+
+
+def prepare(command, runtime: str) -> bool:
+    """Make logs visible, wait for the database, run the database checks (``SystemCheckError``
+    on an error; warnings are printed to the command's stderr). Answers whether to go on:
+    ``False`` when SIGTERM or SIGINT arrived while it waited (the command then exits 0)."""
+    make_logs_visible()
+    stop = threading.Event()
+    GracefulStop(stop, logger, runtime).install()
+    alias = settings.DATABASE
+    if not wait_for_database(alias, runtime, stop):
+        logger.info("%s stopped before it started", runtime)
+        return False
+    messages = database_checks(alias)
+    errors = [m for m in messages if m.is_serious() and not m.is_silenced()]
+    warnings = [m for m in messages if not m.is_serious() and not m.is_silenced()]
+    if errors:
+        raise SystemCheckError(_report(f"{runtime} did not start:", errors + warnings))
+    if warnings:
+        command.stderr.write(_report(f"{runtime} starts despite:", warnings))
+    return True
+
+
+def warn_unused_queues(command, queues: list[str], where: str) -> None:
+    """Print a ``queue-unused`` warning (with "did you mean") for each queue no declaration
+    uses: a worker serving only a misspelt queue would wait forever."""
+    for queue in queues:
+        warning = unused_queue(queue, where)
+        if warning:
+            command.stderr.write(f"WARNING: {warning}")
+
+
+def make_logs_visible() -> None:
+    """Send litejobs' INFO lines to stderr unless the project's ``LOGGING`` handles them."""
+    litejobs = logging.getLogger("litejobs")  # the parent of every litejobs logger
+    if litejobs.hasHandlers():
+        return  # the project's LOGGING decides where (and whether) they go
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    litejobs.addHandler(handler)
+    if litejobs.level == logging.NOTSET:
+        litejobs.setLevel(logging.INFO)
+
+
+def describe_database(alias: str) -> str:
+    """``'default' (postgresql 'shop' on 127.0.0.1:5432)``: which database a runtime uses, without
+    credentials."""
+    connection = connections[alias]
+    config = connection.settings_dict
+    host = config.get("HOST") or config.get("OPTIONS", {}).get("host") or "localhost"
+    port = f":{config['PORT']}" if config.get("PORT") else ""
+    return f"{alias!r} ({connection.vendor} {config.get('NAME')!r} on {host}{port})"
+
+
+def wait_for_database(alias: str, runtime: str, stop: threading.Event) -> bool:
+    """Answer ``True`` once the database answers, or refuses for a reason waiting cannot heal
+    (left to ``database_checks``); an unreachable one is waited for, logged like an outage.
+    ``False`` if ``stop`` is set meanwhile."""
+    outage = Outage(f"{runtime} (starting)")
+    while not stop.is_set():
+        try:
+            connections[alias].ensure_connection()
+        except Exception as error:
+            if not is_outage(error) or refused_for_good(error):
+                return True
+            connections[alias].close()
+            stop.wait(outage.failed(error))
+            continue
+        outage.succeeded()
+        return True
+    return False
+
+
+#: What the server says (libpq carries no SQLSTATE at connect) when it refuses a connection in
+#: a way waiting does not heal; a server that is starting, stopping or full is waited for.
+REFUSED_FOR_GOOD = (
+    "does not exist",  # the database or the role
+    "password authentication failed",
+    "no pg_hba.conf entry",
+    "authentication failed",
+    "permission denied",
+)
+
+
+def refused_for_good(error: BaseException) -> bool:
+    """Whether a failed connection is a refusal by a server that answers (a wrong database
+    name, user or password) rather than a server that cannot be reached."""
+    text = str(error)
+    return "FATAL:" in text and any(marker in text for marker in REFUSED_FOR_GOOD)
+
+
+def database_checks(alias: str) -> list[checks.CheckMessage]:
+    """litejobs.E042, E043 and W043 against the litejobs database."""
+    from django.db.migrations.executor import MigrationExecutor
+
+    connection = connections[alias]
+    where = describe_database(alias)
+    try:
+        connection.ensure_connection()
+        executor = MigrationExecutor(connection)
+        plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    except Exception as error:
+        lines = str(error).strip().splitlines()
+        return [
+            checks.Error(
+                f"[database-unreachable] The litejobs database {where} refused the connection: "
+                f"{type(error).__name__}: {lines[0] if lines else ''}",
+                hint="Fix DATABASES (or LITEJOBS['DATABASE']): the user, the password, and that "
+                "the database exists (createdb NAME).",
+                id="litejobs.E042",
+            )
+        ]
+    pending = [migration for migration, _backwards in plan]
+    ours = [str(m) for m in pending if m.app_label == "litejobs"]
+    others = [str(m) for m in pending if m.app_label != "litejobs"]
+    messages: list[checks.CheckMessage] = []
+    if ours:
+        messages.append(
+            checks.Error(
+                f"[migrations-unapplied] litejobs' tables are not migrated in {where}: "
+                f"{len(ours)} migration(s) are not applied ({_some(ours)}).",
+                hint="Run `python manage.py migrate` first.",
+                id="litejobs.E043",
+            )
+        )
+    if others:
+        messages.append(
+            checks.Warning(
+                f"[migrations-unapplied] {len(others)} migration(s) of other apps are not "
+                f"applied in {where} ({_some(others)}): jobs that use their tables fail.",
+                hint="Run `python manage.py migrate`.",
+                id="litejobs.W043",
+            )
+        )
+    return messages
+
+
+def _some(names: list[str], shown: int = 3) -> str:
+    more = f", and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
+def _report(header: str, messages: list[checks.CheckMessage]) -> str:
+    lines = [header]
+    for message in sorted(messages, key=lambda m: -m.level):
+        lines.append(f"{'ERROR' if message.is_serious() else 'WARNING'}: {message}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,54 @@
+"""litejobs' own schedule: daily housekeeping (declared when litejobs' app is ready).
+
+It purges finished occurrences past each schedule's retention, then finished jobs past
+``LITEJOBS["RETENTION"]`` (``litejobs.jobs.operations.purge``), then published outbox messages
+and finished webhook deliveries past ``LITEJOBS["OUTBOX_RETENTION"]``
+(``litejobs.outbox.operations.purge``),
+in bounded batches, stopping between batches when its timeout fires (the next day's run
+carries on). Disable it with
+``manage.py litejobs disable litejobs.housekeeping --reason ...`` if you purge another way.
+"""
+
+from datetime import timedelta
+
+from ..conf import settings
+from ..core.retry import Retry
+from ..jobs import operations
+from ..jobs.declaration import job
+from ..outbox import operations as outbox_operations
+from .declarations import schedule
+from .runbook import purge_occurrences
+
+#: Below the lease, as every schedule's timeout must be (the run stops between batches).
+HOUSEKEEPING_TIMEOUT = max(settings.duration("LEASE") * 3 / 4, timedelta(seconds=1))
+
+
+@job(
+    key=lambda: "litejobs.housekeeping",
+    atomic=False,  # each purge batch commits on its own; a rerun carries on where it stopped
+    timeout=HOUSEKEEPING_TIMEOUT,
+    retry=Retry(attempts=3, backoff="exponential", base="1m", max="10m"),
+)
+def housekeeping(ctx) -> dict:
+    """Purge occurrences, jobs, then the outbox, past their retention; answers the counts."""
+    stop = ctx.cancelled.is_set
+    occurrences = purge_occurrences(should_stop=stop)
+    jobs = operations.purge(by="litejobs.housekeeping", should_stop=stop)
+    published = outbox_operations.purge(by="litejobs.housekeeping", should_stop=stop)
+    return {"occurrences": occurrences, "jobs": jobs, "outbox": published}
+
+
+schedule(
+    "litejobs.housekeeping",
+    job=housekeeping,
+    cron="17 3 * * *",
+    timezone="UTC",
+    misfire="run_once",
+    # Purges skip locked rows and delete in bounded batches: two runs at once are harmless.
+    overlap="allow",
+    timeout=HOUSEKEEPING_TIMEOUT,
+    retention="30d",
+    operating_owner="the operators of this deployment",
+    record_owner="litejobs (built in)",
+    status="active",
+)

@@ -1,0 +1,269 @@
+-- Jobs: the one INSERT path, the claim, the fenced transitions of a claimed job, and the
+-- operator's cancel and purge. Statements are read by litejobs.sql (its docstring lists the
+-- placeholders); each is used by exactly one function (a test checks every name is used).
+
+-- name: enqueue
+-- One job; a live job with the same (name, tenant, key) makes this a no-op (deduplicated).
+INSERT INTO litejobs_job (
+    name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
+    concurrency_key, concurrency_limit, created_at, traceparent, occurrence_id, version
+) VALUES (
+    %(name)s, %(queue)s, %(key)s, %(tenant)s, %(payload)s::jsonb, %(state)s, %(priority)s,
+    %(run_at)s, %(max_attempts)s, %(concurrency_key)s, %(concurrency_limit)s, %(now)s,
+    %(traceparent)s, %(occurrence_id)s, %(version)s
+)
+ON CONFLICT (name, tenant, key) WHERE state IN ({live}) DO NOTHING
+RETURNING id
+
+-- name: enqueue_many
+-- Up to 1,000 jobs of one declaration in one statement. The columns arrive as JSON arrays
+-- (the payloads already JSON text): one document to parse each, no array escaping.
+INSERT INTO litejobs_job (
+    name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
+    concurrency_key, concurrency_limit, created_at, traceparent, version
+)
+SELECT %(name)s, %(queue)s, rows.key, rows.tenant, rows.payload, %(state)s, %(priority)s,
+       %(run_at)s, %(max_attempts)s, rows.concurrency_key, %(concurrency_limit)s, %(now)s,
+       %(traceparent)s, %(version)s
+FROM ROWS FROM (
+    jsonb_array_elements_text(%(keys)s::jsonb),
+    jsonb_array_elements_text(%(tenants)s::jsonb),
+    jsonb_array_elements(%(payloads)s::jsonb),
+    jsonb_array_elements_text(%(concurrency_keys)s::jsonb)
+) AS rows (key, tenant, payload, concurrency_key)
+ON CONFLICT (name, tenant, key) WHERE state IN ({live}) DO NOTHING
+RETURNING id, key, tenant
+
+-- name: live_by_keys
+-- The live jobs holding some keys of one declaration (answers a deduplicated enqueue).
+SELECT job.id, job.key, job.tenant
+FROM litejobs_job AS job
+JOIN unnest(%(keys)s::text[], %(tenants)s::text[]) AS wanted (key, tenant)
+  ON job.key = wanted.key AND job.tenant = wanted.tenant
+WHERE job.name = %(name)s AND job.state IN ({live})
+
+-- name: claim
+-- Take up to `limit` due jobs without a concurrency limit: one statement, one new fence each.
+-- Due-ness uses the worker's `now`; the lease expiry the database's clock ({db_now}).
+-- A last row of NULLs says that concurrency-limited jobs are due too (so an idle poll stays
+-- one statement and the limited claim runs only when it has work).
+WITH picked AS (
+    SELECT id FROM litejobs_job
+    WHERE state NOT IN ({unclaimable})  -- matches litejobs_job_claimable; see UNCLAIMABLE
+      AND concurrency_key IS NULL
+      AND run_at <= %(now)s
+      AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+      AND queue NOT IN (SELECT name FROM litejobs_queuestate WHERE paused)
+    ORDER BY priority DESC, run_at, id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE litejobs_job AS job
+    SET state = 'running', attempts = job.attempts + 1, fence = nextval('litejobs_fence'),
+        lease_owner = %(owner)s, lease_expires_at = {db_now} + %(lease)s::interval,
+        started_at = %(now)s, cancel_requested = false
+    FROM picked
+    WHERE job.id = picked.id
+    RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.attempts,
+              job.max_attempts, job.fence, job.traceparent, job.occurrence_id, job.version
+)
+SELECT * FROM claimed
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+WHERE EXISTS (
+    SELECT 1 FROM litejobs_job
+    WHERE state IN ({claimable})
+      AND concurrency_key IS NOT NULL
+      AND run_at <= %(now)s
+      AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+)
+
+-- name: lock_limited_claims
+-- Serialises claims of concurrency-limited jobs fleet-wide until the transaction ends.
+SELECT pg_advisory_xact_lock(%(lock_id)s)
+
+-- name: claim_limited
+-- Take due concurrency-limited jobs, never more per key than its limit minus those running.
+-- Runs after lock_limited_claims in the same transaction, so its snapshot sees every claim
+-- committed by the previous holder of the lock.
+WITH running AS (
+    SELECT concurrency_key, count(*) AS n FROM litejobs_job
+    WHERE state = 'running' AND concurrency_key IS NOT NULL
+    GROUP BY concurrency_key
+), candidates AS (
+    SELECT id, concurrency_key, concurrency_limit, priority, run_at,
+           row_number() OVER (
+               PARTITION BY concurrency_key ORDER BY priority DESC, run_at, id
+           ) AS position
+    FROM litejobs_job
+    WHERE state IN ({claimable})
+      AND concurrency_key IS NOT NULL
+      AND run_at <= %(now)s
+      AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+      AND queue NOT IN (SELECT name FROM litejobs_queuestate WHERE paused)
+), picked AS (
+    SELECT candidates.id FROM candidates
+    LEFT JOIN running ON running.concurrency_key = candidates.concurrency_key
+    WHERE candidates.position <= candidates.concurrency_limit - COALESCE(running.n, 0)
+    ORDER BY candidates.priority DESC, candidates.run_at, candidates.id
+    LIMIT %(limit)s
+)
+UPDATE litejobs_job AS job
+SET state = 'running', attempts = job.attempts + 1, fence = nextval('litejobs_fence'),
+    lease_owner = %(owner)s, lease_expires_at = {db_now} + %(lease)s::interval,
+    started_at = %(now)s, cancel_requested = false
+FROM picked
+WHERE job.id = picked.id AND job.state IN ({claimable})
+RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.attempts,
+          job.max_attempts, job.fence, job.traceparent, job.occurrence_id, job.version
+
+-- name: next_due
+-- The earliest run_at after `now` among claimable jobs of some queues (an idle worker sleeps
+-- until then; what is due already, a claim takes).
+SELECT min(run_at) AS due FROM litejobs_job
+WHERE state IN ({claimable}) AND run_at > %(now)s
+  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+
+-- name: complete
+-- The fenced completion of one job; run inside the body's transaction (atomic jobs).
+UPDATE litejobs_job
+SET state = 'done', finished_at = %(now)s, result = %(result)s::jsonb, lease_expires_at = NULL
+WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+
+-- name: complete_batch
+-- The batched, fenced acknowledgement of atomic=False jobs; answers the ids it completed.
+UPDATE litejobs_job AS job
+SET state = 'done', finished_at = acks.finished_at, result = acks.result, lease_expires_at = NULL
+FROM unnest(%(ids)s::bigint[], %(fences)s::bigint[], %(finished)s::timestamptz[],
+            %(results)s::jsonb[]) AS acks (id, fence, finished_at, result)
+WHERE job.id = acks.id AND job.fence = acks.fence AND job.state = 'running'
+RETURNING job.id
+
+-- name: fail
+-- The fenced end of a failed attempt: back to `failed` (retry at run_at), or `dead`, or
+-- `cancelled`, with the attempt kept in the history.
+WITH failed AS (
+    UPDATE litejobs_job
+    SET state = %(state)s, run_at = COALESCE(%(run_at)s, run_at), finished_at = %(finished_at)s,
+        lease_expires_at = NULL, handed_back_at = NULL, error_class = %(error_class)s,
+        error_message = %(error_message)s, error_traceback = %(error_traceback)s
+    WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+    RETURNING id, attempts, started_at
+)
+INSERT INTO litejobs_jobattempt (
+    job_id, number, worker, started_at, finished_at, outcome,
+    error_class, error_message, error_traceback
+)
+SELECT id, attempts, %(owner)s, started_at, %(now)s, %(outcome)s,
+       %(error_class)s, %(error_message)s, %(error_traceback)s
+FROM failed
+RETURNING job_id
+
+-- name: discard
+-- A spent job of a dead_letter=False declaration: removed instead of kept as dead.
+DELETE FROM litejobs_job WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+RETURNING id
+
+-- name: hand_back
+-- A job this worker's code cannot run (its name unknown here, or its payload version newer)
+-- goes back uncounted for a worker that can, due again after a backoff that doubles from 1 s
+-- to 1 min (measured from the first hand-back, so no hot loop of re-claims), and due at the
+-- latest when the grace ends. Nothing comes back once the grace since the first hand-back is
+-- spent (or the fence is stale): the caller then dead-letters it.
+UPDATE litejobs_job
+SET state = 'scheduled', attempts = attempts - 1, lease_expires_at = NULL,
+    handed_back_at = COALESCE(handed_back_at, %(now)s::timestamptz),
+    run_at = LEAST(
+        %(now)s::timestamptz + LEAST(
+            GREATEST(%(now)s::timestamptz - COALESCE(handed_back_at, %(now)s::timestamptz),
+                     interval '1 second'),
+            interval '1 minute'),
+        COALESCE(handed_back_at, %(now)s::timestamptz) + %(grace)s::interval),
+    error_class = %(error_class)s, error_message = %(error_message)s
+WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+  AND (handed_back_at IS NULL OR handed_back_at > %(now)s::timestamptz - %(grace)s::interval)
+RETURNING id
+
+-- name: release
+-- Hand claimed jobs back uncounted (drain, database outage, claimed but never started).
+UPDATE litejobs_job AS job
+SET state = 'ready', attempts = job.attempts - 1, lease_expires_at = NULL
+FROM unnest(%(ids)s::bigint[], %(fences)s::bigint[]) AS held (id, fence)
+WHERE job.id = held.id AND job.fence = held.fence AND job.state = 'running'
+RETURNING job.id
+
+-- name: progress
+-- The latest progress of running jobs (throttled by the worker to one write a second).
+UPDATE litejobs_job AS job
+SET progress = updates.progress
+FROM unnest(%(ids)s::bigint[], %(fences)s::bigint[], %(progress)s::jsonb[])
+     AS updates (id, fence, progress)
+WHERE job.id = updates.id AND job.fence = updates.fence AND job.state = 'running'
+
+-- name: cancel
+-- An operator's cancel of one live job, in one statement: cancelled at once, or, while a
+-- worker holds it under a current lease, cancel_requested for that worker's heartbeat. A
+-- running job whose lease lapsed (its worker is gone) is cancelled at once and its lost
+-- attempt recorded, so the reaper cannot hand it back to a worker.
+WITH target AS (
+    SELECT id, state AS was, attempts, lease_owner, started_at,
+           (state = 'running' AND lease_expires_at >= {db_now}) AS held
+    FROM litejobs_job
+    WHERE id = %(id)s AND state IN ({live})
+    FOR UPDATE
+), changed AS (
+    UPDATE litejobs_job AS job
+    SET state = CASE WHEN target.held THEN 'running' ELSE 'cancelled' END,
+        cancel_requested = target.held,
+        finished_at = CASE WHEN target.held THEN job.finished_at ELSE %(now)s::timestamptz END,
+        lease_expires_at = CASE WHEN target.held THEN job.lease_expires_at END
+    FROM target
+    WHERE job.id = target.id
+    RETURNING job.id, job.state, target.was, job.lease_owner
+), lost AS (
+    INSERT INTO litejobs_jobattempt (
+        job_id, number, worker, started_at, finished_at, outcome,
+        error_class, error_message, error_traceback
+    )
+    SELECT id, attempts, lease_owner, started_at, %(now)s, 'lease_expired',
+           'litejobs.LeaseExpired',
+           'Worker ' || lease_owner || ' stopped renewing its lease; an operator cancelled the job.',
+           ''
+    FROM target
+    WHERE was = 'running' AND NOT held
+)
+SELECT id, state, was, lease_owner FROM changed
+
+-- name: purge
+-- One bounded batch of finished rows in one state, older than its retention, with their
+-- attempt history. Rows an operator is retrying right now are skipped, never deleted.
+WITH doomed AS (
+    SELECT id FROM litejobs_job
+    WHERE state = %(state)s AND finished_at < %(before)s
+    ORDER BY finished_at
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), attempts AS (
+    DELETE FROM litejobs_jobattempt WHERE job_id IN (SELECT id FROM doomed)
+)
+DELETE FROM litejobs_job WHERE id IN (SELECT id FROM doomed)
+
+-- name: job_suspend
+-- A held job sleeps (or waits for an operator) without a worker: `waiting` until run_at, its
+-- attempt uncounted (the same attempt number resumes), fenced.
+UPDATE litejobs_job
+SET state = 'waiting', attempts = attempts - 1, run_at = %(run_at)s, lease_expires_at = NULL,
+    error_class = %(error_class)s, error_message = %(error_message)s
+WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+
+-- name: job_suspend_for_event
+-- Like job_suspend, for an event wait: due at once when a matching event was published since
+-- the wait began (after event_lock, so no publisher can slip between this check and commit).
+UPDATE litejobs_job
+SET state = 'waiting', attempts = attempts - 1, lease_expires_at = NULL,
+    error_class = '', error_message = '',
+    run_at = CASE WHEN EXISTS (
+        SELECT 1 FROM litejobs_event
+        WHERE name = %(event)s AND published_at >= %(since)s AND payload @> %(match)s::jsonb
+    ) THEN %(now)s::timestamptz ELSE %(run_at)s::timestamptz END
+WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'

@@ -1,0 +1,68 @@
+-- The leases of running jobs and the Worker rows that hold them: one statement per heartbeat.
+-- Statements are read by litejobs.sql; {db_now} is the lease clock, values bound parameters.
+
+-- name: heartbeat
+-- One statement per heartbeat: the Worker row, the leases of every job this worker holds
+-- (answering which are still ours and whether an operator asked to cancel them), the jobs
+-- of workers that stopped renewing (back to `failed` for a retry, `dead` when spent, or
+-- `cancelled` when an operator had asked to cancel them), and
+-- Worker rows long gone. Every expiry is written and compared on {db_now}: hosts whose clocks
+-- disagree never reap each other's healthy jobs.
+WITH worker AS (
+    INSERT INTO litejobs_worker (
+        id, host, pid, queues, concurrency, started_at, last_heartbeat, lease_expires_at,
+        in_flight, stopping
+    ) VALUES (
+        %(owner)s, %(host)s, %(pid)s, %(queues_json)s::jsonb, %(concurrency)s, %(started_at)s,
+        {db_now}, {db_now} + %(lease)s::interval, %(in_flight)s::jsonb, %(stopping)s
+    )
+    ON CONFLICT (id) DO UPDATE SET
+        last_heartbeat = EXCLUDED.last_heartbeat, lease_expires_at = EXCLUDED.lease_expires_at,
+        in_flight = EXCLUDED.in_flight, stopping = EXCLUDED.stopping
+    RETURNING id
+), renewed AS (
+    UPDATE litejobs_job AS job
+    SET lease_expires_at = {db_now} + %(lease)s::interval
+    FROM unnest(%(ids)s::bigint[], %(fences)s::bigint[]) AS held (id, fence)
+    WHERE job.id = held.id AND job.fence = held.fence AND job.state = 'running'
+    RETURNING job.id, job.cancel_requested
+), expired AS (
+    SELECT id FROM litejobs_job
+    WHERE state = 'running' AND lease_expires_at < {db_now} AND lease_owner <> %(owner)s
+      AND %(reap)s
+    ORDER BY lease_expires_at
+    LIMIT 100
+    FOR UPDATE SKIP LOCKED
+), reaped AS (
+    UPDATE litejobs_job AS job
+    SET state = CASE WHEN job.cancel_requested THEN 'cancelled'
+                     WHEN job.attempts >= job.max_attempts THEN 'dead' ELSE 'failed' END,
+        finished_at = CASE WHEN job.cancel_requested OR job.attempts >= job.max_attempts
+                           THEN %(now)s::timestamptz END,
+        run_at = %(now)s, lease_expires_at = NULL,
+        error_class = 'litejobs.LeaseExpired',
+        error_message = 'Worker ' || job.lease_owner
+            || ' stopped renewing its lease (crashed, killed or cut off from the database).',
+        error_traceback = ''
+    FROM expired
+    WHERE job.id = expired.id
+    RETURNING job.id, job.attempts, job.lease_owner, job.started_at, job.error_message
+), history AS (
+    INSERT INTO litejobs_jobattempt (
+        job_id, number, worker, started_at, finished_at, outcome,
+        error_class, error_message, error_traceback
+    )
+    SELECT id, attempts, lease_owner, started_at, %(now)s, 'lease_expired',
+           'litejobs.LeaseExpired', error_message, ''
+    FROM reaped
+), forgotten AS (
+    DELETE FROM litejobs_worker
+    WHERE lease_expires_at < {db_now} - %(forget_after)s::interval AND id <> %(owner)s
+)
+SELECT id, cancel_requested, false AS reaped FROM renewed
+UNION ALL
+SELECT id, false, true FROM reaped
+
+-- name: worker_stopped
+-- A worker that exits cleanly removes its row.
+DELETE FROM litejobs_worker WHERE id = %(owner)s

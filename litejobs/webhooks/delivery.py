@@ -1,0 +1,315 @@
+"""Delivering webhooks: the relay's publisher and the delivery job.
+
+The relay creates one delivery record and one delivery job per (endpoint, message) for every
+enabled endpoint whose topics and tenant match a published message, in the transaction that
+publishes it (``publish_deliveries``, registered with the relay). The job (``deliver``,
+``litejobs.webhook_delivery``) POSTs the event as JSON, signed (``signing``), to the checked
+address (``transport``). A 2xx answer is a success and resets the endpoint's failure streak.
+Anything else (another status, a timeout, a refused connection) is a failed attempt: it is
+retried with the ``WEBHOOK_RETRY`` backoff, or when the answer says ``Retry-After``, then;
+after ``WEBHOOK_MAX_FAILURES`` consecutive failed attempts the endpoint is disabled.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import socket
+import ssl
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import connections, transaction
+from django.db.models import F
+
+from .. import __version__
+from ..conf import settings
+from ..core import clock
+from ..core.durations import parse_duration
+from ..core.enums import DeliveryState
+from ..core.payloads import display_url, dumps
+from ..core.retry import Retry
+from ..exceptions import Permanent, RetryAfter, WebhookError
+from ..jobs import queues
+from ..jobs.declaration import job, queue_name
+from ..jobs.enqueue import PreparedRow, insert_many
+from ..models import WebhookDelivery, WebhookEndpoint
+from ..outbox import operations as outbox_operations
+from ..outbox import relay
+from ..outbox.staging import StagedRow
+from ..sql import fetch_all, hot_cursor, query, run_query
+from .addresses import resolve
+from .signing import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, sign
+from .transport import ANSWER_KEPT, Answer, post, retry_after
+
+logger = logging.getLogger(__name__)
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, WebhookError):
+        return error.args[0]
+    if isinstance(error, TimeoutError | socket.timeout):
+        return "no answer within LITEJOBS['WEBHOOK_TIMEOUT']"
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"[:ANSWER_KEPT]
+
+
+# Read at import, so an invalid value falls back to its default here (litejobs.E020 reports it).
+_RETRY = settings.or_default("WEBHOOK_RETRY", Retry.coerce)
+#: The job's timeout (fixed at declaration): the request's, plus time to record the attempt.
+_JOB_TIMEOUT = settings.or_default(
+    "WEBHOOK_TIMEOUT", lambda value: parse_duration(value, name="WEBHOOK_TIMEOUT", allow_zero=False)
+) + timedelta(seconds=5)
+
+
+@job(
+    name="litejobs.webhook_delivery",
+    queue=settings.or_default("WEBHOOK_QUEUE", queue_name),
+    key=lambda endpoint_id, message_id: f"webhook:{endpoint_id}:{message_id}",
+    tenant=lambda tenant: tenant or None,
+    retry=_RETRY,
+    timeout=_JOB_TIMEOUT,
+    # Each attempt's record (and the endpoint's failure streak) commits even when it fails.
+    atomic=False,
+)
+def deliver(
+    ctx,
+    delivery_id: int,
+    endpoint_id: int,
+    message_id: int,
+    topic: str,
+    key: str,
+    tenant: str,
+    created_at: str,
+    payload: dict,
+) -> dict:
+    """POST one published message to one endpoint, signed; record the attempt."""
+    alias = settings.DATABASE
+    now = clock.now()
+    endpoint = WebhookEndpoint.objects.using(alias).filter(pk=endpoint_id).first()
+    delivery = WebhookDelivery.objects.using(alias).filter(pk=delivery_id)
+    if endpoint is None:  # deleted: its deliveries went with it
+        return {"skipped": "endpoint deleted"}
+    if not endpoint.enabled:
+        delivery.update(
+            state=DeliveryState.SKIPPED,
+            job_id=ctx.job_id,
+            last_error=f"Not sent: the endpoint is disabled ({endpoint.disabled_reason}).",
+            finished_at=now,
+        )
+        return {"skipped": "endpoint disabled"}
+    body = dumps(
+        {
+            "id": message_id,
+            "topic": topic,
+            "key": key or None,
+            "created_at": created_at,
+            "data": payload,
+        }
+    ).encode()
+    timestamp = int(now.timestamp())
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": f"litejobs/{__version__}",
+        SIGNATURE_HEADER: sign(endpoint.secret, body, timestamp, delivery=delivery_id, event=topic),
+        EVENT_HEADER: topic,
+        DELIVERY_HEADER: str(delivery_id),
+    }
+    started = time.monotonic()
+    answer: Answer | None = None
+    failure, permanent = "", False
+    try:
+        target = resolve(endpoint.url)  # DNS may have changed since the endpoint was saved
+        request_timeout = min(settings.duration("WEBHOOK_TIMEOUT"), _JOB_TIMEOUT)
+        answer = post(target, body, headers, request_timeout.total_seconds())
+    except WebhookError as error:
+        failure = _describe(error)
+        permanent = error.code in ("webhook-address-refused", "webhook-url-invalid")
+    except (OSError, http.client.HTTPException, ssl.SSLError, ValueError) as error:
+        failure = _describe(error)
+    elapsed_ms = (time.monotonic() - started) * 1000
+    if answer is not None and 200 <= answer.status < 300:
+        _succeeded(endpoint, delivery, ctx.job_id, answer.status, clock.now())
+        logger.info(
+            "webhook delivered delivery=%s endpoint=%s topic=%s status=%s duration_ms=%.1f",
+            delivery_id,
+            endpoint_id,
+            topic,
+            answer.status,
+            elapsed_ms,
+        )
+        return {"status": answer.status}
+    if answer is not None:
+        failure = f"HTTP {answer.status}" + (f": {answer.text}" if answer.text else "")
+    wait = None
+    if answer is not None:
+        wait = retry_after(answer.retry_after, now, cap=deliver.retry.max)
+    disabled = _failed(
+        endpoint,
+        delivery,
+        ctx,
+        status=answer.status if answer is not None else None,
+        failure=failure,
+        final=permanent or ctx.final_attempt,
+        now=clock.now(),
+    )
+    logger.warning(
+        "webhook failed delivery=%s endpoint=%s url=%s attempt=%s error=%s%s",
+        delivery_id,
+        endpoint_id,
+        display_url(endpoint.url),
+        ctx.attempt,
+        failure[:200],
+        f" retry_after={wait.total_seconds():g}s" if wait is not None else "",
+    )
+    if disabled:
+        raise Permanent(disabled)
+    if permanent:
+        raise Permanent(failure)
+    if wait is not None:
+        raise RetryAfter(wait, f"{failure} (the receiver asked to retry after {wait})")
+    raise WebhookError(failure, code="webhook-delivery-failed")
+
+
+def _succeeded(endpoint, delivery, job_id: int, status: int, now: datetime) -> None:
+    with transaction.atomic(using=settings.DATABASE):
+        delivery.update(
+            state=DeliveryState.DELIVERED,
+            job_id=job_id,
+            attempts=F("attempts") + 1,
+            last_status=status,
+            last_error="",
+            last_attempt_at=now,
+            delivered_at=now,
+            finished_at=now,
+        )
+        WebhookEndpoint.objects.using(settings.DATABASE).filter(pk=endpoint.pk).update(
+            consecutive_failures=0, failing_since=None, last_success_at=now
+        )
+
+
+def _failed(
+    endpoint, delivery, ctx, *, status, failure: str, final: bool, now: datetime
+) -> str | None:
+    """Record a failed attempt. When the endpoint is disabled now (by this failure, another,
+    or an operator meanwhile), answers why, and this delivery ends."""
+    limit = int(settings.WEBHOOK_MAX_FAILURES)
+    with transaction.atomic(using=settings.DATABASE):
+        row = (
+            WebhookEndpoint.objects.using(settings.DATABASE)
+            .select_for_update()
+            .filter(pk=endpoint.pk)
+            .first()
+        )
+        if row is None:
+            return None
+        was_enabled = row.enabled
+        row.consecutive_failures += 1
+        row.failing_since = row.failing_since or now
+        fields = ["consecutive_failures", "failing_since"]
+        if row.enabled and row.consecutive_failures >= limit:
+            row.enabled = False
+            row.disabled_at = now
+            row.disabled_by = "litejobs"
+            row.disabled_reason = (
+                f"{row.consecutive_failures} consecutive failed delivery attempts since "
+                f"{row.failing_since.isoformat()} (the last: {failure[:300]}). Fix the "
+                "receiver, then enable the endpoint."
+            )
+            fields += ["enabled", "disabled_at", "disabled_by", "disabled_reason"]
+            logger.error(
+                "webhook endpoint disabled id=%s url=%s failures=%s",
+                row.pk,
+                display_url(row.url),
+                row.consecutive_failures,
+            )
+        row.save(using=settings.DATABASE, update_fields=fields)
+        final = final or not row.enabled
+        delivery.update(
+            state=DeliveryState.DEAD if final else DeliveryState.FAILED,
+            job_id=ctx.job_id,
+            attempts=F("attempts") + 1,
+            last_status=status,
+            last_error=failure[: ANSWER_KEPT + 100],
+            last_attempt_at=now,
+            finished_at=now if final else None,
+        )
+    if row.enabled:
+        return None
+    if was_enabled:
+        return (
+            f"Webhook endpoint {row.pk} was disabled after {row.consecutive_failures} "
+            f"consecutive failed attempts (last: {failure[:300]})."
+        )
+    return f"Webhook endpoint {row.pk} is disabled: {row.disabled_reason}"
+
+
+def _delivery_queue() -> list[tuple[str, str]]:
+    """The queue of delivery jobs, for the queue checks (``queue-unused``)."""
+    return [(str(settings.WEBHOOK_QUEUE), "LITEJOBS['WEBHOOK_QUEUE']")]
+
+
+@dataclass(frozen=True)
+class _Endpoint:
+    """An enabled endpoint as a batch is matched against it."""
+
+    id: int
+    tenant: str
+    topics: frozenset[str]
+
+    @classmethod
+    def from_row(cls, row) -> _Endpoint:
+        topics = json.loads(row["topics"]) if isinstance(row["topics"], str) else row["topics"]
+        return cls(row["id"], row["tenant"], frozenset(topics or ()))
+
+    def receives(self, topic: str, tenant: str) -> bool:
+        """As ``WebhookEndpoint.receives``: its tenant, and its topics or ``*``."""
+        return self.tenant == tenant and (topic in self.topics or "*" in self.topics)
+
+
+def publish_deliveries(messages: list[StagedRow], now: datetime) -> int:
+    """The relay's publisher of webhooks, in the transaction that publishes ``messages``: one
+    delivery record per (enabled endpoint, message) it wants, then one ``enqueue_many`` of
+    their delivery jobs; answers how many deliveries it created (a message published again
+    finds its records and creates nothing)."""
+    with hot_cursor(connections[settings.DATABASE]) as cursor:
+        run_query(cursor, "webhook_endpoints_enabled", {})
+        endpoints = [_Endpoint.from_row(row) for row in fetch_all(cursor)]
+        wanted = [
+            (endpoint, message)
+            for message in messages
+            for endpoint in endpoints
+            if endpoint.receives(message.topic, message.tenant)
+        ]
+        if not wanted:
+            return 0
+        run_query(
+            cursor,
+            "webhook_deliveries_create",
+            {
+                "endpoints": [endpoint.id for endpoint, _ in wanted],
+                "messages": [message.id for _, message in wanted],
+                "topics": [message.topic for _, message in wanted],
+                "now": now,
+            },
+        )
+        created = {(r["endpoint_id"], r["message_id"]): r["id"] for r in fetch_all(cursor)}
+    rows = []
+    for endpoint, message in wanted:
+        delivery_id = created.get((endpoint.id, message.id))
+        if delivery_id is None:
+            continue  # recorded (and its job enqueued) by an earlier publish
+        envelope = message.envelope(delivery_id=delivery_id, endpoint_id=endpoint.id)
+        rows.append(
+            PreparedRow(f"webhook:{endpoint.id}:{message.id}", endpoint.tenant, envelope, None)
+        )
+    if rows:
+        insert_many(deliver, rows, (now, now), deliver.priority)
+    return len(rows)
+
+
+queues.queue_users.register("webhooks", _delivery_queue)
+relay.publishers.register("webhooks", publish_deliveries)
+outbox_operations.retained.register("deliveries", query("webhook_delivery_purge"))

@@ -1,0 +1,200 @@
+"""Webhook endpoints: what one must satisfy, and the operator's verbs on them.
+
+An endpoint is written by an operator (the admin) or by code (``create_endpoint``); both
+validate it the same way (URL and address policy, declared topics, secret), as does the
+model's ``full_clean`` (litejobs' app wires ``check_endpoint_fields`` into it). After
+``WEBHOOK_MAX_FAILURES`` consecutive failed attempts litejobs disables an endpoint with a
+reason until an operator enables it again; ``doctor`` reports it.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Any
+
+from ..conf import settings
+from ..core import clock
+from ..core.diagnostics import Problem, note
+from ..core.payloads import display_url
+from ..exceptions import InvalidInput, WebhookEndpointNotFound, WebhookError
+from ..outbox.staging import declared_topics, is_declared
+from .addresses import resolve
+
+logger = logging.getLogger(__name__)
+
+#: Secrets shorter than this are refused (``create_endpoint`` generates 32 random bytes).
+SECRET_MIN = 16
+SECRET_MAX = 200
+
+
+def check_endpoint_fields(*, url: Any, topics: Any, secret: Any, tenant: Any = "") -> list[str]:
+    """Everything an endpoint must satisfy to be saved; answers the topics, cleaned.
+
+    Raises ``WebhookError`` with ``field`` naming the field to fix. The secret is never
+    quoted in a message.
+    """
+    resolve(url)
+    if (
+        not isinstance(topics, list | tuple)
+        or not topics
+        or not all(isinstance(t, str) and t for t in topics)
+    ):
+        raise WebhookError(
+            'An endpoint needs a list of the topics it receives, e.g. ["orders.paid"], or '
+            '["*"] for every topic.',
+            code="webhook-topics-invalid",
+            field="topics",
+        )
+    unknown = sorted({t for t in topics if t != "*" and not is_declared(t)})
+    if unknown:
+        known = ", ".join(t.name for t in declared_topics()) or "none"
+        raise WebhookError(
+            f"No installed app declares the topic(s) {', '.join(map(repr, unknown))}. Use "
+            f"declared topics ({known}) or '*'.",
+            code="webhook-topics-invalid",
+            field="topics",
+        )
+    if not isinstance(secret, str) or not SECRET_MIN <= len(secret) <= SECRET_MAX:
+        raise WebhookError(
+            f"An endpoint's signing secret must be {SECRET_MIN}-{SECRET_MAX} characters; leave "
+            "it out to have one generated.",
+            code="webhook-secret-invalid",
+            field="secret",
+        )
+    if not isinstance(tenant, str) or len(tenant) > 200:
+        raise WebhookError(
+            "An endpoint's tenant must be a string of at most 200 characters (empty: it "
+            "receives untenanted events).",
+            code="webhook-tenant-invalid",
+            field="tenant",
+        )
+    return sorted(set(topics))
+
+
+def new_secret() -> str:
+    """A fresh signing secret: ``whsec_`` and 32 random bytes, URL-safe."""
+    return "whsec_" + secrets.token_urlsafe(32)
+
+
+def _endpoints():
+    from ..models import WebhookEndpoint  # the models load once Django's apps are ready
+
+    return WebhookEndpoint.objects.using(settings.DATABASE)
+
+
+def _check_by(by: Any) -> str:
+    if not isinstance(by, str) or not by.strip():
+        raise InvalidInput(
+            "Say who acts: pass by= (the admin passes the user name).", code="by-missing"
+        )
+    return by.strip()[:150]
+
+
+def create_endpoint(
+    url: str,
+    topics: list[str],
+    *,
+    tenant: str = "",
+    secret: str | None = None,
+    description: str = "",
+):
+    """Create an endpoint receiving ``topics`` (declared names, or ``["*"]``) of ``tenant``.
+
+    Validated like the admin's form (URL, address policy, topics, secret) before anything
+    is written. Without ``secret`` one is generated; read it from the answer's ``secret``.
+    """
+    from ..models import WebhookEndpoint  # the models load once Django's apps are ready
+
+    secret = new_secret() if secret is None else secret
+    cleaned = check_endpoint_fields(url=url, topics=topics, secret=secret, tenant=tenant)
+    endpoint = WebhookEndpoint(
+        url=url,
+        topics=cleaned,
+        tenant=tenant,
+        secret=secret,
+        description=str(description)[:200],
+        created_at=clock.now(),
+    )
+    endpoint.save(using=settings.DATABASE)
+    logger.info(
+        "webhook endpoint created id=%s url=%s topics=%s",
+        endpoint.pk,
+        display_url(url),
+        ",".join(cleaned),
+    )
+    return endpoint
+
+
+def _get(endpoint_id: int):
+    endpoint = _endpoints().filter(pk=endpoint_id).first()
+    if endpoint is None:
+        raise WebhookEndpointNotFound(
+            f"No webhook endpoint has id {endpoint_id}; list them in the admin (litejobs, "
+            "webhook endpoints)."
+        )
+    return endpoint
+
+
+def enable_endpoint(endpoint_id: int, *, by: str):
+    """Deliver to the endpoint again, with a fresh failure streak.
+
+    Deliveries skipped while it was disabled are not resent by this; redeliver them from the
+    admin's deliveries list (or retry their jobs).
+    """
+    by = _check_by(by)
+    _get(endpoint_id)
+    _endpoints().filter(pk=endpoint_id).update(
+        enabled=True,
+        consecutive_failures=0,
+        failing_since=None,
+        disabled_reason="",
+        disabled_at=None,
+        disabled_by="",
+    )
+    logger.info("webhook endpoint enabled id=%s by=%s", endpoint_id, by)
+    return _get(endpoint_id)
+
+
+def disable_endpoint(endpoint_id: int, *, reason: str, by: str):
+    """Stop delivering to the endpoint: its pending deliveries are skipped until enabled."""
+    by = _check_by(by)
+    if not isinstance(reason, str) or not reason.strip():
+        raise InvalidInput(
+            "Say why the endpoint is disabled; the next operator reads it before enabling it.",
+            code="reason-required",
+        )
+    _get(endpoint_id)
+    _endpoints().filter(pk=endpoint_id).update(
+        enabled=False, disabled_reason=reason.strip(), disabled_at=clock.now(), disabled_by=by
+    )
+    logger.info("webhook endpoint disabled id=%s by=%s reason=%r", endpoint_id, by, reason)
+    return _get(endpoint_id)
+
+
+def problems() -> list[Problem]:
+    """What ``doctor`` reports about webhooks: ``webhook-disabled`` for an endpoint litejobs
+    disabled after consecutive failures; an endpoint an operator disabled is a note."""
+    found: list[Problem] = []
+    for endpoint in _endpoints().filter(enabled=False):
+        since = endpoint.disabled_at.isoformat() if endpoint.disabled_at else "unknown"
+        if endpoint.disabled_by == "litejobs":
+            found.append(
+                Problem(
+                    "webhook-disabled",
+                    f"Webhook endpoint {endpoint.pk} ({display_url(endpoint.url)}) was "
+                    f"disabled at {since}: {endpoint.disabled_reason} Its events are not "
+                    "delivered; enable it in the admin once the receiver works.",
+                    count=1,
+                )
+            )
+        else:
+            found.append(
+                note(
+                    "webhook-endpoint-disabled",
+                    f"Webhook endpoint {endpoint.pk} ({display_url(endpoint.url)}) is disabled "
+                    f"since {since} by {endpoint.disabled_by or 'unknown'} "
+                    f"({endpoint.disabled_reason or 'no reason given'}).",
+                )
+            )
+    return found

@@ -1,0 +1,328 @@
+"""The ``Settler``: where every held job's run ends.
+
+A runner (or the main loop, for a run it abandons or a job it releases) hands it an
+``Ending`` (``litejobs.worker.outcome``); the settler writes it under the claim's fence — a
+failure or a hand-back on the calling thread's connection, riding out a database outage, a
+release on the main loop's connection, an ``atomic=False`` completion in the next batched
+acknowledgement — then counts it, logs the job's end line and stops holding the job.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from contextlib import AbstractContextManager as ContextManager
+from typing import Any
+
+from django.db import connections, transaction
+
+from ..conf import settings
+from ..core import clock
+from ..core.enums import CancelReason, JobState, RunOutcome
+from ..core.payloads import Scrubber
+from ..exceptions import UnknownJob
+from ..jobs import catalog, events, transitions
+from ..jobs.claims import ClaimedJob
+from ..jobs.steps import HELD, OperatorNeeded, Steps
+from ..runtime.outage import Outage, is_outage
+from .acks import Acknowledger
+from .dispatch import Dispatcher
+from .holdings import Holdings
+from .outcome import (
+    Completed,
+    Crashed,
+    Ending,
+    Failed,
+    HandBack,
+    Pause,
+    Refused,
+    Release,
+    Unfenced,
+    decide_failure,
+)
+
+logger = logging.getLogger(__name__)
+
+MESSAGE_LIMIT = 2000
+TRACEBACK_LIMIT = 20000
+
+
+class Settler:
+    """Writes, counts and logs how each held job's run ended; thread-safe."""
+
+    def __init__(
+        self,
+        *,
+        owner: str,
+        alias: str,
+        holdings: Holdings,
+        dispatcher: Dispatcher,
+        outage: Outage,
+        stop_event: threading.Event,
+    ) -> None:
+        self.owner = owner
+        self.alias = alias
+        self.holdings = holdings
+        self.dispatcher = dispatcher
+        self.outage = outage
+        self.stop_event = stop_event
+        self.counts: dict[str, int] = {}
+        self._counts_lock = threading.Lock()
+        self._releases: list[tuple[ClaimedJob, float, str]] = []
+        self._releases_lock = threading.Lock()
+        self._acker: Acknowledger | None = None
+        self._acker_lock = threading.Lock()
+
+    def settle(self, job: ClaimedJob, ending: Ending, started: float) -> None:
+        """Write how the run of ``job`` ended (``started``: monotonic) and let the job go."""
+        if isinstance(ending, Completed):
+            self.finished(job, RunOutcome.DONE, started)
+        elif isinstance(ending, Unfenced):
+            self._acknowledger().add(job, ending.result_json, started)
+        elif isinstance(ending, Release):
+            if ending.error is not None:  # this thread's transaction broke with the database
+                connections[self.alias].close()
+                self.outage.failed(ending.error)
+            with self._releases_lock:
+                self._releases.append((job, started, ending.why))
+        elif isinstance(ending, Refused):
+            if ending.reason:
+                logger.warning(
+                    "job refused id=%s name=%s fence=%s reason=%s",
+                    job.id,
+                    job.name,
+                    job.fence,
+                    ending.reason,
+                )
+            self.finished(job, RunOutcome.REFUSED, started)
+        elif isinstance(ending, Failed):
+            self._fail(job, ending, started)
+        elif isinstance(ending, HandBack):
+            self._hand_back(job, ending.error, started)
+        elif isinstance(ending, Pause):
+            self._pause(job, ending, started)
+        elif isinstance(ending, Crashed):
+            self.finished(job, RunOutcome.ERROR, started)
+
+    def finished(
+        self, job: ClaimedJob, outcome: RunOutcome, started: float, error: str = ""
+    ) -> None:
+        """A held job reached an outcome; log its end line and stop holding it."""
+        self.holdings.drop(job.id)
+        if job.limited:  # its slot is free: another job of its key may be due
+            self.dispatcher.poke()
+        with self._counts_lock:
+            self.counts[outcome] = self.counts.get(outcome, 0) + 1
+        logger.info(
+            "job end id=%s name=%s outcome=%s attempt=%s duration_ms=%.1f%s",
+            job.id,
+            job.name,
+            outcome,
+            job.attempt,
+            (time.monotonic() - started) * 1000,
+            f" error={error}" if error else "",
+        )
+
+    # Releases, on the main loop's connection ------------------------------------------------
+
+    def release_pending(self, cursor: Callable[[], ContextManager[Any]]) -> None:
+        """Hand back the jobs waiting for it (one statement on a ``cursor()`` of the main
+        loop's connection); a failed write keeps them for the next try."""
+        with self._releases_lock:
+            pending, self._releases = self._releases, []
+        if not pending:
+            return
+        try:
+            with cursor() as on:
+                released = transitions.release(on, [job for job, _, _ in pending])
+        except Exception:
+            with self._releases_lock:
+                self._releases = pending + self._releases
+            raise
+        for job, started, why in pending:
+            logger.info("job released id=%s name=%s why=%s", job.id, job.name, why)
+            self.finished(
+                job, RunOutcome.RELEASED if job.id in released else RunOutcome.REFUSED, started
+            )
+
+    def stop(self) -> None:
+        """Flush the batched acknowledgements still pending."""
+        if self._acker is not None:
+            self._acker.stop()
+
+    # Fenced writes, on the calling thread's connection --------------------------------------
+
+    def _write(self, write: Callable[[Any], bool]) -> bool:
+        """Run ``write(cursor)`` on this thread's connection, riding out outages until stopped."""
+        while True:
+            try:
+                with connections[self.alias].cursor() as cursor:
+                    written = write(cursor)
+            except Exception as error:
+                if not is_outage(error):
+                    raise
+                connections[self.alias].close()
+                if self.stop_event.wait(self.outage.failed(error)):
+                    return False
+                continue
+            self.outage.succeeded()
+            return bool(written)
+
+    def _acknowledger(self) -> Acknowledger:
+        with self._acker_lock:
+            if self._acker is None:
+                self._acker = Acknowledger(
+                    alias=self.alias,
+                    outage=self.outage,
+                    stop_event=self.stop_event,
+                    finished=self.finished,
+                    batch=settings.ACK_BATCH,
+                    flush_seconds=settings.duration("ACK_FLUSH").total_seconds(),
+                )
+                self._acker.start()
+            return self._acker
+
+    def _fail(self, job: ClaimedJob, ending: Failed, started: float) -> None:
+        failure = ending.failure
+        if failure.discard:
+            logger.error(
+                "job dropped id=%s name=%s attempt=%s error=%s (dead_letter=False)",
+                job.id,
+                job.name,
+                job.attempt,
+                failure.error_class,
+            )
+        written = self._write(
+            lambda cursor: (
+                transitions.discard(cursor, job)
+                if failure.discard
+                else transitions.fail(
+                    cursor,
+                    job,
+                    owner=self.owner,
+                    now=failure.at,
+                    state=failure.state,
+                    run_at=failure.run_at,
+                    outcome=failure.outcome,
+                    error_class=failure.error_class,
+                    error_message=ending.message,
+                    error_traceback=ending.traceback,
+                )
+            )
+        )
+        outcome = RunOutcome(failure.state) if written else RunOutcome.REFUSED
+        self.finished(job, outcome, started, error=failure.error_class)
+
+    def _hand_back(self, job: ClaimedJob, error: UnknownJob, started: float) -> None:
+        """This code cannot run the job (a newer release enqueued it): hand it back uncounted
+        for a worker that can; once ``UNKNOWN_JOB_GRACE`` has passed since the first hand-back,
+        dead-letter it with the reason instead."""
+        grace = settings.duration("UNKNOWN_JOB_GRACE")
+        message = f"Waiting for a worker that can run it: {error.args[0]}"
+        handed_back = self._write(
+            lambda cursor: transitions.hand_back(
+                cursor,
+                job,
+                now=clock.now(),
+                grace=grace,
+                error_class=f"litejobs.{type(error).__name__}",
+                error_message=message[:MESSAGE_LIMIT],
+            )
+        )
+        if handed_back:
+            logger.warning(
+                "job handed back id=%s name=%s version=%s code=%s: no declaration here can run "
+                "it; a worker that can will take it",
+                job.id,
+                job.name,
+                job.version,
+                error.code,
+            )
+            self.finished(job, RunOutcome.HANDED_BACK, started)
+            return
+        spent = type(error)(
+            f"{error.args[0]} No worker that can run it took it within UNKNOWN_JOB_GRACE "
+            f"({grace}) of its first hand-back."
+        )
+        self._fail(job, failed(job, None, spent), started)
+
+    def _pause(self, job: ClaimedJob, ending: Pause, started: float) -> None:
+        """The body sleeps, waits for an event, or waits for an operator: hand the job back."""
+        signal = ending.signal
+
+        def write(cursor) -> bool:
+            if isinstance(signal, OperatorNeeded):
+                return transitions.suspend(
+                    cursor,
+                    job,
+                    run_at=HELD,
+                    error_class="litejobs.StepOutcomeUnknown",
+                    error_message=signal.message,
+                )
+            if not signal.event:
+                return transitions.suspend(cursor, job, run_at=signal.wake_at)
+            with transaction.atomic(using=self.alias):
+                return transitions.suspend_for_event(
+                    cursor,
+                    job,
+                    lock_id=events.lock_id(signal.event),
+                    event=signal.event,
+                    since=signal.since,
+                    match=signal.match,
+                    now=clock.now(),
+                    run_at=signal.wake_at,
+                )
+
+        written = self._write(write)
+        outcome = RunOutcome.HELD if isinstance(signal, OperatorNeeded) else RunOutcome.WAITING
+        self.finished(job, outcome if written else RunOutcome.REFUSED, started)
+
+
+def failed(
+    job: ClaimedJob,
+    definition: catalog.Definition | None,
+    error: BaseException,
+    *,
+    cancel_reason: CancelReason | str | None = None,
+    steps: Steps | None = None,
+) -> Failed:
+    """The ``Failed`` ending of an attempt that raised ``error``: the decision (without a
+    definition, the job cannot run here any more: dead) and its texts, scrubbed of the job's
+    sensitive values. A run that failed for good first undoes its completed steps, last first
+    (never on a retry), and its message says which compensations failed."""
+    failure = decide_failure(
+        error,
+        attempt=job.attempt,
+        max_attempts=job.max_attempts,
+        job_id=job.id,
+        now=clock.now(),
+        retry=definition.retry if definition is not None else None,
+        cancel_reason=cancel_reason,
+        dead_letter=definition.dead_letter if definition is not None else True,
+    )
+    message = str(error)
+    if failure.state == JobState.DEAD and steps is not None and steps.has_compensations:
+        failures = steps.compensate()
+        if failures:
+            message += " | compensations failed: " + "; ".join(failures)
+    # Scrubbed as a whole, after everything is appended, before it is cut to length.
+    scrub = scrubber_for(job, definition)
+    return Failed(
+        failure,
+        scrub(message)[:MESSAGE_LIMIT],
+        scrub("".join(traceback.format_exception(error)))[-TRACEBACK_LIMIT:],
+    )
+
+
+def scrubber_for(job: ClaimedJob, definition: catalog.Definition | None = None) -> Scrubber:
+    """What blanks the job's sensitive values out of its error texts and log lines. A job no
+    installed app declares could hold anything: all its payload values are blanked."""
+    if definition is None:
+        try:
+            definition = catalog.get(job.name)
+        except UnknownJob:
+            return Scrubber(job.payload, job.payload if isinstance(job.payload, dict) else ())
+    return Scrubber(job.payload, definition.sensitive)

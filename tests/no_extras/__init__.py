@@ -1,0 +1,1 @@
+"""A project that installs litejobs alone (see ``settings``): jobs, a schedule, a subscriber."""
