@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, overload
 
 from ..conf import settings
 from ..core import clock
@@ -500,11 +500,19 @@ def _check_priority(priority: Any, error: type[LitejobsError]) -> int:
     return priority
 
 
+@overload
+def job(func: Callable[..., Any], /, **options: Any) -> JobDefinition: ...
+
+
+@overload
+def job(func: None = None, /, **options: Any) -> Callable[[Callable[..., Any]], JobDefinition]: ...
+
+
 def job(
     func: Callable[..., Any] | None = None,
     /,
     **options: Any,
-) -> Any:
+) -> JobDefinition | Callable[[Callable[..., Any]], JobDefinition]:
     """Declare a job: ``@job(key=lambda order_id: f"receipt:{order_id}", ...)``.
 
     Options: ``key`` (required), ``name``, ``queue``, ``retry``, ``timeout``, ``priority``,
