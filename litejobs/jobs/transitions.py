@@ -164,8 +164,8 @@ def suspend_for_event(
     *,
     lock_id: int,
     event: str,
-    since: datetime,
-    match: str,
+    since: datetime | None,
+    match: str | None,
     now: datetime,
     run_at: datetime,
 ) -> bool:

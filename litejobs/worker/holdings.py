@@ -7,9 +7,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..jobs.claims import ClaimedJob
 from ..jobs.context import JobContext
+
+if TYPE_CHECKING:
+    from .runner import Runner
 
 #: A held run is cut off (cancelled, its completion not written) once this share of its lease
 #: has passed since the last renewal the database confirmed. The rest of the lease (a quarter;
@@ -29,7 +33,7 @@ class Held:
     started: float | None = None  # monotonic
     deadline: float | None = None  # monotonic: the attempt's timeout
     abandon_at: float | None = None  # monotonic: when a timed-out body is given up on
-    runner: object | None = None
+    runner: Runner | None = None  # the thread running it, set with ctx
     progress: str | None = field(default=None, repr=False)  # unsaved progress JSON
 
 
@@ -61,7 +65,7 @@ class Holdings:
         with self._lock:
             return [h for h in self._held.values() if not h.cut_off and h.renewed < before]
 
-    def start(self, job: ClaimedJob, ctx: JobContext, timeout: float, runner: object) -> None:
+    def start(self, job: ClaimedJob, ctx: JobContext, timeout: float, runner: Runner) -> None:
         now = time.monotonic()
         with self._lock:
             held = self._held.get(job.id)
