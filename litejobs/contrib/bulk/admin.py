@@ -12,13 +12,20 @@ any is pending) with a *retry* button beside a failed item. Every view calls ``l
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q
-from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
+from django.db.models import Q, QuerySet
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotAllowed,
+    HttpResponseRedirect,
+)
 from django.template.response import TemplateResponse
-from django.urls import NoReverseMatch, path, reverse
+from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters
 
@@ -78,17 +85,17 @@ class _ByActionAdmin(ReadOnlyAdmin):
     """Visible to holders of the model's view permission (operators, auditors) and, for the
     actions they may run, to the people who run them (finance sees its own history)."""
 
-    def has_module_permission(self, request) -> bool:
+    def has_module_permission(self, request: HttpRequest) -> bool:
         return super().has_module_permission(request) or bool(_runnable(request))
 
-    def has_view_permission(self, request, obj=None) -> bool:
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         if super().has_view_permission(request, obj):
             return True
         if obj is None:
             return bool(_runnable(request))
         return obj.action in _runnable(request)
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         queryset = super().get_queryset(request)
         if super().has_view_permission(request):
             return queryset
@@ -125,7 +132,7 @@ class BulkActionAdmin(_ByActionAdmin):
 
     # Pages -----------------------------------------------------------------------------------
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         """The preview, confirmation and retry views, beside the record pages."""
         view = self.admin_site.admin_view
         return [
@@ -155,7 +162,7 @@ class BulkActionAdmin(_ByActionAdmin):
     def _queue_url(self, action: bulk.BulkMoneyAction) -> str:
         return reverse("admin:litejobs_workitem_queue", kwargs={"queue": action.queue_name})
 
-    def preview_view(self, request, action: str):
+    def preview_view(self, request: HttpRequest, action: str):
         """POST from a queue page (the ticked ``item`` ids): the preview, with the code form."""
         declared = self._action_for(action)
         if request.method != "POST":
@@ -171,7 +178,7 @@ class BulkActionAdmin(_ByActionAdmin):
             return HttpResponseRedirect(self._queue_url(declared))
         return self._page(request, declared, made)
 
-    def confirm_view(self, request, action: str):
+    def confirm_view(self, request: HttpRequest, action: str):
         """POST of the preview's form: the code typed, and the signed preview it confirms."""
         declared = self._action_for(action)
         if request.method != "POST":
@@ -217,7 +224,7 @@ class BulkActionAdmin(_ByActionAdmin):
             )
         return HttpResponseRedirect(reverse("admin:litejobs_bulkaction_change", args=[record.pk]))
 
-    def retry_view(self, request, pk: int, entry: int):
+    def retry_view(self, request: HttpRequest, pk: int, entry: int):
         """POST: run one failed item again."""
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
@@ -238,7 +245,7 @@ class BulkActionAdmin(_ByActionAdmin):
             )
         return HttpResponseRedirect(reverse("admin:litejobs_bulkaction_change", args=[pk]))
 
-    def _page(self, request, action, made, *, error: str = "", status: int = 200):
+    def _page(self, request: HttpRequest, action, made, *, error: str = "", status: int = 200):
         devices = bulk.devices_for(request.user) if made is not None else []
         context = {
             **self.admin_site.each_context(request),
@@ -271,7 +278,13 @@ class BulkActionAdmin(_ByActionAdmin):
             "url": _row_url(self.admin_site, action.queue().model, line.object_id),
         }
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
         """The record: who, when, the device, digest and totals, then every item's outcome."""
         record = self.get_object(request, object_id)
         if record is None:
@@ -361,7 +374,7 @@ class BulkConfirmationAttemptAdmin(_ByActionAdmin):
         return obj.digest[:12]
 
     @admin.display(description="bulk action")
-    def record_link(self, obj: BulkConfirmationAttempt):
+    def record_link(self, obj: BulkConfirmationAttempt) -> str:
         """The bulk action a confirmed attempt wrote (or found, for a double submit)."""
         if obj.bulk_action_id is None:
             return "-"
