@@ -12,13 +12,14 @@ without it the page says it has no live updates.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db.models import Model
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, URLPattern, path, reverse
@@ -36,7 +37,7 @@ from .live import websocket_path
 
 #: Name -> ``offer(queue, request)``: the money actions a queue page offers the user, each a
 #: dict the template shows (``action``, ``url``, ``unavailable``); bulk money actions register.
-money_actions: Registry[Callable[[queues.WorkQueue, Any], list[dict]]] = Registry(
+money_actions: Registry[Callable[[queues.WorkQueue, Any], list[dict[str, Any]]]] = Registry(
     "queue page money action", origin=None
 )
 
@@ -137,7 +138,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
         cached = getattr(request, "_litejobs_workable", None)
         if cached is None:
             cached = [q for q in queues.all_queues() if q.allows(request.user)]
-            request._litejobs_workable = cached
+            request._litejobs_workable = cached  # type: ignore[attr-defined]  # per request
         return cached
 
     def has_module_permission(self, request: HttpRequest) -> bool:
@@ -174,7 +175,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
             format_html_join("", "<li>{}: {}</li>", obj.score_inputs or ()),
         )
 
-    def _target_url(self, model, object_id) -> str:
+    def _target_url(self, model: type[Model] | None, object_id: str) -> str:
         if model is None or not self.admin_site.is_registered(model):
             return ""
         try:
@@ -231,7 +232,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
         request.current_app = self.admin_site.name
         return TemplateResponse(request, INDEX_TEMPLATE, context)
 
-    def _queue_url(self, name: str, **params) -> str:
+    def _queue_url(self, name: str, **params: Any) -> str:
         url = reverse(
             f"{self.admin_site.name}:{self.opts.app_label}_{self.opts.model_name}_queue",
             kwargs={"queue": name},
@@ -248,14 +249,14 @@ class WorkItemAdmin(ReadOnlyAdmin):
             raise PermissionDenied(f"This page needs the permission {queue.permission!r}.")
         return queue
 
-    def queue_view(self, request: HttpRequest, queue: str):
+    def queue_view(self, request: HttpRequest, queue: str) -> HttpResponse:
         """The queue's page (GET) and its actions (POST)."""
         work_queue = self._queue_for(request, queue)
         if request.method == "POST":
             return self._act(request, work_queue)
         return self._listing(request, work_queue)
 
-    def _listing(self, request: HttpRequest, queue: queues.WorkQueue):
+    def _listing(self, request: HttpRequest, queue: queues.WorkQueue) -> HttpResponse:
         now = clock.now()
         views = [v for v in workqueues.VIEWS if queue.claims_enabled or v in ("todo", "closed")]
         view = request.GET.get("view") or "todo"
@@ -264,7 +265,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
         per_page = _int(request.GET.get("per_page"), PAGE_SIZES)
         tenant = request.GET.get("tenant", "").strip()[:200] or None
         after = request.GET.get("after") or None
-        filters = {"user": request.user, "view": view, "tenant": tenant, "now": now}
+        filters: dict[str, Any] = {"user": request.user, "view": view, "tenant": tenant, "now": now}
         try:
             page = workqueues.page(queue.name, after=after, limit=per_page, **filters)
         except InvalidInput as error:
@@ -341,7 +342,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
         request.current_app = self.admin_site.name
         return TemplateResponse(request, QUEUE_TEMPLATE, context)
 
-    def _act(self, request: HttpRequest, queue: queues.WorkQueue):
+    def _act(self, request: HttpRequest, queue: queues.WorkQueue) -> HttpResponse:
         post = request.POST
         outcomes: list[workqueues.Outcome] = []
         try:
@@ -382,7 +383,9 @@ class WorkItemAdmin(ReadOnlyAdmin):
             item=item,
         )
 
-    def _answer(self, request: HttpRequest, outcomes, *, error: str = ""):
+    def _answer(
+        self, request: HttpRequest, outcomes: Sequence[workqueues.Outcome], *, error: str = ""
+    ) -> HttpResponse:
         """JSON for the page's script (it redraws the rows); else messages and a redirect."""
         if "application/json" in request.headers.get("Accept", ""):
             return JsonResponse(
@@ -423,7 +426,7 @@ _MODE_HELP = {
 }
 
 
-def _int(value, allowed) -> int:
+def _int(value: Any, allowed: tuple[int, ...]) -> int:
     try:
         number = int(value)
     except (TypeError, ValueError):
