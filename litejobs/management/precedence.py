@@ -13,6 +13,10 @@ to still run it.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from functools import _lru_cache_wrapper
 
 #: The commands a litejobs deployment runs, and what each one is.
 RUNTIME_COMMANDS = {
@@ -30,11 +34,11 @@ class RuntimeCommandTable:
     installed.
     """
 
-    def __init__(self, django_get_commands) -> None:
+    def __init__(self, django_get_commands: _lru_cache_wrapper[dict[str, str]]) -> None:
         self.django_get_commands = django_get_commands
-        self._table: dict | None = None
+        self._table: dict[str, str] | None = None
 
-    def __call__(self) -> dict:
+    def __call__(self) -> dict[str, str]:
         table = self._table
         if table is None:
             from django.apps import apps
