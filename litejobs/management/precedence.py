@@ -13,10 +13,7 @@ to still run it.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from functools import _lru_cache_wrapper
+from collections.abc import Callable
 
 #: The commands a litejobs deployment runs, and what each one is.
 RUNTIME_COMMANDS = {
@@ -34,7 +31,7 @@ class RuntimeCommandTable:
     installed.
     """
 
-    def __init__(self, django_get_commands: _lru_cache_wrapper[dict[str, str]]) -> None:
+    def __init__(self, django_get_commands: Callable[[], dict[str, str]]) -> None:
         self.django_get_commands = django_get_commands
         self._table: dict[str, str] | None = None
 
@@ -51,7 +48,8 @@ class RuntimeCommandTable:
 
     def cache_clear(self) -> None:
         self._table = None
-        self.django_get_commands.cache_clear()
+        # Django's get_commands is an lru_cache; the stubs declare it a plain function.
+        self.django_get_commands.cache_clear()  # type: ignore[attr-defined]
 
 
 def pin_runtime_commands() -> None:
