@@ -294,13 +294,13 @@ class Bench:
             for processes in self.options.processes
         ]
         for variant, definition, processes, threads, target in variants:
-            litejobs, floor_stats = self._compare(
-                f"W3 {variant}",
-                lambda d=definition, p=processes, t=threads: (  # type: ignore[misc]
-                    self._drain(d, p, t),
-                    self._floor_drain(p, t),
-                ),
-            )
+
+            def once(
+                d: JobDefinition = definition, p: int = processes, t: int = threads
+            ) -> tuple[Figures, Figures]:
+                return self._drain(d, p, t), self._floor_drain(p, t)
+
+            litejobs, floor_stats = self._compare(f"W3 {variant}", once)
             self._add(
                 "W3",
                 f"{count:,} jobs, {variant}",

@@ -25,26 +25,23 @@ from ...jobs import catalog, queues
 from ...jobs.enqueue import PreparedRow, insert_one
 from ...models import Job, JobState
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the checker reads Django 6's types (django-stubs) on Django 5.2 too
     from django.tasks import Task
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-try:  # Django 6.x
     from django.tasks.backends.base import BaseTaskBackend
     from django.tasks.base import TaskContext, TaskError, TaskResult, TaskResultStatus
     from django.tasks.exceptions import TaskResultDoesNotExist
-except ImportError:  # Django 5.2 with the django-tasks backport
-    # The checker reads Django 6's types (django-stubs) for both.
-    from django_tasks.backends.base import BaseTaskBackend  # type: ignore[no-redef]
-    from django_tasks.base import (  # type: ignore[no-redef]
-        TaskContext,
-        TaskError,
-        TaskResult,
-        TaskResultStatus,
-    )
-    from django_tasks.exceptions import TaskResultDoesNotExist  # type: ignore[no-redef]
+else:
+    try:  # Django 6.x
+        from django.tasks.backends.base import BaseTaskBackend
+        from django.tasks.base import TaskContext, TaskError, TaskResult, TaskResultStatus
+        from django.tasks.exceptions import TaskResultDoesNotExist
+    except ImportError:  # Django 5.2 with the django-tasks backport
+        from django_tasks.backends.base import BaseTaskBackend
+        from django_tasks.base import TaskContext, TaskError, TaskResult, TaskResultStatus
+        from django_tasks.exceptions import TaskResultDoesNotExist
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 #: Stored rows of Django ``@task`` functions are named ``task:<module path>``.
 TASK_PREFIX = "task:"
