@@ -3,7 +3,7 @@
 The plugin imports these to learn the models; nothing connects, so no server is started.
 """
 
-SECRET_KEY = "type-checking-only"  # noqa: S105
+SECRET_KEY = "type-checking-only"
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",

@@ -134,5 +134,5 @@ def claim_limited(
 def next_due(cursor: Any, *, queues: Sequence[str], now: datetime) -> datetime | None:
     """The earliest run_at after ``now`` of any claimable job in these queues."""
     run_query(cursor, "next_due", {"queues": list(queues) if queues else None, "now": now})
-    due: datetime | None = cast(dict[str, Any], fetch_one(cursor))["due"]  # an aggregate: a row
+    due: datetime | None = cast("dict[str, Any]", fetch_one(cursor))["due"]  # an aggregate: a row
     return due

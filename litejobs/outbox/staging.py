@@ -401,5 +401,5 @@ def stage(
                 "now": clock.now(),
             },
         )
-        staged: int = cast(dict[str, Any], fetch_one(cursor))["id"]  # RETURNING the new row
+        staged: int = cast("dict[str, Any]", fetch_one(cursor))["id"]  # RETURNING the new row
         return staged

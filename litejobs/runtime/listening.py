@@ -55,7 +55,7 @@ class Listener:
     def _ensured(self) -> psycopg.Connection[Any]:
         """The connection, connecting first if needed."""
         self.ensure()
-        return cast(psycopg.Connection[Any], self._conn)  # ensure() connected it
+        return cast("psycopg.Connection[Any]", self._conn)  # ensure() connected it
 
     @contextmanager
     def cursor(self) -> Iterator[psycopg.Cursor]:
