@@ -31,7 +31,7 @@ from ..runtime.startup import describe_database
 from ..runtime.stopping import GracefulStop
 from ..sql import hot_cursor
 from .dispatch import Dispatcher
-from .holdings import Held, Holdings, LeaseWatch
+from .holdings import Held, Holdings, LeaseWatch, RunnerHandle
 from .outcome import Ending, Release
 from .runner import Runner
 from .settling import Settler, failed
@@ -368,14 +368,14 @@ class Worker:
                 held.abandon_at = now + self.grace
                 if held.ctx.cancel(CancelReason.TIMEOUT):
                     logger.warning("job timeout id=%s name=%s", held.job.id, held.job.name)
-                    cast(Runner, held.runner).cancel_query_of(held.job)  # set with ctx
+                    cast(RunnerHandle, held.runner).cancel_query_of(held.job)  # set with ctx
             elif now >= held.abandon_at and held.ctx.cancel_reason == CancelReason.TIMEOUT:
                 self._abandon(held)
 
     def _abandon(self, held: Held) -> None:
         """A timed-out body ignored its cancellation: fail the attempt and replace the thread."""
         # Only a started run times out: Holdings.start set its ctx and runner.
-        job, runner = held.job, cast(Runner, held.runner)
+        job, runner = held.job, cast(RunnerHandle, held.runner)
         cast(JobContext, held.ctx).cancel_reason = CancelReason.ABANDONED
         logger.error(
             "job abandoned id=%s name=%s: its body ignored the timeout's cancellation; its late "
@@ -406,7 +406,7 @@ class Worker:
         if len(self.holdings):
             for held in self.holdings.snapshot():
                 if held.ctx is not None and held.ctx.cancel(CancelReason.DRAIN):
-                    cast(Runner, held.runner).cancel_query_of(held.job)  # set with ctx
+                    cast(RunnerHandle, held.runner).cancel_query_of(held.job)  # set with ctx
             self._serve_until_empty(time.monotonic() + self.grace)
         for job in self.dispatcher.leftovers():
             self.settle(job, Release("claimed while stopping"), time.monotonic())
