@@ -29,6 +29,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check litejobs project tests scripts
 	$(VENV)/bin/ruff format --check litejobs project tests scripts
+	$(VENV)/bin/mypy
 
 # The suite includes the `makemigrations --check` test; it starts the embedded PostgreSQL
 # when DATABASE_URL is unset and stops it at the end if it started it.
@@ -55,4 +56,4 @@ db-stop: $(STAMP)
 	$(PY) -c "from project.database import stop_embedded; stop_embedded()"
 
 clean:
-	rm -rf .venv .venv-django* .pytest_cache .ruff_cache site
+	rm -rf .venv .venv-django* .pytest_cache .ruff_cache .mypy_cache site

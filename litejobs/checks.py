@@ -5,9 +5,10 @@ The add-ons' checks are theirs (``litejobs.contrib.workqueues.checks``,
 """
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from django.apps import apps
+from django.apps import AppConfig, apps
 from django.conf import settings as django_settings
 from django.core import checks
 from django.db import connections
@@ -25,7 +26,9 @@ from .management.precedence import RUNTIME_COMMANDS, shadowed_commands
 
 
 @checks.register("litejobs")
-def check_database(app_configs=None, **kwargs):
+def check_database(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
     """litejobs.E001: the litejobs database must be PostgreSQL.
 
     Not tagged ``database``: it reads the configured engine without connecting, so plain
@@ -62,7 +65,9 @@ DECLARATION_CHECK_IDS = {
 
 
 @checks.register("litejobs")
-def check_declarations(app_configs=None, **kwargs):
+def check_declarations(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
     """litejobs.E002 (a job without a key), E003 (another invalid declaration), E005 (an
     invalid schedule, ``schedule-invalid``) and E006 (a manual job without a guard,
     ``job-guard-missing``), found while importing every app's ``jobs.py`` and ``schedules.py``.
@@ -107,12 +112,14 @@ COUNT_SETTINGS = {
 }
 
 
-def _is_count(value, low: int, high: int) -> bool:
+def _is_count(value: object, low: int, high: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
 @checks.register("litejobs")
-def check_setting_names(app_configs=None, **kwargs):
+def check_setting_names(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
     """litejobs.E041: ``LITEJOBS`` is not a dict (``settings-invalid``), or has a key that is no
     litejobs setting (``settings-unknown``: a typo, named with the key it most likely misspells).
     The key is ignored until then; no runtime starts with it."""
@@ -137,7 +144,9 @@ def check_setting_names(app_configs=None, **kwargs):
 
 
 @checks.register("litejobs")
-def check_settings(app_configs=None, **kwargs):
+def check_settings(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
     """litejobs.E004 (``settings-invalid``): a setting whose value cannot work, or settings that
     cannot work together."""
     problems = []
@@ -215,7 +224,9 @@ def check_settings(app_configs=None, **kwargs):
 
 
 @checks.register("litejobs")
-def check_pgtrigger_installed(app_configs=None, **kwargs):
+def check_pgtrigger_installed(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
     """litejobs.E040 (``pgtrigger-missing``): litejobs' database triggers (fences, wake-ups,
     append-only records) are declared with django-pgtrigger, whose app must be installed."""
     if apps.is_installed("pgtrigger"):
@@ -239,7 +250,9 @@ WORKFLOW_CHECK_IDS = {
 
 
 @checks.register("litejobs")
-def check_workflows(app_configs=None, **kwargs):
+def check_workflows(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
     """litejobs.E007 (a workflow step or compensation maps to no registered use case,
     ``behavior-unrecorded``), E008 (a use case mapped by two steps) and E009 (a step that
     declares no compensation)."""
@@ -256,7 +269,9 @@ def check_workflows(app_configs=None, **kwargs):
 
 
 @checks.register("litejobs")
-def check_outbox_settings(app_configs=None, **kwargs):
+def check_outbox_settings(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
     """litejobs.E020: outbox and webhook settings that cannot work (``settings-invalid``)."""
     problems = []
 
@@ -298,7 +313,9 @@ def check_outbox_settings(app_configs=None, **kwargs):
 
 
 @checks.register("litejobs")
-def check_shadowed_commands(app_configs=None, **kwargs):
+def check_shadowed_commands(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
     """litejobs.W040: another installed app ships a command named like one of litejobs'
     runtimes (channels' ``runworker``); ``manage.py NAME`` runs litejobs' whatever the order of
     ``INSTALLED_APPS``, so the other app's command is only reachable through its class."""
@@ -317,7 +334,9 @@ def check_shadowed_commands(app_configs=None, **kwargs):
 
 
 @checks.register("litejobs")
-def check_queue_names(app_configs=None, **kwargs):
+def check_queue_names(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
     """litejobs.W041 (``queue-unused``): a queue only one declaration uses, close to a queue
     others use (``queue="emials"`` beside ``"emails"``): a worker serving the intended queue
     never runs that job."""
@@ -342,7 +361,9 @@ def check_queue_names(app_configs=None, **kwargs):
 
 
 @checks.register("litejobs")
-def check_job_discovery(app_configs=None, **kwargs):
+def check_job_discovery(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
     """litejobs.W042 (``job-undiscovered``): a ``@job`` declared in a module Django's startup
     does not import (found here once the URLconf is imported, as ``runserver`` does). A worker
     runs ``django.setup()`` and every app's ``jobs.py``, never that module: its runs would die
@@ -371,7 +392,9 @@ def _jobs_module(module: str) -> str:
 
 
 @checks.register("litejobs")
-def check_metrics_token(app_configs=None, **kwargs):
+def check_metrics_token(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
     """litejobs.E060: ``LITEJOBS['METRICS_TOKEN']`` is neither None nor a string of at least
     32 characters (the token is not quoted)."""
     token = settings.METRICS_TOKEN

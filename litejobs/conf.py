@@ -107,6 +107,22 @@ class Settings:
     most likely misspells, and no runtime starts with it.
     """
 
+    # The settings read as they are (the others are durations: ``duration(NAME)``). These are
+    # annotations only: every read goes through ``__getattr__``.
+    DATABASE: str
+    CLOCK: str
+    DEPLOYMENT: str
+    WEBHOOK_QUEUE: str
+    CLAIM_BATCH: int
+    ACK_BATCH: int
+    MAX_PAYLOAD_BYTES: int
+    PURGE_BATCH: int
+    OUTBOX_BATCH: int
+    WEBHOOK_MAX_FAILURES: int
+    PREPARED_STATEMENTS: bool
+    RELAY_IN_WORKER: bool
+    WEBHOOK_ALLOWED_HOSTS: list[str]
+
     def __getattr__(self, name: str) -> Any:
         if name not in DEFAULTS:
             raise AttributeError(f"Unknown litejobs setting {name!r}.")

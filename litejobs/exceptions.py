@@ -6,6 +6,8 @@ published here. Messages never echo a sensitive value. Configuration mistakes ar
 ``ImproperlyConfigured``; bad input is also ``ValueError`` so callers can catch either kind.
 """
 
+from typing import Any
+
 from .core.durations import parse_duration
 from .core.errors import (
     DeclarationError,
@@ -115,7 +117,7 @@ class RetryAfter(Exception):
     ``delay`` is a duration: a ``timedelta``, seconds, or a string like ``"2m"``.
     """
 
-    def __init__(self, delay, message: str = "") -> None:
+    def __init__(self, delay: object, message: str = "") -> None:
         self.delay = parse_duration(delay, name="RetryAfter delay")
         super().__init__(message or f"retry after {self.delay.total_seconds():g}s")
 
@@ -174,7 +176,7 @@ class BulkSetChanged(BulkRefused):
 
     code = "bulk-set-changed"
 
-    def __init__(self, message: str, *, preview) -> None:
+    def __init__(self, message: str, *, preview: Any) -> None:
         super().__init__(message)
         self.preview = preview
 

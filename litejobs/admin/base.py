@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import Any
+
 from django.contrib import admin, messages
+from django.http import HttpRequest
 
 from ..exceptions import LitejobsError
 
@@ -14,15 +18,15 @@ class NoHandEdits:
     """Rows and records only the engine (or an audited action) writes: nothing to add, change
     or delete by hand, since an edit would bypass the conditional transitions."""
 
-    def has_add_permission(self, request, obj=None) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         """Never: rows are written by enqueues, runtimes and actions, not typed in."""
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         """Never: detail pages are views."""
         return False
 
-    def has_delete_permission(self, request, obj=None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         """Never: finished rows leave through ``purge`` by retention, live ones by cancel."""
         return False
 
@@ -37,7 +41,7 @@ class ReadOnlyAdmin(NoHandEdits, admin.ModelAdmin):
     #: The model permission that lets a user run this page's actions.
     operate_permission = "change"
 
-    def has_operate_permission(self, request) -> bool:
+    def has_operate_permission(self, request: HttpRequest) -> bool:
         """May this user retry, cancel, pause...? The model's ``change`` permission says."""
         opts = self.opts
         codename = f"{self.operate_permission}_{opts.model_name}"
@@ -53,17 +57,24 @@ class RecordInline(NoHandEdits, admin.TabularInline):
     #: e.g. "litejobs.view_job": the permission that shows the parent row.
     parent_view_permission = ""
 
-    def has_view_permission(self, request, obj=None) -> bool:
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         """Whoever may view the parent row may read its records."""
         return request.user.has_perm(self.parent_view_permission)
 
 
-def acted_by(request) -> str:
+def acted_by(request: HttpRequest) -> str:
     """Who acts, as recorded and logged by ``litejobs.operations``: the admin user name."""
     return request.user.get_username() or f"user:{request.user.pk}"
 
 
-def report(model_admin, request, verb, keys, *, level=None) -> None:
+def report(
+    model_admin: admin.ModelAdmin[Any],
+    request: HttpRequest,
+    verb: Callable[..., Any],
+    keys: Iterable[Any],
+    *,
+    level: Callable[[Any], int] | None = None,
+) -> None:
     """Apply an operator verb (``verb(key, by=who)``) to each key and tell the user, one by
     one, what happened or why not. ``level(outcome)`` picks a success's message level."""
     by = acted_by(request)

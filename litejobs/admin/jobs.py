@@ -4,16 +4,20 @@ and the retry / cancel / run now actions of ``litejobs.operations``."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cached_property
+from typing import Any, cast
 
 from django.contrib import admin, messages
 from django.core.paginator import Paginator
-from django.db.models import Q
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
 from ..core import clock
 from ..jobs import catalog, operations
+from ..jobs.operations import ActionResult
 from ..models import Job, JobAttempt, JobStep, Occurrence, QueueState
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
 
@@ -29,7 +33,7 @@ class CappedCountPaginator(Paginator):
     @cached_property
     def count(self) -> int:
         """The row count, or ``CAP`` when there are more (one LIMITed count)."""
-        counted = self.object_list[: self.CAP + 1].count()
+        counted: int = cast(QuerySet[Any], self.object_list)[: self.CAP + 1].count()
         self.capped = counted > self.CAP
         return min(counted, self.CAP)
 
@@ -42,7 +46,9 @@ class QueueFilter(admin.SimpleListFilter):
     title = "queue"
     parameter_name = "queue"
 
-    def lookups(self, request, model_admin):
+    def lookups(
+        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
+    ) -> list[tuple[str, str]]:
         """Declared queues and queues with a switch (plus the one selected)."""
         names = {d.queue for d in catalog.all_jobs()}
         names |= set(QueueState.objects.values_list("name", flat=True))
@@ -50,7 +56,7 @@ class QueueFilter(admin.SimpleListFilter):
             names.add(self.value())
         return [(name, name) for name in sorted(names)]
 
-    def queryset(self, request, queryset):
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
         """Jobs of the selected queue."""
         return queryset.filter(queue=self.value()) if self.value() else queryset
 
@@ -61,24 +67,26 @@ class NameFilter(admin.SimpleListFilter):
     title = "job"
     parameter_name = "name"
 
-    def lookups(self, request, model_admin):
+    def lookups(
+        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
+    ) -> list[tuple[str, str]]:
         """Declared job names (plus the one selected, e.g. a renamed job's old name)."""
         names = {d.name for d in catalog.all_jobs()}
         if self.value():
             names.add(self.value())
         return [(name, name) for name in sorted(names)]
 
-    def queryset(self, request, queryset):
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
         """Jobs of the selected name."""
         return queryset.filter(name=self.value()) if self.value() else queryset
 
 
-def _job_level(outcome) -> int:
+def _job_level(outcome: ActionResult) -> int:
     """A cancel that only asked a running job to stop is a warning: it has not stopped yet."""
     return messages.WARNING if outcome.action == "cancel-requested" else messages.SUCCESS
 
 
-def _pre(value) -> str:
+def _pre(value: Any) -> str:
     if value in (None, "", {}, []):
         return "-"
     text = value if isinstance(value, str) else json.dumps(value, indent=2, sort_keys=True)
@@ -133,7 +141,7 @@ class JobAttemptInline(JobRecordInline):
     ordering = ("number",)
 
     @admin.display(description="traceback")
-    def traceback(self, obj: JobAttempt):
+    def traceback(self, obj: JobAttempt) -> str:
         """The attempt's (scrubbed) traceback, folded: tracebacks are long."""
         if not obj.error_traceback:
             return "-"
@@ -216,9 +224,11 @@ class JobAdmin(ReadOnlyAdmin):
             },
         ),
     )
-    readonly_fields = tuple(f for _, options in fieldsets for f in options["fields"])
+    readonly_fields = cast(
+        tuple[str, ...], tuple(f for _, options in fieldsets for f in options["fields"])
+    )
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         """The listing leaves payloads and tracebacks unread: it shows neither."""
         queryset = super().get_queryset(request)
         match = getattr(request, "resolver_match", None)
@@ -226,7 +236,9 @@ class JobAdmin(ReadOnlyAdmin):
             queryset = queryset.defer(*HEAVY_FIELDS)
         return queryset
 
-    def get_search_results(self, request, queryset, search_term):
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[Any], search_term: str
+    ) -> tuple[QuerySet[Any], bool]:
         """Exact matches only: ``icontains`` over a million keys would scan the table."""
         term = search_term.strip()
         if not term:
@@ -249,22 +261,22 @@ class JobAdmin(ReadOnlyAdmin):
         return f"{obj.attempts}/{obj.max_attempts}"
 
     @admin.display(description="payload")
-    def safe_payload(self, obj: Job):
+    def safe_payload(self, obj: Job) -> str:
         """The payload with the declaration's sensitive fields redacted (all, if unknown)."""
         return _pre(operations.safe_payload(obj.name, obj.payload))
 
     @admin.display(description="result")
-    def result_shown(self, obj: Job):
+    def result_shown(self, obj: Job) -> str:
         """The body's JSON result, indented."""
         return _pre(obj.result)
 
     @admin.display(description="progress")
-    def progress_shown(self, obj: Job):
+    def progress_shown(self, obj: Job) -> str:
         """The latest ``ctx.progress(...)`` the body reported."""
         return _pre(obj.progress)
 
     @admin.display(description="occurrence")
-    def occurrence_link(self, obj: Job):
+    def occurrence_link(self, obj: Job) -> str:
         """The scheduled occurrence this job runs, if any (purged ones by id only)."""
         if obj.occurrence_id is None:
             return "-"
@@ -276,13 +288,13 @@ class JobAdmin(ReadOnlyAdmin):
         return format_html('<a href="{}">occurrence {}</a>', url, obj.occurrence_id)
 
     @admin.display(description="traceback")
-    def traceback_shown(self, obj: Job):
+    def traceback_shown(self, obj: Job) -> str:
         """The last error's traceback (sensitive values already scrubbed by the worker)."""
         return _pre(obj.error_traceback)
 
     # Actions -------------------------------------------------------------------------------
 
-    def _act(self, request, queryset, verb) -> None:
+    def _act(self, request: HttpRequest, queryset: QuerySet[Any], verb: Callable[..., Any]) -> None:
         ids = list(queryset.order_by("-pk").values_list("pk", flat=True)[: ACTION_LIMIT + 1])
         if len(ids) > ACTION_LIMIT:
             self.message_user(
@@ -298,16 +310,16 @@ class JobAdmin(ReadOnlyAdmin):
     @admin.action(
         description="Retry selected jobs (ready now, attempts reset)", permissions=["operate"]
     )
-    def retry_jobs(self, request, queryset):
+    def retry_jobs(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         """``operations.retry`` on each selected job."""
         self._act(request, queryset, operations.retry)
 
     @admin.action(description="Cancel selected jobs", permissions=["operate"])
-    def cancel_jobs(self, request, queryset):
+    def cancel_jobs(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         """``operations.cancel`` on each selected job (running ones: requested)."""
         self._act(request, queryset, operations.cancel)
 
     @admin.action(description="Run selected jobs now", permissions=["operate"])
-    def promote_jobs(self, request, queryset):
+    def promote_jobs(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         """``operations.promote`` on each selected job."""
         self._act(request, queryset, operations.promote)

@@ -11,9 +11,12 @@ that retries the delivery's job through ``litejobs.operations``.
 from __future__ import annotations
 
 import json
+from typing import Any, cast
 
 from django import forms
 from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
@@ -41,7 +44,7 @@ from .jobs import CappedCountPaginator
 from .schedules import _ask_reason, _selected_hidden
 
 
-def _pre(value) -> str:
+def _pre(value: Any) -> str:
     text = json.dumps(value, indent=2, sort_keys=True)
     return format_html('<pre style="white-space: pre-wrap; margin: 0">{}</pre>', text)
 
@@ -52,14 +55,17 @@ class TopicFilter(admin.SimpleListFilter):
     title = "topic"
     parameter_name = "topic"
 
-    def lookups(self, request, model_admin):
+    def lookups(
+        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
+    ) -> list[tuple[str, str]]:
         """Declared topics (plus the one selected, e.g. a topic no longer declared)."""
         names = {t.name for t in staging.declared_topics()}
-        if self.value():
-            names.add(self.value())
+        selected = self.value()
+        if selected:
+            names.add(selected)
         return [(name, name) for name in sorted(names)]
 
-    def queryset(self, request, queryset):
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
         """Messages or deliveries of the selected topic."""
         return queryset.filter(topic=self.value()) if self.value() else queryset
 
@@ -70,11 +76,13 @@ class PublishedFilter(admin.SimpleListFilter):
     title = "state"
     parameter_name = "state"
 
-    def lookups(self, request, model_admin):
+    def lookups(
+        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
+    ) -> list[tuple[str, str]]:
         """The two states of a message."""
         return [("pending", "pending"), ("published", "published")]
 
-    def queryset(self, request, queryset):
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
         """Messages in the selected state."""
         if self.value() == "pending":
             return queryset.filter(published_at__isnull=True)
@@ -111,7 +119,9 @@ class OutboxMessageAdmin(ReadOnlyAdmin):
     )
     readonly_fields = fields
 
-    def get_search_results(self, request, queryset, search_term):
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[Any], search_term: str
+    ) -> tuple[QuerySet[Any], bool]:
         """A number finds that message id; anything else an exact key."""
         term = search_term.strip()
         if term.isdigit():
@@ -124,12 +134,12 @@ class OutboxMessageAdmin(ReadOnlyAdmin):
         return obj.state
 
     @admin.display(description="payload")
-    def payload_shown(self, obj: OutboxMessage):
+    def payload_shown(self, obj: OutboxMessage) -> str:
         """The staged JSON."""
         return _pre(obj.payload)
 
     @admin.display(description="subscriber jobs")
-    def subscriber_jobs(self, obj: OutboxMessage):
+    def subscriber_jobs(self, obj: OutboxMessage) -> str:
         """The jobs the relay created for it (one per subscriber), linked."""
         jobs = Job.objects.filter(key=f"outbox:{obj.pk}").order_by("id")
         if not jobs:
@@ -144,7 +154,7 @@ class OutboxMessageAdmin(ReadOnlyAdmin):
         )
 
     @admin.display(description="webhook deliveries")
-    def deliveries(self, obj: OutboxMessage):
+    def deliveries(self, obj: OutboxMessage) -> str:
         """Its deliveries (one per interested endpoint), linked."""
         rows = WebhookDelivery.objects.filter(message_id=obj.pk).order_by("id")
         if not rows:
@@ -163,7 +173,9 @@ class OutboxMessageAdmin(ReadOnlyAdmin):
             ),
         )
 
-    def changelist_view(self, request, extra_context=None):
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         """The listing, headed by the backlog and the relay leader."""
         now = clock.now()
         waiting = outbox_operations.backlog(now=now)
@@ -209,7 +221,7 @@ class EndpointForm(forms.ModelForm):
         model = WebhookEndpoint
         fields = ("url", "topics", "tenant", "description", "secret")
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         choices = [("*", "every topic (*)")] + [
             (t.name, f"{t.name} — {t.description}" if t.description else t.name)
@@ -221,7 +233,7 @@ class EndpointForm(forms.ModelForm):
             if stale not in known:
                 choices.append((stale, f"{stale} (no longer declared)"))
         if "topics" in self.fields:  # absent from a viewer's read-only form
-            self.fields["topics"].choices = choices
+            cast(forms.MultipleChoiceField, self.fields["topics"]).choices = choices
         if "secret" in self.fields:
             self.initial.pop("secret", None)  # never the saved one, whatever the widget
             if self.instance.pk is None:  # a new endpoint: propose one to copy now
@@ -271,9 +283,10 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         "deliveries_link",
     )
 
-    def get_fieldsets(self, request, obj=None):
+    def get_fieldsets(self, request: HttpRequest, obj: WebhookEndpoint | None = None) -> Any:
         """The endpoint's fields; its state once it exists. Users who may only view it see
         neither the secret nor the URL's path (which may carry a token)."""
+        main: tuple[str | None, dict[str, Any]]
         if obj is not None and not self.has_change_permission(request, obj):
             main = (None, {"fields": ("shown_url", "topics", "tenant", "description")})
         else:
@@ -282,13 +295,17 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             return (main,)
         return (main, ("State", {"fields": self.readonly_fields}))
 
-    def get_readonly_fields(self, request, obj=None):
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: WebhookEndpoint | None = None
+    ) -> tuple[str, ...]:
         """The state (and, for viewers, everything they are shown)."""
         if obj is not None and not self.has_change_permission(request, obj):
             return (*self.readonly_fields, "shown_url", "topics", "tenant", "description")
-        return self.readonly_fields
+        return tuple(self.readonly_fields)
 
-    def save_model(self, request, obj, form, change) -> None:
+    def save_model(
+        self, request: HttpRequest, obj: WebhookEndpoint, form: Any, change: bool
+    ) -> None:
         """A new endpoint gets its creation time; changes are logged without the secret."""
         if not change:
             obj.created_at = clock.now()
@@ -301,7 +318,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             acted_by(request),
         )
 
-    def has_operate_permission(self, request) -> bool:
+    def has_operate_permission(self, request: HttpRequest) -> bool:
         """Enable and disable need the endpoint ``change`` permission."""
         return request.user.has_perm("litejobs.change_webhookendpoint")
 
@@ -323,13 +340,13 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         return f"by {obj.disabled_by or '?'}: {obj.disabled_reason[:120]}"
 
     @admin.display(description="deliveries")
-    def deliveries_link(self, obj: WebhookEndpoint):
+    def deliveries_link(self, obj: WebhookEndpoint) -> str:
         """Its deliveries, in the delivery listing."""
         url = reverse("admin:litejobs_webhookdelivery_changelist")
         return format_html('<a href="{}?endpoint__id__exact={}">deliveries</a>', url, obj.pk)
 
     @admin.action(description="Enable selected endpoints", permissions=["operate"])
-    def enable_endpoints(self, request, queryset):
+    def enable_endpoints(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         """Deliver to them again with a fresh failure streak (skipped deliveries stay so)."""
         by = acted_by(request)
         for endpoint in queryset[:ACTION_LIMIT]:
@@ -346,7 +363,9 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
                 )
 
     @admin.action(description="Disable selected endpoints", permissions=["operate"])
-    def disable_endpoints(self, request, queryset):
+    def disable_endpoints(
+        self, request: HttpRequest, queryset: QuerySet[Any]
+    ) -> HttpResponse | None:
         """Ask for a reason, then stop delivering to them."""
         rows = list(queryset[:ACTION_LIMIT])
 
@@ -412,7 +431,7 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
     readonly_fields = fields
 
     @admin.display(description="message")
-    def message_link(self, obj: WebhookDelivery):
+    def message_link(self, obj: WebhookDelivery) -> str:
         """The outbox message (until purged)."""
         if not OutboxMessage.objects.filter(pk=obj.message_id).exists():
             return f"{obj.message_id} (purged)"
@@ -420,7 +439,7 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
         return format_html('<a href="{}">{}</a>', url, obj.message_id)
 
     @admin.display(description="job")
-    def job_link(self, obj: WebhookDelivery):
+    def job_link(self, obj: WebhookDelivery) -> str:
         """The delivery job, with its retries and errors."""
         job = _delivery_job(obj)
         if job is None:
@@ -429,7 +448,7 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
         return format_html('<a href="{}">job {}</a> ({})', url, job.pk, job.state)
 
     @admin.action(description="Redeliver selected deliveries", permissions=["operate"])
-    def redeliver(self, request, queryset):
+    def redeliver(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         """Send them again: retry each delivery's job (``litejobs.operations.retry``)."""
         by = acted_by(request)
         for delivery in queryset.select_related("endpoint")[:ACTION_LIMIT]:

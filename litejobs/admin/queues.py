@@ -7,12 +7,14 @@ jobs, one read of the switches) rather than from QueueState rows alone.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any, cast
 from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
@@ -34,9 +36,11 @@ class QueueActionForm(forms.Form):
         help_text="Why the queue is paused (required to pause): the next operator reads it.",
     )
 
-    def __init__(self, *args, queues=(), **kwargs) -> None:
+    def __init__(self, *args: Any, queues: Iterable[str] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["queue"].choices = [(name, name) for name in queues]
+        cast(forms.MultipleChoiceField, self.fields["queue"]).choices = [
+            (name, name) for name in queues
+        ]
 
 
 @admin.register(QueueState)
@@ -48,7 +52,9 @@ class QueueStateAdmin(ReadOnlyAdmin):
     readonly_fields = fields
     overview_template = "admin/litejobs/queuestate/overview.html"
 
-    def changelist_view(self, request, extra_context=None):
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         """The queue overview (GET) and its pause / resume form (POST)."""
         if not self.has_view_or_change_permission(request):
             raise PermissionDenied
@@ -95,10 +101,11 @@ class QueueStateAdmin(ReadOnlyAdmin):
         request.current_app = self.admin_site.name
         return TemplateResponse(request, self.overview_template, context)
 
-    def _apply(self, request, form: QueueActionForm) -> None:
+    def _apply(self, request: HttpRequest, form: QueueActionForm) -> None:
         if not form.is_valid():
             problems = "; ".join(
-                f"{name}: {' '.join(errors)}" for name, errors in form.errors.items()
+                f"{name}: {' '.join(str(error) for error in errors)}"
+                for name, errors in form.errors.items()
             )
             self.message_user(request, f"Nothing changed: {problems}", messages.ERROR)
             return

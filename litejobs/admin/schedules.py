@@ -8,15 +8,20 @@ reason, enable) and the occurrences' replay action (with a reason) call
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any, cast
 from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponseRedirect
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
@@ -40,16 +45,25 @@ class ReasonForm(forms.Form):
     )
 
 
-def _health(row: Schedule):
+def _health(row: Schedule) -> runbook.Health:
     """The schedule's health, computed once per row and request."""
     cached = getattr(row, "_litejobs_health", None)
     if cached is None:
         cached = runbook.health(row, clock.now())
-        row._litejobs_health = cached
+        row._litejobs_health = cached  # type: ignore[attr-defined]  # a per-request cache
     return cached
 
 
-def _ask_reason(model_admin, request, objects, *, title, intro, hidden, apply):
+def _ask_reason(
+    model_admin: admin.ModelAdmin[Any],
+    request: HttpRequest,
+    objects: Sequence[Any],
+    *,
+    title: str,
+    intro: str,
+    hidden: list[tuple[str, str]],
+    apply: Callable[[str], None],
+) -> HttpResponse | None:
     """Render the reason form, or apply ``apply(reason)`` once a valid reason was posted.
 
     Answers the response to show (the form again), or ``None`` when applied.
@@ -75,8 +89,8 @@ def _ask_reason(model_admin, request, objects, *, title, intro, hidden, apply):
     return TemplateResponse(request, REASON_TEMPLATE, context)
 
 
-def _selected_hidden(action: str, objects) -> list[tuple[str, str]]:
-    return [("action", action)] + [(admin.helpers.ACTION_CHECKBOX_NAME, str(o.pk)) for o in objects]
+def _selected_hidden(action: str, objects: Iterable[Any]) -> list[tuple[str, str]]:
+    return [("action", action)] + [(ACTION_CHECKBOX_NAME, str(o.pk)) for o in objects]
 
 
 @admin.register(Schedule)
@@ -154,7 +168,9 @@ class ScheduleAdmin(ReadOnlyAdmin):
         ),
         ("Runbook", {"fields": ("runbook",)}),
     )
-    readonly_fields = tuple(f for _, options in fieldsets for f in options["fields"])
+    readonly_fields = cast(
+        tuple[str, ...], tuple(f for _, options in fieldsets for f in options["fields"])
+    )
 
     # Columns -------------------------------------------------------------------------------
 
@@ -171,7 +187,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
         return obj.status
 
     @admin.display(description="next runs (UTC)")
-    def next_run(self, obj: Schedule):
+    def next_run(self, obj: Schedule) -> str:
         """The next five instants it fires (none while disabled, draft or retired)."""
         runs = _health(obj).next_runs
         if not runs:
@@ -181,7 +197,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
         )
 
     @admin.display(description="next five runs")
-    def next_runs(self, obj: Schedule):
+    def next_runs(self, obj: Schedule) -> str:
         """The next five instants, in UTC and in the schedule's zone."""
         runs = _health(obj).next_runs
         if not runs:
@@ -197,18 +213,18 @@ class ScheduleAdmin(ReadOnlyAdmin):
         )
 
     @admin.display(description="overdue")
-    def overdue_flag(self, obj: Schedule):
+    def overdue_flag(self, obj: Schedule) -> str:
         """OVERDUE (red) when no occurrence completed within its period plus grace."""
         state = _health(obj)
         if not state.overdue:
             return "no"
         return format_html(
             '<strong style="color: #ba2121">OVERDUE</strong> (no success since {})',
-            state.expected.isoformat(),
+            cast(datetime, state.expected).isoformat(),  # overdue: an instant was expected
         )
 
     @admin.display(description="occurrences")
-    def occurrences_link(self, obj: Schedule):
+    def occurrences_link(self, obj: Schedule) -> str:
         """A link to its occurrences."""
         url = reverse(f"{self.admin_site.name}:litejobs_occurrence_changelist")
         return format_html(
@@ -232,7 +248,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
         )
 
     @admin.display(description="runbook")
-    def runbook(self, obj: Schedule):
+    def runbook(self, obj: Schedule) -> str:
         """The commands that inspect, replay, disable and enable it (also the page's buttons)."""
         return format_html(
             "<table>{}</table><p>Disabling stops new occurrences; an occurrence already claimed "
@@ -247,7 +263,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
 
     # Actions -------------------------------------------------------------------------------
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         """Per-schedule disable and enable pages (the buttons on the schedule's page)."""
         info = self.opts.app_label, self.opts.model_name
         view = self.admin_site.admin_view
@@ -265,17 +281,19 @@ class ScheduleAdmin(ReadOnlyAdmin):
             *super().get_urls(),
         ]
 
-    def _disable(self, request, rows, reason) -> None:
-        def disable(name, by):
+    def _disable(self, request: HttpRequest, rows: list[Schedule], reason: str) -> None:
+        def disable(name: str, by: str) -> runbook.SwitchOutcome:
             return runbook.disable(name, reason=reason, by=by)
 
         report(self, request, disable, [row.name for row in rows])
 
-    def _enable(self, request, rows) -> None:
+    def _enable(self, request: HttpRequest, rows: list[Schedule]) -> None:
         report(self, request, runbook.enable, [row.name for row in rows])
 
     @admin.action(description="Disable selected schedules (asks why)", permissions=["operate"])
-    def disable_schedules(self, request, queryset):
+    def disable_schedules(
+        self, request: HttpRequest, queryset: QuerySet[Any]
+    ) -> HttpResponse | None:
         """Ask for a reason, then ``operations.disable`` each selected schedule."""
         rows = list(queryset[:ACTION_LIMIT])
         return _ask_reason(
@@ -290,11 +308,11 @@ class ScheduleAdmin(ReadOnlyAdmin):
         )
 
     @admin.action(description="Enable selected schedules", permissions=["operate"])
-    def enable_schedules(self, request, queryset):
+    def enable_schedules(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         """``operations.enable`` each selected schedule (planning resumes from now)."""
         self._enable(request, list(queryset[:ACTION_LIMIT]))
 
-    def disable_view(self, request, object_id):
+    def disable_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The schedule page's "Disable" button: the reason form, then the disable."""
         if not self.has_operate_permission(request):
             raise PermissionDenied
@@ -312,7 +330,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
         )
         return response or HttpResponseRedirect(change)
 
-    def enable_view(self, request, object_id):
+    def enable_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The schedule page's "Enable" button (POST only: it changes the switch)."""
         if not self.has_operate_permission(request):
             raise PermissionDenied
@@ -323,7 +341,13 @@ class ScheduleAdmin(ReadOnlyAdmin):
             reverse(f"{self.admin_site.name}:litejobs_schedule_change", args=[row.pk])
         )
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
         """The schedule's page, with its runbook buttons."""
         extra = {"can_operate": self.has_operate_permission(request), **(extra_context or {})}
         return super().change_view(request, object_id, form_url, extra)
@@ -396,10 +420,12 @@ class OccurrenceAdmin(ReadOnlyAdmin):
         ),
         ("Error", {"fields": ("error_class", "error_message")}),
     )
-    readonly_fields = tuple(f for _, options in fieldsets for f in options["fields"])
+    readonly_fields = cast(
+        tuple[str, ...], tuple(f for _, options in fieldsets for f in options["fields"])
+    )
 
     @admin.display(description="jobs")
-    def jobs(self, obj: Occurrence):
+    def jobs(self, obj: Occurrence) -> str:
         """Its jobs (the planned run and each replay), all holding the occurrence identity."""
         url = reverse(f"{self.admin_site.name}:litejobs_job_changelist")
         ids = list(
@@ -417,7 +443,7 @@ class OccurrenceAdmin(ReadOnlyAdmin):
             urlencode({"q": key}),
         )
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         """A per-occurrence replay page (the button on the occurrence's page)."""
         info = self.opts.app_label, self.opts.model_name
         return [
@@ -429,14 +455,16 @@ class OccurrenceAdmin(ReadOnlyAdmin):
             *super().get_urls(),
         ]
 
-    def _replay(self, request, occurrences, reason) -> None:
-        def replay(occurrence_id, by):
+    def _replay(self, request: HttpRequest, occurrences: list[Occurrence], reason: str) -> None:
+        def replay(occurrence_id: int, by: str) -> runbook.ReplayOutcome:
             return runbook.replay(occurrence_id, reason=reason, by=by)
 
         report(self, request, replay, [occurrence.pk for occurrence in occurrences])
 
     @admin.action(description="Replay selected occurrences (asks why)", permissions=["operate"])
-    def replay_occurrences(self, request, queryset):
+    def replay_occurrences(
+        self, request: HttpRequest, queryset: QuerySet[Any]
+    ) -> HttpResponse | None:
         """Ask for a reason, then ``operations.replay`` each selected occurrence."""
         rows = list(queryset.select_related("schedule")[:ACTION_LIMIT])
         return _ask_reason(
@@ -450,7 +478,7 @@ class OccurrenceAdmin(ReadOnlyAdmin):
             apply=lambda reason: self._replay(request, rows, reason),
         )
 
-    def replay_view(self, request, object_id):
+    def replay_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The occurrence page's "Replay" button: the reason form, then the replay."""
         if not self.has_operate_permission(request):
             raise PermissionDenied
@@ -468,7 +496,13 @@ class OccurrenceAdmin(ReadOnlyAdmin):
         )
         return response or HttpResponseRedirect(change)
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
         """The occurrence's page, with its replay button."""
         extra = {"can_operate": self.has_operate_permission(request), **(extra_context or {})}
         return super().change_view(request, object_id, form_url, extra)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from ..conf import settings
 from ..core import clock
@@ -43,7 +47,7 @@ class WorkerAdmin(ReadOnlyAdmin):
     )
     readonly_fields = fields
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         """Only workers whose lease has not lapsed: the others are gone (or cut off)."""
         now = clock.database_now(settings.DATABASE)  # leases run on the database's clock
         return super().get_queryset(request).filter(lease_expires_at__gt=now)

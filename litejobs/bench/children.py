@@ -17,13 +17,17 @@ import multiprocessing
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..exceptions import LitejobsError
+
+if TYPE_CHECKING:
+    import psycopg
 
 #: How long a child may take to start (Django setup on a busy machine).
 START_TIMEOUT = 120.0
@@ -86,22 +90,23 @@ class StatementCounter:
         execute = psycopg.Cursor.execute
 
         @functools.wraps(execute)
-        def counted_execute(cursor, *args, **kwargs):
+        def counted_execute(cursor: psycopg.Cursor[Any], *args: Any, **kwargs: Any) -> Any:
             counter.add(1)
             return execute(cursor, *args, **kwargs)
 
-        def ending(original):
+        def ending(original: Callable[[psycopg.Connection[Any]], None]) -> Callable[..., None]:
             @functools.wraps(original)
-            def counted(connection):
+            def counted(connection: psycopg.Connection[Any]) -> None:
                 if connection.info.transaction_status != TransactionStatus.IDLE:
                     counter.add(2)
                 return original(connection)
 
             return counted
 
-        psycopg.Cursor.execute = counted_execute
-        psycopg.Connection.commit = ending(psycopg.Connection.commit)
-        psycopg.Connection.rollback = ending(psycopg.Connection.rollback)
+        # Counting means replacing psycopg's own methods in this (spawned, bench-only) process.
+        psycopg.Cursor.execute = counted_execute  # type: ignore[method-assign, assignment]
+        psycopg.Connection.commit = ending(psycopg.Connection.commit)  # type: ignore[method-assign]
+        psycopg.Connection.rollback = ending(psycopg.Connection.rollback)  # type: ignore[method-assign]
         return counter
 
 
@@ -137,9 +142,21 @@ def _setup_django(target: DjangoTarget) -> None:
     from . import jobs  # noqa: F401 - declares the bench's jobs in this process
 
 
-def _build(spec: ChildSpec):
+class Runtime(Protocol):
+    """What a child runs: a litejobs worker or one of the floor's loops."""
+
+    def run(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def count(self) -> int: ...
+
+    def report(self) -> Any: ...
+
+
+def _build(spec: ChildSpec) -> Runtime:
     if spec.role == "worker":
-        _setup_django(spec.django)
+        _setup_django(cast(DjangoTarget, spec.django))  # a worker's spec always names it
         return WorkerRuntime(spec.threads)
     from . import floor
 
@@ -154,7 +171,7 @@ def _build(spec: ChildSpec):
     return floor.Idle(spec.params, spec.heartbeat)
 
 
-def main(spec: ChildSpec, pipe) -> None:
+def main(spec: ChildSpec, pipe: Connection) -> None:
     """The child's entry point (runs in the spawned process)."""
     log = os.open(spec.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(log, 1)
@@ -171,7 +188,7 @@ def main(spec: ChildSpec, pipe) -> None:
     pipe.send(runtime.report())
 
 
-def _serve(pipe, runtime, counter: StatementCounter | None) -> None:
+def _serve(pipe: Connection, runtime: Runtime, counter: StatementCounter | None) -> None:
     """Answer the bench's requests until ``stop`` (or the bench went away)."""
     while True:
         try:
@@ -209,7 +226,8 @@ class Child:
     def count(self) -> int:
         """The child's statement count (when counting), else what its runtime received."""
         self._pipe.send("count")
-        return self._answer("count", 30.0)
+        counted: int = self._answer("count", 30.0)
+        return counted
 
     def stop(self) -> Any:
         """Stop the runtime and answer its report."""

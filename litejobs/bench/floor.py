@@ -122,7 +122,8 @@ def copy_many(conn: psycopg.Connection, count: int) -> None:
 
 def fill(conn: psycopg.Connection, count: int) -> int:
     """Insert ``count`` ready rows for a drain (untimed); answers the first id."""
-    return min(row[0] for row in conn.execute(FILL, (QUEUE, count)).fetchall())
+    first: int = min(row[0] for row in conn.execute(FILL, (QUEUE, count)).fetchall())
+    return first
 
 
 def insert_and_notify(conn: psycopg.Connection, n: int, sent: float) -> None:

@@ -6,20 +6,22 @@ appear in a project's real worker.
 
 import time
 
+from ..jobs.context import JobContext
 from ..jobs.declaration import job
 from ..outbox import subscriber
+from ..outbox.staging import Message
 
 #: Every bench job runs in this queue of the scratch database.
 QUEUE = "litejobs-bench"
 
 
 @job(name="litejobs.bench.noop", queue=QUEUE, key=lambda n: f"noop:{n}")
-def noop(ctx, n: int) -> None:
+def noop(ctx: JobContext, n: int) -> None:
     """Does nothing, in its own transaction with its fenced completion (atomic, the default)."""
 
 
 @job(name="litejobs.bench.noop_unfenced", queue=QUEUE, key=lambda n: f"unfenced:{n}", atomic=False)
-def noop_unfenced(ctx, n: int) -> None:
+def noop_unfenced(ctx: JobContext, n: int) -> None:
     """Does nothing; its completion joins the worker's batched acknowledgement."""
 
 
@@ -28,7 +30,7 @@ STEPS = 5
 
 
 @job(name="litejobs.bench.five_steps", queue=QUEUE, key=lambda n: f"steps:{n}", atomic=False)
-def five_steps(ctx, n: int) -> None:
+def five_steps(ctx: JobContext, n: int) -> None:
     """W7: five durable no-op steps, each recorded (fenced) in its own transaction."""
     for number in range(STEPS):
         ctx.step.run(f"step-{number}", _nothing)
@@ -39,19 +41,19 @@ def _nothing() -> None:
 
 
 @job(name="litejobs.bench.pickup", queue=QUEUE, key=lambda n: f"pickup:{n}")
-def pickup(ctx, n: int, sent: float) -> float:
+def pickup(ctx: JobContext, n: int, sent: float) -> float:
     """Answers when the body started; ``sent`` is when the enqueue began (W4's two ends)."""
     # A measurement, not product code: the enqueuing process stamped ``sent`` with time.time().
     return time.time()
 
 
 @job(name="litejobs.bench.delayed", queue=QUEUE, key=lambda n: f"delayed:{n}")
-def delayed(ctx, n: int, due: float) -> float:
+def delayed(ctx: JobContext, n: int, due: float) -> float:
     """Answers when the body started; ``due`` is its run_at as Unix time (W10's two ends)."""
     # A measurement, not product code: the worker's time.time() beside the run_at it waited for.
     return time.time()
 
 
 @subscriber("litejobs.bench.paid", name="litejobs.bench.on_paid", queue=QUEUE)
-def on_paid(ctx, message) -> None:
+def on_paid(ctx: JobContext, message: Message) -> None:
     """W8's subscriber: the relay publishes each staged message to it (it never runs there)."""

@@ -6,8 +6,9 @@ import math
 import os
 import platform
 import statistics
+from collections.abc import Hashable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 HIGHER = "higher"
 LOWER = "lower"
@@ -32,7 +33,11 @@ class Stats:
         return f"{number(self.median)} [{number(self.min)}-{number(self.max)}]"
 
 
-def summarise(rounds: list[dict[str, float]]) -> dict[str, Stats]:
+#: The key of a round's figures: a figure's name, or (side, name) for a comparison.
+K = TypeVar("K", bound=Hashable)
+
+
+def summarise(rounds: list[dict[K, float]]) -> dict[K, Stats]:
     """``{figure: Stats}`` from one ``{figure: value}`` per round."""
     return {figure: Stats.of([values[figure] for values in rounds]) for figure in rounds[0]}
 
@@ -137,7 +142,7 @@ class Report:
         return "\n".join(lines) + "\n"
 
 
-def environment(cursor, database: str) -> dict[str, Any]:
+def environment(cursor: Any, database: str) -> dict[str, Any]:
     """The server's version and durability, and this machine's, printed beside the figures."""
     import django
     import psycopg

@@ -8,7 +8,7 @@ alias back and drops it (unless kept with ``--keep-db``, as Django's ``--keepdb`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings as django_settings
 from django.core.management import call_command
@@ -33,7 +33,8 @@ class ScratchDatabase:
             raise BenchError(
                 f"DATABASES[{alias!r}] has no NAME; the bench names its scratch database after it."
             )
-        self.name = f"{self.original}{SUFFIX}"[-connection.ops.max_name_length() :]
+        # PostgreSQL limits names (63 bytes): its backend always answers a length.
+        self.name = f"{self.original}{SUFFIX}"[-cast(int, connection.ops.max_name_length()) :]
 
     def __enter__(self) -> ScratchDatabase:
         connection = connections[self.alias]
@@ -58,7 +59,7 @@ class ScratchDatabase:
             raise
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self._use(self.original)
         if self.keep:
             return

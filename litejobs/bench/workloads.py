@@ -12,10 +12,10 @@ from __future__ import annotations
 import itertools
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 from django.apps import apps
@@ -31,7 +31,7 @@ from ..models import Job
 from ..models import Worker as WorkerRow
 from ..outbox.relay import OutboxRelay
 from . import floor
-from .children import BenchError, ChildSpec, DjangoTarget, started
+from .children import BenchError, Child, ChildSpec, DjangoTarget, started
 from .jobs import QUEUE, STEPS, delayed, five_steps, noop, noop_unfenced, on_paid, pickup
 from .options import SIZES, WORKLOADS, BenchOptions
 from .report import (
@@ -39,6 +39,7 @@ from .report import (
     FLOOR,
     HIGHER,
     LOWER,
+    K,
     Report,
     Row,
     Stats,
@@ -127,7 +128,11 @@ class Bench:
     """Runs the chosen workloads in a scratch database and collects their rows."""
 
     def __init__(
-        self, options: BenchOptions, scratch: ScratchDatabase, logs: Path, say: Callable
+        self,
+        options: BenchOptions,
+        scratch: ScratchDatabase,
+        logs: Path,
+        say: Callable[[str], None],
     ) -> None:
         # override_settings hides the module name; the environment still has it.
         settings_module = django_settings.SETTINGS_MODULE or os.environ.get(
@@ -187,7 +192,7 @@ class Bench:
 
     # The rounds --------------------------------------------------------------------------
 
-    def _repeat(self, label: str, once: Callable[[], Figures]) -> dict[str, Stats]:
+    def _repeat(self, label: str, once: Callable[[], dict[K, float]]) -> dict[K, Stats]:
         """Run ``once`` for every round; ``{figure: Stats}``."""
         rounds = []
         for number in range(1, self.options.rounds + 1):
@@ -195,7 +200,9 @@ class Bench:
             rounds.append(once())
         return summarise(rounds)
 
-    def _compare(self, label: str, once: Callable[[], tuple[Figures, Figures]]):
+    def _compare(
+        self, label: str, once: Callable[[], tuple[Figures, Figures]]
+    ) -> tuple[dict[str, Stats], dict[str, Stats]]:
         """Run ``once`` (answering litejobs' figures and the floor's) for every round."""
         pairs = self._repeat(label, lambda: _tagged(once()))
         return (
@@ -203,7 +210,15 @@ class Bench:
             {figure: stats for (side, figure), stats in pairs.items() if side == "floor"},
         )
 
-    def _add(self, workload, variant, litejobs, baseline, figures, kind: str = FLOOR) -> None:
+    def _add(
+        self,
+        workload: str,
+        variant: str,
+        litejobs: dict[str, Stats],
+        baseline: dict[str, Stats],
+        figures: list[tuple[str, str, str, str]],
+        kind: str = FLOOR,
+    ) -> None:
         """One row per ``(figure, unit, better, target)`` of a workload variant."""
         for figure, unit, better, target in figures:
             self.rows.append(
@@ -234,7 +249,7 @@ class Bench:
             for n in range(count):
                 floor.insert_one(self.sql, n)
 
-        def once():
+        def once() -> tuple[Figures, Figures]:
             self._reset()
             litejobs = {"rate": count / _timed(enqueue_each)}
             floor.reset(self.sql)
@@ -252,7 +267,7 @@ class Bench:
         def figures(seconds: float) -> Figures:
             return {"rate": count / seconds, "per 1,000": seconds * 1000 / (count / 1000)}
 
-        def once():
+        def once() -> tuple[Figures, Figures]:
             self._reset()
             litejobs = figures(_timed(lambda: self._enqueue_many(noop, arguments)))
             floor.reset(self.sql)
@@ -279,13 +294,13 @@ class Bench:
             for processes in self.options.processes
         ]
         for variant, definition, processes, threads, target in variants:
-            litejobs, floor_stats = self._compare(
-                f"W3 {variant}",
-                lambda d=definition, p=processes, t=threads: (
-                    self._drain(d, p, t),
-                    self._floor_drain(p, t),
-                ),
-            )
+
+            def once(
+                d: JobDefinition = definition, p: int = processes, t: int = threads
+            ) -> tuple[Figures, Figures]:
+                return self._drain(d, p, t), self._floor_drain(p, t)
+
+            litejobs, floor_stats = self._compare(f"W3 {variant}", once)
             self._add(
                 "W3",
                 f"{count:,} jobs, {variant}",
@@ -345,7 +360,7 @@ class Bench:
         """W7: durable five-step jobs drained by one worker at its default concurrency."""
         count = self.sizes["W7"]
 
-        def once():
+        def once() -> tuple[Figures, Figures]:
             self._reset()
             first = self._enqueue_many(five_steps, [{"n": n} for n in range(count)])
             spec = self._spec("worker", DEFAULT_THREADS)
@@ -370,13 +385,13 @@ class Bench:
         count = self.sizes["W8"]
         batch = int(litejobs_settings.OUTBOX_BATCH)
 
-        def once():
+        def once() -> tuple[Figures, Figures]:
             self._reset()
             self.sql.execute(STAGE_OUTBOX, {"topic": on_paid.topic, "count": count})
             relay = OutboxRelay(install_signals=False)
             seconds = _timed(relay.publish_pending)
             relay.resign()
-            published = self.sql.execute(PUBLISHED).fetchone()[0]
+            published = _one(self.sql.execute(PUBLISHED))[0]
             jobs = Job.objects.using(self.scratch.alias).filter(name=on_paid.name).count()
             if published != count or jobs != count:
                 raise BenchError(
@@ -408,7 +423,7 @@ class Bench:
         def figures() -> Figures:
             return {**self._drain(noop, 1, DEFAULT_THREADS), **self._pickups()}
 
-        def once():
+        def once() -> tuple[Figures, Figures]:
             empty = figures()
             self._reset()
             self._history_after = self._load_history(count)
@@ -463,7 +478,7 @@ class Bench:
             sql.SQL("TRUNCATE {} CASCADE").format(sql.SQL(", ").join(map(sql.Identifier, others)))
         )
 
-    def _enqueue_many(self, definition: JobDefinition, arguments: list[dict]) -> int:
+    def _enqueue_many(self, definition: JobDefinition, arguments: list[dict[str, Any]]) -> int:
         """Enqueue in pages of ``enqueue_many``'s maximum, one transaction; the first id."""
         with transaction.atomic(using=self.scratch.alias):
             return min(
@@ -487,7 +502,7 @@ class Bench:
         with started([self._spec("worker", DEFAULT_THREADS)]) as children:
             children[0].go()
             self._wait_for_workers(1, children)
-            first = None
+            first: int | None = None
             for n in range(samples):
                 # A measurement: the worker compares its time.time() with this one.
                 enqueued = pickup.enqueue(n=n, sent=time.time())
@@ -505,7 +520,7 @@ class Bench:
         with started([self._spec("worker", DEFAULT_THREADS)]) as children:
             children[0].go()
             self._wait_for_workers(1, children)
-            first = None
+            first: int | None = None
             for n in range(samples):
                 ahead = timedelta(milliseconds=low + (n * 197) % (high - low + 1))
                 run_at = clock.now() + ahead
@@ -520,9 +535,12 @@ class Bench:
         """Insert ``count`` done and dead jobs in one statement; answers the last id."""
         self.sql.execute(HISTORY, {"name": noop.name, "queue": QUEUE, "count": count})
         self.sql.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier(Job._meta.db_table)))
-        return self.sql.execute(
-            sql.SQL("SELECT max(id) FROM {}").format(sql.Identifier(Job._meta.db_table))
-        ).fetchone()[0]
+        last: int = _one(
+            self.sql.execute(
+                sql.SQL("SELECT max(id) FROM {}").format(sql.Identifier(Job._meta.db_table))
+            )
+        )[0]
+        return last
 
     # The floor's side --------------------------------------------------------------------
 
@@ -586,7 +604,7 @@ class Bench:
 
     def _statement_method(self) -> tuple[str, str]:
         """How W5 counts: ``pg_stat_statements`` when the server loads it, else client-side."""
-        preload = self.sql.execute("SHOW shared_preload_libraries").fetchone()[0]
+        preload = _one(self.sql.execute("SHOW shared_preload_libraries"))[0]
         if "pg_stat_statements" in preload:
             try:
                 self.sql.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
@@ -601,18 +619,23 @@ class Bench:
             f"inside each process ({why})"
         )
 
-    def _statements(self, children) -> tuple[int, int]:
+    def _statements(self, children: list[Child]) -> tuple[int, int]:
         """Statements so far: (the worker's, the idle floor's)."""
         if self.w5_method == CLIENT:
-            return tuple(child.count() for child in children)
-        return tuple(self.sql.execute(STATEMENTS, {"floor": f"%{floor.TABLE}%"}).fetchone())
+            return cast(tuple[int, int], tuple(child.count() for child in children))
+        return cast(
+            tuple[int, int],
+            tuple(_one(self.sql.execute(STATEMENTS, {"floor": f"%{floor.TABLE}%"}))),
+        )
 
-    def _wait_finished(self, table: str, first: int, count: int, children) -> float:
+    def _wait_finished(
+        self, table: str, first: int | None, count: int, children: list[Child]
+    ) -> float:
         """Wait until ``count`` rows from id ``first`` are done; answers the last finished_at."""
         progress = sql.SQL(PROGRESS).format(table=sql.Identifier(table))
 
-        def finished():
-            done, other, last = self.sql.execute(progress, (first,)).fetchone()
+        def finished() -> float | None:
+            done, other, last = _one(self.sql.execute(progress, (first,)))
             if other:
                 raise BenchError(
                     f"{other} bench jobs in {table} ended other than done; the workers' logs "
@@ -620,18 +643,25 @@ class Bench:
                 )
             return float(last) if done >= count else None
 
-        return self._wait(f"{count:,} jobs in {table}", finished, children, 60 + count / 20)
+        last: float = self._wait(f"{count:,} jobs in {table}", finished, children, 60 + count / 20)
+        return last
 
-    def _wait_for_workers(self, count: int, children) -> None:
+    def _wait_for_workers(self, count: int, children: list[Child]) -> None:
         """Wait until ``count`` workers have written their Worker row (they LISTEN by then)."""
         query = sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(WorkerRow._meta.db_table))
         self._wait(
             "the worker to start",
-            lambda: self.sql.execute(query).fetchone()[0] >= count or None,
+            lambda: _one(self.sql.execute(query))[0] >= count or None,
             children,
         )
 
-    def _wait(self, what: str, probe: Callable, children=(), timeout: float = 60.0):
+    def _wait(
+        self,
+        what: str,
+        probe: Callable[[], Any],
+        children: Iterable[Child] = (),
+        timeout: float = 60.0,
+    ) -> Any:
         """Poll ``probe`` until it answers something other than None; checks the children."""
         deadline = time.monotonic() + timeout
         while (answer := probe()) is None:
@@ -652,6 +682,11 @@ class Bench:
             heartbeat=litejobs_settings.duration("HEARTBEAT").total_seconds(),
             count_statements=count_statements,
         )
+
+
+def _one(cursor: psycopg.Cursor[Any]) -> tuple[Any, ...]:
+    """The row of a statement that always answers one (an aggregate, ``SHOW``)."""
+    return cast(tuple[Any, ...], cursor.fetchone())
 
 
 def _tagged(pair: tuple[Figures, Figures]) -> dict[tuple[str, str], float]:

@@ -5,10 +5,21 @@ A verb's handler is ``handler(command, options) -> int`` (the exit code); it pri
 printed as ``[code] message``), 2 bad usage, 3 ``doctor`` found problems.
 """
 
+from __future__ import annotations
+
 import importlib
 import json
 import pkgutil
-from typing import Any
+from argparse import ArgumentParser
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from argparse import _SubParsersAction
+
+    from django.core.management.base import BaseCommand, CommandParser
+
+    #: What each verb module's ``register`` receives: the subcommands of ``manage.py litejobs``.
+    Subparsers = _SubParsersAction[CommandParser]
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
@@ -16,18 +27,18 @@ EXIT_USAGE = 2
 EXIT_PROBLEMS = 3
 
 
-def register_all(subparsers) -> None:
+def register_all(subparsers: Subparsers) -> None:
     """Let every verb module in this package add its subcommands."""
     for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
         importlib.import_module(f"{__name__}.{module}").register(subparsers)
 
 
-def add_json_flag(parser) -> None:
+def add_json_flag(parser: ArgumentParser) -> None:
     """The ``--json`` flag every verb takes."""
     parser.add_argument("--json", action="store_true", help="Print machine-readable JSON.")
 
 
-def emit(command, options, data: Any, text: str) -> None:
+def emit(command: BaseCommand, options: dict[str, Any], data: Any, text: str) -> None:
     """Print ``data`` as JSON with ``--json``, else the human ``text``."""
     if options.get("json"):
         command.stdout.write(json.dumps(data, indent=2, default=str, sort_keys=True))

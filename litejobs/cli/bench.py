@@ -8,9 +8,15 @@ stderr; the table (or ``--json``) to stdout.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
 
 from ..bench import SIZES, WORKLOADS, BenchOptions, run
 from . import EXIT_OK, add_json_flag, emit
+
+if TYPE_CHECKING:
+    from django.core.management.base import BaseCommand
+
+    from . import Subparsers
 
 
 def _positive_int(value: str) -> int:
@@ -60,7 +66,7 @@ def _process_counts(value: str) -> tuple[int, ...]:
     return tuple(_positive_int(count) for count in value.split(","))
 
 
-def register(subparsers) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add the ``bench`` verb."""
     defaults = ",".join(f"{name}={count}" for name, count in SIZES.items())
     parser = subparsers.add_parser(
@@ -107,7 +113,7 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=handle_bench)
 
 
-def handle_bench(command, options) -> int:
+def handle_bench(command: BaseCommand, options: dict[str, Any]) -> int:
     """Run the bench and print its table (or JSON)."""
     report = run(
         BenchOptions(

@@ -10,13 +10,22 @@ import argparse
 import getpass
 import json
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..conf import settings
 from ..core import clock
 from ..jobs import operations
 from ..models import Job, JobAttempt, JobState
 from . import EXIT_OK, add_json_flag, emit
+
+if TYPE_CHECKING:
+    from argparse import ArgumentParser
+    from collections.abc import Callable
+
+    from django.core.management.base import BaseCommand
+
+    from ..jobs.operations import ActionResult
+    from . import Subparsers
 
 LIST_DEFAULT = 50
 LIST_MAX = 1000
@@ -44,17 +53,18 @@ def _job_id(value: str) -> int:
     return number
 
 
-def add_by_flag(parser) -> None:
+def add_by_flag(parser: ArgumentParser) -> None:
     """``--by``: who acts, logged by every verb (default: the OS user running the command)."""
     parser.add_argument(
         "--by", default=None, help="Who acts, for the log and the record (default: OS user)."
     )
 
 
-def acting_user(options) -> str:
+def acting_user(options: dict[str, Any]) -> str:
     """The ``--by`` value, else the OS user name, else ``cli`` when the OS knows no name."""
     if options.get("by"):
-        return options["by"]
+        by: str = options["by"]
+        return by
     try:
         return getpass.getuser()
     except (OSError, KeyError):
@@ -76,7 +86,7 @@ def table(rows: list[list[Any]], header: list[str]) -> str:
     )
 
 
-def register(subparsers) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add the job verbs."""
     parser = subparsers.add_parser("list", help="List jobs, newest first.")
     parser.add_argument(
@@ -112,7 +122,7 @@ def register(subparsers) -> None:
 LIST_FIELDS = ("id", "name", "queue", "state", "attempts", "max_attempts", "run_at")
 
 
-def handle_list(command, options) -> int:
+def handle_list(command: BaseCommand, options: dict[str, Any]) -> int:
     """Print up to ``--limit`` jobs matching the filters, newest first."""
     jobs = Job.objects.using(settings.DATABASE).order_by("-id")
     if options.get("state"):
@@ -196,7 +206,7 @@ def _show_text(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def handle_show(command, options) -> int:
+def handle_show(command: BaseCommand, options: dict[str, Any]) -> int:
     """Print one job: every column, the redacted payload, its error and its attempts."""
     data = job_details(operations.get_job(options["id"]))
     emit(command, options, data, _show_text(data))
@@ -206,22 +216,22 @@ def handle_show(command, options) -> int:
 # retry / cancel / promote ------------------------------------------------------------------
 
 
-def _act(command, options, verb) -> int:
+def _act(command: BaseCommand, options: dict[str, Any], verb: Callable[..., ActionResult]) -> int:
     outcome = verb(options["id"], by=acting_user(options))
     emit(command, options, outcome.as_dict(), outcome.message)
     return EXIT_OK
 
 
-def handle_retry(command, options) -> int:
+def handle_retry(command: BaseCommand, options: dict[str, Any]) -> int:
     """``retry ID``: see ``operations.retry``."""
     return _act(command, options, operations.retry)
 
 
-def handle_cancel(command, options) -> int:
+def handle_cancel(command: BaseCommand, options: dict[str, Any]) -> int:
     """``cancel ID``: see ``operations.cancel`` (a running job: cancellation requested)."""
     return _act(command, options, operations.cancel)
 
 
-def handle_promote(command, options) -> int:
+def handle_promote(command: BaseCommand, options: dict[str, Any]) -> int:
     """``promote ID``: see ``operations.promote``."""
     return _act(command, options, operations.promote)

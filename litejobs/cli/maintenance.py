@@ -7,6 +7,8 @@ probe can alert on the exit code alone and read ``--json`` for the details.
 from __future__ import annotations
 
 import argparse
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 from .. import doctor
 from ..core.durations import parse_duration
@@ -16,17 +18,22 @@ from ..outbox import operations as outbox_operations
 from . import EXIT_OK, EXIT_PROBLEMS, add_json_flag, emit
 from .jobs import acting_user, add_by_flag
 
+if TYPE_CHECKING:
+    from django.core.management.base import BaseCommand
+
+    from . import Subparsers
+
 DEFAULT_MAX_READY_AGE = "5m"
 
 
-def _duration(value: str):
+def _duration(value: str) -> timedelta:
     try:
         return parse_duration(value, name="--max-ready-age", allow_zero=False)
     except InvalidInput as error:
         raise argparse.ArgumentTypeError(error.args[0]) from error
 
 
-def register(subparsers) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add ``purge`` and ``doctor``."""
     parser = subparsers.add_parser(
         "purge",
@@ -52,7 +59,7 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=handle_doctor)
 
 
-def handle_purge(command, options) -> int:
+def handle_purge(command: BaseCommand, options: dict[str, Any]) -> int:
     """``purge``: see ``jobs.operations.purge`` and ``outbox.operations.purge``; prints the
     rows deleted."""
     by = acting_user(options)
@@ -66,7 +73,7 @@ def handle_purge(command, options) -> int:
     return EXIT_OK
 
 
-def handle_doctor(command, options) -> int:
+def handle_doctor(command: BaseCommand, options: dict[str, Any]) -> int:
     """``doctor``: print every problem with what to do; exit 3 if there is any."""
     diagnosis = doctor.diagnose(max_ready_age=options["max_ready_age"])
     lines = []

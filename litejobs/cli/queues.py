@@ -6,14 +6,21 @@ already running finish. The switch records who changed it, when and (to pause) w
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..jobs import queues
 from ..models import QueueState
 from ..runtime.startup import warn_unused_queues
 from . import EXIT_OK, add_json_flag, emit
 from .jobs import acting_user, add_by_flag, iso
 
+if TYPE_CHECKING:
+    from django.core.management.base import BaseCommand
 
-def register(subparsers) -> None:
+    from . import Subparsers
+
+
+def register(subparsers: Subparsers) -> None:
     """Add ``pause`` and ``resume``."""
     parser = subparsers.add_parser("pause", help="Stop workers claiming a queue's jobs.")
     parser.add_argument("queue")
@@ -31,7 +38,7 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=handle_resume)
 
 
-def _as_dict(state: QueueState) -> dict:
+def _as_dict(state: QueueState) -> dict[str, Any]:
     return {
         "queue": state.name,
         "paused": state.paused,
@@ -41,7 +48,7 @@ def _as_dict(state: QueueState) -> dict:
     }
 
 
-def handle_pause(command, options) -> int:
+def handle_pause(command: BaseCommand, options: dict[str, Any]) -> int:
     """``pause QUEUE --reason ...``: see ``queues.pause``."""
     warn_unused_queues(command, [options["queue"]], "pause")
     state = queues.pause(options["queue"], reason=options["reason"], by=acting_user(options))
@@ -53,7 +60,7 @@ def handle_pause(command, options) -> int:
     return EXIT_OK
 
 
-def handle_resume(command, options) -> int:
+def handle_resume(command: BaseCommand, options: dict[str, Any]) -> int:
     """``resume QUEUE``: see ``queues.resume``."""
     warn_unused_queues(command, [options["queue"]], "resume")
     state = queues.resume(options["queue"], by=acting_user(options))

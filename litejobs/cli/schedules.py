@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import clock
 from ..core.enums import ScheduleStatus
 from ..scheduling import manual, runbook
 from . import EXIT_OK, add_json_flag, emit
 from .jobs import acting_user, add_by_flag, iso, table
+
+if TYPE_CHECKING:
+    from django.core.management.base import BaseCommand
+
+    from . import Subparsers
 
 
 def _occurrence_id(value: str) -> int:
@@ -40,7 +45,7 @@ def _json_object(value: str) -> dict[str, Any]:
     return data
 
 
-def register(subparsers) -> None:
+def register(subparsers: Subparsers) -> None:
     """Add the schedule verbs."""
     parser = subparsers.add_parser("schedule", help="Inspect schedules (list, show NAME).")
     verbs = parser.add_subparsers(dest="schedule_verb", metavar="list|show", required=True)
@@ -95,7 +100,7 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=handle_run_manual)
 
 
-def handle_list(command, options) -> int:
+def handle_list(command: BaseCommand, options: dict[str, Any]) -> int:
     """``schedule list``: every schedule row with its switch and health."""
     now = clock.now()
     states = runbook.all_health(now)
@@ -195,14 +200,14 @@ def _show_text(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def handle_show(command, options) -> int:
+def handle_show(command: BaseCommand, options: dict[str, Any]) -> int:
     """``schedule show NAME``: see ``scheduling.runbook.schedule_details``."""
     data = runbook.schedule_details(options["name"])
     emit(command, options, data, _show_text(data))
     return EXIT_OK
 
 
-def handle_replay(command, options) -> int:
+def handle_replay(command: BaseCommand, options: dict[str, Any]) -> int:
     """``replay OCCURRENCE --reason ...``: see ``scheduling.runbook.replay``."""
     outcome = runbook.replay(
         options["occurrence"], reason=options["reason"], by=acting_user(options)
@@ -211,21 +216,21 @@ def handle_replay(command, options) -> int:
     return EXIT_OK
 
 
-def handle_disable(command, options) -> int:
+def handle_disable(command: BaseCommand, options: dict[str, Any]) -> int:
     """``disable NAME --reason ...``: see ``scheduling.runbook.disable``."""
     outcome = runbook.disable(options["name"], reason=options["reason"], by=acting_user(options))
     emit(command, options, outcome.as_dict(), outcome.message)
     return EXIT_OK
 
 
-def handle_enable(command, options) -> int:
+def handle_enable(command: BaseCommand, options: dict[str, Any]) -> int:
     """``enable NAME``: see ``scheduling.runbook.enable``."""
     outcome = runbook.enable(options["name"], by=acting_user(options))
     emit(command, options, outcome.as_dict(), outcome.message)
     return EXIT_OK
 
 
-def handle_run_manual(command, options) -> int:
+def handle_run_manual(command: BaseCommand, options: dict[str, Any]) -> int:
     """``run-manual NAME --reason ... [--args JSON]``: see ``scheduling.manual.run``."""
     enqueued = manual.run(
         options["name"],

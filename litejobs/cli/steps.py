@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..jobs import steps
 from . import EXIT_OK, add_json_flag, emit
 from .jobs import acting_user, add_by_flag
 
+if TYPE_CHECKING:
+    from django.core.management.base import BaseCommand
 
-def register(subparsers) -> None:
+    from . import Subparsers
+
+
+def register(subparsers: Subparsers) -> None:
     """Add ``resolve-step``."""
     parser = subparsers.add_parser(
         "resolve-step",
@@ -23,7 +30,7 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=handle_resolve)
 
 
-def handle_resolve(command, options) -> int:
+def handle_resolve(command: BaseCommand, options: dict[str, Any]) -> int:
     """``resolve-step``: see ``litejobs.jobs.steps.resolve_step``."""
     ran = bool(options["ran"])
     steps.resolve_step(options["job"], options["step"], ran=ran, by=acting_user(options))

@@ -76,7 +76,7 @@ def get_clock() -> Clock:
     return _configured
 
 
-def forget_configured_clock(**kwargs) -> None:
+def forget_configured_clock(**kwargs: object) -> None:
     """Drop the cached ``LITEJOBS["CLOCK"]`` instance (on ``setting_changed``)."""
     global _configured
     if kwargs.get("setting", "LITEJOBS") == "LITEJOBS":
@@ -109,7 +109,8 @@ def database_now(alias: str) -> datetime:
 
     with connections[alias].cursor() as cursor:
         cursor.execute("SELECT statement_timestamp()")
-        return cursor.fetchone()[0]
+        database_instant: datetime = cursor.fetchone()[0]
+        return database_instant
 
 
 @contextmanager

@@ -9,7 +9,7 @@ _PATTERN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)\s*$")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
-def parse_duration(value, *, name: str = "duration", allow_zero: bool = True) -> timedelta:
+def parse_duration(value: object, *, name: str = "duration", allow_zero: bool = True) -> timedelta:
     """A ``timedelta`` from a string like ``"30s"``, a number of seconds, or a ``timedelta``.
 
     Negative values are refused (code ``duration-invalid``), as is zero unless ``allow_zero``.

@@ -9,6 +9,7 @@ a declaration at import).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 
 from django.db import models
@@ -298,6 +299,6 @@ def values_of(enum: type[StrEnum]) -> tuple[str, ...]:
     return tuple(member.value for member in enum)
 
 
-def sql_list(states) -> str:
+def sql_list(states: Iterable[StrEnum]) -> str:
     """``'a','b'`` for SQL written by hand (states are constants, never input)."""
     return ",".join(f"'{state.value}'" for state in states)

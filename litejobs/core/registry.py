@@ -19,7 +19,8 @@ T = TypeVar("T")
 
 def declared_in(item: Any) -> Hashable:
     """Where a declaration was made: its ``module`` (a dataclass field of most kinds)."""
-    return item.module
+    module: Hashable = item.module
+    return module
 
 
 class Registry(UserDict[str, T]):

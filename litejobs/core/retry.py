@@ -7,6 +7,7 @@ import hashlib
 import random
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any, cast
 
 from .durations import parse_duration
 from .enums import Backoff, Jitter, values_of
@@ -75,7 +76,7 @@ class Retry:
         object.__setattr__(self, "give_up_on", give_up_on)
 
     @classmethod
-    def coerce(cls, value: Retry | dict | int | None) -> Retry:
+    def coerce(cls, value: Retry | dict[str, Any] | int | None) -> Retry:
         """A ``Retry`` from a ``Retry``, a dict of its fields, or a number of attempts."""
         if isinstance(value, Retry):
             return value
@@ -104,9 +105,11 @@ class Retry:
             Backoff.FIXED: 1,
             Backoff.LINEAR: n,
             Backoff.EXPONENTIAL: 2 ** min(n - 1, 60),
-        }[self.backoff]
-        seconds = self.base.total_seconds() * factor
-        return min(timedelta(seconds=min(seconds, self.max.total_seconds())), self.max)
+        }[cast(Backoff, self.backoff)]
+        # __post_init__ made base and max timedeltas.
+        base, cap = cast(timedelta, self.base), cast(timedelta, self.max)
+        seconds = base.total_seconds() * factor
+        return min(timedelta(seconds=min(seconds, cap.total_seconds())), cap)
 
     def delay(self, failed_attempts: int, *, seed: str = "") -> timedelta:
         """The jittered backoff; deterministic for a given ``seed`` (the job id)."""

@@ -6,9 +6,12 @@ request and the work it started (and jobs enqueued by jobs).
 """
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$")
 _current: ContextVar[str] = ContextVar("litejobs_traceparent", default="")
@@ -32,9 +35,9 @@ def use_traceparent(value: str) -> Iterator[None]:
 class TraceparentMiddleware:
     """Django middleware: the request's ``traceparent`` header becomes the current one."""
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         with use_traceparent(request.headers.get("traceparent", "")):
             return self.get_response(request)

@@ -68,7 +68,7 @@ def _duplicate(name: str, existing: Any, new: Any) -> DeclarationError:
 
 
 #: The ``@job`` declarations (``JobDefinition``) by name.
-_jobs: Registry[Any] = Registry("job", origin=_origin, duplicate=_duplicate)
+_jobs: Registry[Definition] = Registry("job", origin=_origin, duplicate=_duplicate)
 #: Names of jobs declared after Django started (``apps.ready``): in a module that startup does
 #: not import (a views.py, a services.py), which a worker therefore never knows.
 _declared_late: set[str] = set()

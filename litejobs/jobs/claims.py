@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, cast
 
 from ..core.clock import lease_instant
 from ..sql import fetch_all, fetch_one, run_query
@@ -74,7 +74,9 @@ class ClaimedJob:
         )
 
 
-def _claim_params(owner, queues, limit, now, lease) -> dict[str, Any]:
+def _claim_params(
+    owner: str, queues: Sequence[str], limit: int, now: datetime, lease: timedelta
+) -> dict[str, Any]:
     return {
         "owner": owner,
         "queues": list(queues) if queues else None,
@@ -93,7 +95,15 @@ class Claim:
     limited_due: bool
 
 
-def claim(cursor, *, owner, queues, limit, now, lease) -> Claim:
+def claim(
+    cursor: Any,
+    *,
+    owner: str,
+    queues: Sequence[str],
+    limit: int,
+    now: datetime,
+    lease: timedelta,
+) -> Claim:
     """Claim up to ``limit`` due jobs without a concurrency limit (commits with the cursor).
 
     ``now`` decides which jobs are due; each lease runs ``lease`` from the database's clock.
@@ -106,14 +116,23 @@ def claim(cursor, *, owner, queues, limit, now, lease) -> Claim:
     return Claim(jobs, limited_due=len(jobs) < len(answered))
 
 
-def claim_limited(cursor, *, owner, queues, limit, now, lease) -> list[ClaimedJob]:
+def claim_limited(
+    cursor: Any,
+    *,
+    owner: str,
+    queues: Sequence[str],
+    limit: int,
+    now: datetime,
+    lease: timedelta,
+) -> list[ClaimedJob]:
     """Claim due concurrency-limited jobs; call in a transaction (the lock holds until its end)."""
     run_query(cursor, "lock_limited_claims", {"lock_id": LIMITED_CLAIM_LOCK})
     run_query(cursor, "claim_limited", _claim_params(owner, queues, limit, now, lease))
     return [replace(ClaimedJob.from_row(found), limited=True) for found in fetch_all(cursor)]
 
 
-def next_due(cursor, *, queues, now: datetime) -> datetime | None:
+def next_due(cursor: Any, *, queues: Sequence[str], now: datetime) -> datetime | None:
     """The earliest run_at after ``now`` of any claimable job in these queues."""
     run_query(cursor, "next_due", {"queues": list(queues) if queues else None, "now": now})
-    return fetch_one(cursor)["due"]
+    due: datetime | None = cast("dict[str, Any]", fetch_one(cursor))["due"]  # an aggregate: a row
+    return due

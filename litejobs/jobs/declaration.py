@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, overload
 
 from ..conf import settings
 from ..core import clock
@@ -15,7 +15,7 @@ from ..core.durations import parse_duration
 from ..core.payloads import encode_payload
 from ..core.retry import Retry
 from ..core.tracing import current_traceparent
-from ..exceptions import DeclarationError, InvalidInput
+from ..exceptions import DeclarationError, InvalidInput, LitejobsError
 from . import catalog
 from .enqueue import Enqueued, PreparedRow, insert_many, insert_one
 
@@ -114,7 +114,7 @@ class JobDefinition:
         key: Callable[..., str] | None,
         name: str | None = None,
         queue: str = "default",
-        retry: Retry | dict | int | None = None,
+        retry: Retry | dict[str, Any] | int | None = None,
         timeout: timedelta | str | float | None = None,
         priority: int = 0,
         tenant: Callable[..., str | None] | None = None,
@@ -244,7 +244,9 @@ class JobDefinition:
             defaults[p.name] = p.default
         return defaults
 
-    def _check_version(self, version: Any, upgrade: Any) -> tuple[int, dict[int, Callable]]:
+    def _check_version(
+        self, version: Any, upgrade: Any
+    ) -> tuple[int, dict[int, Callable[..., Any]]]:
         """Each older payload version needs the function that lifts it one version up."""
         if (
             not isinstance(version, int)
@@ -393,7 +395,15 @@ class JobDefinition:
             )
         return PreparedRow(key, tenant, payload, concurrency_key)
 
-    def _derived(self, what, picker, arguments, *, max_length: int, empty: bool = False) -> str:
+    def _derived(
+        self,
+        what: str,
+        picker: Callable[[Mapping[str, Any]], Any],
+        arguments: Mapping[str, Any],
+        *,
+        max_length: int,
+        empty: bool = False,
+    ) -> str:
         value = picker(arguments)
         if empty and value is None:
             return ""
@@ -410,7 +420,7 @@ class JobDefinition:
             )
         return value
 
-    def timing(self, delay, run_at) -> tuple[datetime, datetime]:
+    def timing(self, delay: object, run_at: datetime | None) -> tuple[datetime, datetime]:
         """``(now, run_at)`` from the enqueue options, refusing naive or negative values."""
         now = clock.now()
         if delay is not None and run_at is not None:
@@ -480,7 +490,7 @@ def _is_negative(delay: Any) -> bool:
     return isinstance(delay, str) and delay.strip().startswith("-")
 
 
-def _check_priority(priority: Any, error: type[Exception]) -> int:
+def _check_priority(priority: Any, error: type[LitejobsError]) -> int:
     if not isinstance(priority, int) or isinstance(priority, bool) or not -100 <= priority <= 100:
         raise error(
             f"priority must be a whole number from -100 to 100 (higher runs first); got "
@@ -490,11 +500,19 @@ def _check_priority(priority: Any, error: type[Exception]) -> int:
     return priority
 
 
+@overload
+def job(func: Callable[..., Any], /, **options: Any) -> JobDefinition: ...
+
+
+@overload
+def job(func: None = None, /, **options: Any) -> Callable[[Callable[..., Any]], JobDefinition]: ...
+
+
 def job(
     func: Callable[..., Any] | None = None,
     /,
     **options: Any,
-) -> Any:
+) -> JobDefinition | Callable[[Callable[..., Any]], JobDefinition]:
     """Declare a job: ``@job(key=lambda order_id: f"receipt:{order_id}", ...)``.
 
     Options: ``key`` (required), ``name``, ``queue``, ``retry``, ``timeout``, ``priority``,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from django.db import connections, transaction
 
@@ -57,7 +57,9 @@ class Enqueueable(Protocol):
     def traceparent(self) -> str: ...
 
 
-def _common(definition: Enqueueable, timing: tuple[datetime, datetime], priority: int) -> dict:
+def _common(
+    definition: Enqueueable, timing: tuple[datetime, datetime], priority: int
+) -> dict[str, Any]:
     now, run_at = timing
     return {
         "name": definition.name,

@@ -83,7 +83,8 @@ def publish_event(name: str, payload: dict[str, Any] | None = None) -> int:
         # either visible to a waiter's check or finds the waiter already waiting.
         run_query(cursor, "event_lock", {"lock_id": lock_id(name)})
         run_query(cursor, "event_publish", {"name": name, "payload": text, "now": clock.now()})
-        return cursor.rowcount
+        published: int = cursor.rowcount
+        return published
 
 
 def all_events() -> list[EventDefinition]:

@@ -28,7 +28,9 @@ class HeartbeatAnswer:
     reaped: int
 
 
-def heartbeat(cursor, *, worker: dict[str, Any], held: Sequence[ClaimedJob], reap: bool):
+def heartbeat(
+    cursor: Any, *, worker: dict[str, Any], held: Sequence[ClaimedJob], reap: bool
+) -> HeartbeatAnswer:
     """Renew the Worker row and every held lease, and reap leases that lapsed elsewhere.
 
     ``worker`` carries the row's columns, ``lease`` and ``forget_after`` (durations); every
@@ -46,7 +48,9 @@ def heartbeat(cursor, *, worker: dict[str, Any], held: Sequence[ClaimedJob], rea
             "reap": reap,
         },
     )
-    renewed, cancel, reaped = set(), set(), 0
+    renewed: set[int] = set()
+    cancel: set[int] = set()
+    reaped = 0
     for found in fetch_all(cursor):
         if found["reaped"]:
             reaped += 1
@@ -57,6 +61,6 @@ def heartbeat(cursor, *, worker: dict[str, Any], held: Sequence[ClaimedJob], rea
     return HeartbeatAnswer(renewed, cancel, reaped)
 
 
-def worker_stopped(cursor, owner: str) -> None:
+def worker_stopped(cursor: Any, owner: str) -> None:
     """Remove the Worker row of a worker that exits cleanly."""
     run_query(cursor, "worker_stopped", {"owner": owner})

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, connections, transaction
+from django.db.models import QuerySet
 
 from ..conf import settings
 from ..core import clock
@@ -71,7 +72,7 @@ def _alias() -> str:
     return settings.DATABASE
 
 
-def _jobs():
+def _jobs() -> QuerySet[Job]:
     return Job.objects.using(_alias())
 
 
@@ -115,7 +116,7 @@ def _refuse(verb: str, job_id: int, state: str, advice: str, *, by: str) -> Tran
 
 # Job verbs ---------------------------------------------------------------------------------
 
-_RETRY_ADVICE = {
+_RETRY_ADVICE: dict[str, str] = {
     JobState.READY: "it runs when a worker is free, so there is nothing to retry (check that its "
     "queue is not paused and a worker serves it: `manage.py litejobs doctor`).",
     JobState.SCHEDULED: "it has not run yet, so there is nothing to retry; use promote "
@@ -217,7 +218,7 @@ def _key_live(job_id: int, *, by: str) -> TransitionRefused:
     )
 
 
-_CANCEL_ADVICE = {
+_CANCEL_ADVICE: dict[str, str] = {
     JobState.DONE: "it already finished, so there is nothing to cancel.",
     JobState.DEAD: "it already gave up, so there is nothing to cancel.",
     JobState.CANCELLED: "it is already cancelled.",
@@ -235,7 +236,7 @@ def cancel(job_id: int, *, by: str) -> ActionResult:
     by = check_by(by)
     now = clock.now()
     with transaction.atomic(using=_alias()), connections[_alias()].cursor() as cursor:
-        params = {"id": job_id, "now": now, "db_now": clock.lease_instant()}
+        params: dict[str, Any] = {"id": job_id, "now": now, "db_now": clock.lease_instant()}
         cursor.execute(query("cancel"), params)
         row = fetch_one(cursor)
     if row is None:
@@ -343,7 +344,7 @@ def safe_payload(name: str, payload: Any) -> Any:
     return redact(payload, sensitive)
 
 
-def _ids(queryset) -> tuple[int, ...]:
+def _ids(queryset: QuerySet[Job]) -> tuple[int, ...]:
     return tuple(queryset.order_by("-pk").values_list("pk", flat=True)[:PROBLEM_IDS])
 
 

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connections, transaction
-from django.db.models import Count, Min, Q
+from django.db.models import Count, Min, Q, QuerySet
 
 from ..conf import settings
 from ..core import clock
@@ -52,7 +52,7 @@ def _alias() -> str:
     return settings.DATABASE
 
 
-def _jobs():
+def _jobs() -> QuerySet[Job]:
     return Job.objects.using(_alias())
 
 
@@ -164,12 +164,12 @@ def queue_overview(*, now: datetime | None = None) -> list[QueueSummary]:
             oldest_due=Min("run_at", filter=due),
         )
     )
-    by_queue = {row["queue"]: row for row in rows}
+    by_queue: dict[str, Any] = {row["queue"]: row for row in rows}
     switches = {q.name: q for q in QueueState.objects.using(_alias()).all()}
     names = set(by_queue) | set(switches) | {d.queue for d in catalog.all_jobs()}
     summaries = []
     for name in sorted(names):
-        row = by_queue.get(name, {})
+        row: dict[str, Any] = by_queue.get(name, {})
         switch = switches.get(name)
         oldest = row.get("oldest_due")
         summaries.append(

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.db import connections, transaction
 
@@ -28,6 +28,9 @@ from ..core.payloads import Scrubber, dumps
 from ..exceptions import InvalidInput, Permanent, StaleFence, TransitionRefused, WaitTimedOut
 from ..sql import fetch_all, fetch_one, hot_cursor, run_query
 from . import events
+
+if TYPE_CHECKING:
+    from .claims import ClaimedJob
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +50,14 @@ class Suspended(BaseException):
     A ``BaseException`` so a body's ``except Exception`` cannot swallow it by accident.
     """
 
-    def __init__(self, wake_at: datetime, *, event: str = "", since=None, match=None) -> None:
+    def __init__(
+        self,
+        wake_at: datetime,
+        *,
+        event: str = "",
+        since: datetime | None = None,
+        match: str | None = None,
+    ) -> None:
         super().__init__(wake_at)
         self.wake_at = wake_at
         self.event = event
@@ -86,7 +96,9 @@ class StoredStep:
 class Steps:
     """The ``ctx.step`` of one run."""
 
-    def __init__(self, *, job, atomic: bool, alias: str, sensitive: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, *, job: ClaimedJob, atomic: bool, alias: str, sensitive: tuple[str, ...] = ()
+    ) -> None:
         self._job = job
         self._atomic = atomic
         self._alias = alias
@@ -161,7 +173,7 @@ class Steps:
             wake_at = now + parse_duration(duration, name=f"sleep {name!r}")
             self._write(name, StepState.WAITING, kind=StepKind.SLEEP, wake_at=wake_at)
         else:
-            wake_at = stored.wake_at
+            wake_at = cast(datetime, stored.wake_at)  # a waiting sleep has its wake-up
         if now >= wake_at:
             self._write(name, StepState.COMPLETED, kind=StepKind.SLEEP, finished=True)
             return
@@ -194,7 +206,8 @@ class Steps:
         match_json = _output_json(name, match)
         stored = self._load().get(name)
         if stored is not None and stored.state == StepState.COMPLETED:
-            return stored.output
+            arrived: dict[str, Any] = stored.output
+            return arrived
         if stored is not None and stored.state == StepState.TIMED_OUT:
             raise WaitTimedOut(f"no {event!r} event matching {match} arrived in time")
         now = clock.now()
@@ -209,13 +222,15 @@ class Steps:
                 match=match_json,
             )
             raise Suspended(deadline, event=event, since=since, match=match_json)
-        since, deadline = stored.created_at, stored.wake_at
+        since, deadline = stored.created_at, cast(datetime, stored.wake_at)  # a waiting wait's
         with hot_cursor(connections[self._alias]) as cursor:
             run_query(cursor, "event_find", {"name": event, "since": since, "match": match_json})
             found = fetch_one(cursor)
         if found is not None:
-            payload = found["payload"]
-            payload = json.loads(payload) if isinstance(payload, str) else payload
+            stored_payload = found["payload"]
+            payload: dict[str, Any] = (
+                json.loads(stored_payload) if isinstance(stored_payload, str) else stored_payload
+            )
             self._write(
                 name,
                 StepState.COMPLETED,
@@ -309,7 +324,7 @@ class Steps:
                 code="step-suspend-atomic",
             )
 
-    def _remember(self, name, compensate, output) -> None:
+    def _remember(self, name: str, compensate: Callable[[Any], Any] | None, output: Any) -> None:
         if compensate is not None:
             self._compensations.append((name, compensate, output))
 

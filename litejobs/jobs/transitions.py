@@ -9,23 +9,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from ..core.enums import JobState
 from ..sql import fetch_all, fetch_one, run_query
 from .claims import ClaimedJob
 
 
-def complete(cursor, job: ClaimedJob, *, now: datetime, result_json: str | None) -> bool:
+def complete(cursor: Any, job: ClaimedJob, *, now: datetime, result_json: str | None) -> bool:
     """Mark a held job done; False when the fence is stale (another claim owns it)."""
     run_query(
         cursor,
         "complete",
         {"id": job.id, "fence": job.fence, "now": now, "result": result_json},
     )
-    return cursor.rowcount == 1
+    changed: int = cursor.rowcount
+    return changed == 1
 
 
-def complete_batch(cursor, acks: Sequence[tuple[ClaimedJob, datetime, str | None]]) -> set[int]:
+def complete_batch(
+    cursor: Any, acks: Sequence[tuple[ClaimedJob, datetime, str | None]]
+) -> set[int]:
     """Mark many held jobs done in one statement; answers the ids whose fence was current."""
     run_query(
         cursor,
@@ -41,7 +45,7 @@ def complete_batch(cursor, acks: Sequence[tuple[ClaimedJob, datetime, str | None
 
 
 def fail(
-    cursor,
+    cursor: Any,
     job: ClaimedJob,
     *,
     owner: str,
@@ -75,14 +79,14 @@ def fail(
     return fetch_one(cursor) is not None
 
 
-def discard(cursor, job: ClaimedJob) -> bool:
+def discard(cursor: Any, job: ClaimedJob) -> bool:
     """Delete a spent job whose declaration keeps no dead letters; fenced."""
     run_query(cursor, "discard", {"id": job.id, "fence": job.fence})
     return fetch_one(cursor) is not None
 
 
 def hand_back(
-    cursor,
+    cursor: Any,
     job: ClaimedJob,
     *,
     now: datetime,
@@ -109,7 +113,7 @@ def hand_back(
     return fetch_one(cursor) is not None
 
 
-def release(cursor, jobs: Sequence[ClaimedJob]) -> set[int]:
+def release(cursor: Any, jobs: Sequence[ClaimedJob]) -> set[int]:
     """Hand held jobs back to ``ready`` with their attempt uncounted; answers the ids released."""
     if not jobs:
         return set()
@@ -117,7 +121,7 @@ def release(cursor, jobs: Sequence[ClaimedJob]) -> set[int]:
     return {found["id"] for found in fetch_all(cursor)}
 
 
-def save_progress(cursor, updates: Sequence[tuple[ClaimedJob, str]]) -> None:
+def save_progress(cursor: Any, updates: Sequence[tuple[ClaimedJob, str]]) -> None:
     """Write the latest progress of held jobs (JSON text each); fenced."""
     run_query(
         cursor,
@@ -131,7 +135,12 @@ def save_progress(cursor, updates: Sequence[tuple[ClaimedJob, str]]) -> None:
 
 
 def suspend(
-    cursor, job: ClaimedJob, *, run_at: datetime, error_class: str = "", error_message: str = ""
+    cursor: Any,
+    job: ClaimedJob,
+    *,
+    run_at: datetime,
+    error_class: str = "",
+    error_message: str = "",
 ) -> bool:
     """Hand a held job back as ``waiting`` until ``run_at``, its attempt uncounted; fenced."""
     run_query(
@@ -145,11 +154,20 @@ def suspend(
             "error_message": error_message,
         },
     )
-    return cursor.rowcount == 1
+    changed: int = cursor.rowcount
+    return changed == 1
 
 
 def suspend_for_event(
-    cursor, job: ClaimedJob, *, lock_id: int, event: str, since, match: str, now, run_at
+    cursor: Any,
+    job: ClaimedJob,
+    *,
+    lock_id: int,
+    event: str,
+    since: datetime | None,
+    match: str | None,
+    now: datetime,
+    run_at: datetime,
 ) -> bool:
     """Like ``suspend`` for an event wait: due at once if a matching event already arrived.
 
@@ -169,4 +187,5 @@ def suspend_for_event(
             "run_at": run_at,
         },
     )
-    return cursor.rowcount == 1
+    changed: int = cursor.rowcount
+    return changed == 1

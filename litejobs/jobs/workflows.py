@@ -35,11 +35,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..core.diagnostics import Problem
 from ..core.registry import Registry
 from ..exceptions import DeclarationError
+from .context import JobContext
 from .declaration import JobDefinition
 from .steps import StepUsageError
 
@@ -51,7 +52,9 @@ def _defined_at(func: Callable[..., Any]) -> tuple[str, str]:
     return func.__module__, func.__qualname__
 
 
-def _registered_twice(name: str, existing: Callable, func: Callable) -> DeclarationError:
+def _registered_twice(
+    name: str, existing: Callable[..., Any], func: Callable[..., Any]
+) -> DeclarationError:
     return DeclarationError(
         f"Use case {name!r} is registered twice ({existing.__module__}."
         f"{existing.__qualname__} and {func.__module__}.{func.__qualname__}).",
@@ -132,7 +135,9 @@ class Step:
 class Workflow(JobDefinition):
     """A saga declared with ``workflow(...)``: a job whose body runs its steps in order."""
 
-    def __init__(self, name: str, *, steps: list[Step], key, **options: Any) -> None:
+    def __init__(
+        self, name: str, *, steps: list[Step], key: Callable[..., str] | None, **options: Any
+    ) -> None:
         if not steps or not all(isinstance(s, Step) for s in steps):
             raise DeclarationError(
                 f"Workflow {name!r} needs steps=[Step(...), ...].", code="workflow-invalid"
@@ -146,29 +151,41 @@ class Workflow(JobDefinition):
         self.steps = tuple(steps)
         super().__init__(self._body, key=key, name=name, atomic=False, **options)
 
-    def _body(self, ctx, **input: Any) -> dict[str, Any]:
+    def _body(self, ctx: JobContext, **input: Any) -> dict[str, Any]:
         outputs: dict[str, Any] = {}
         for step in self.steps:
             perform = registered(step.use_case)
             undo = None
             if step.compensate is not None and step.compensate.use_case_name:
                 undo = _compensation(registered(step.compensate.use_case_name), ctx, input)
-            outputs[step.name] = ctx.step.run(
+            outputs[cast(str, step.name)] = ctx.step.run(  # named by __post_init__
                 step.name, _bind(perform, ctx, input, dict(outputs)), compensate=undo
             )
         return outputs
 
 
-def _bind(perform, ctx, input, outputs):
+def _bind(
+    perform: Callable[..., Any],
+    ctx: JobContext,
+    input: dict[str, Any],
+    outputs: dict[str, Any],
+) -> Callable[[], Any]:
     return lambda: perform(ctx, input, outputs)
 
 
-def _compensation(undo, ctx, input):
+def _compensation(
+    undo: Callable[..., Any], ctx: JobContext, input: dict[str, Any]
+) -> Callable[[Any], Any]:
     return lambda output: undo(ctx, input, output)
 
 
 def workflow(
-    name: str, *, carried_by: str = "workflow", steps: list[Step], key, **options: Any
+    name: str,
+    *,
+    carried_by: str = "workflow",
+    steps: list[Step],
+    key: Callable[..., str] | None,
+    **options: Any,
 ) -> Workflow:
     """Declare a workflow (a saga) carried by the engine; options are those of ``@job``."""
     if carried_by != "workflow":

@@ -13,6 +13,7 @@ to still run it.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 #: The commands a litejobs deployment runs, and what each one is.
 RUNTIME_COMMANDS = {
@@ -30,11 +31,11 @@ class RuntimeCommandTable:
     installed.
     """
 
-    def __init__(self, django_get_commands) -> None:
+    def __init__(self, django_get_commands: Callable[[], dict[str, str]]) -> None:
         self.django_get_commands = django_get_commands
-        self._table: dict | None = None
+        self._table: dict[str, str] | None = None
 
-    def __call__(self) -> dict:
+    def __call__(self) -> dict[str, str]:
         table = self._table
         if table is None:
             from django.apps import apps
@@ -47,7 +48,8 @@ class RuntimeCommandTable:
 
     def cache_clear(self) -> None:
         self._table = None
-        self.django_get_commands.cache_clear()
+        # Django's get_commands is an lru_cache; the stubs declare it a plain function.
+        self.django_get_commands.cache_clear()  # type: ignore[attr-defined]
 
 
 def pin_runtime_commands() -> None:

@@ -66,6 +66,8 @@ class WorkItem(models.Model):
 
     id = models.BigAutoField(primary_key=True)
     queue = models.CharField(max_length=100)
+    #: Not a field: set on an item read back from an upsert, whether the statement inserted it.
+    created: bool
     content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE, related_name="+")
     object_id = models.CharField(max_length=64, help_text="The target row's primary key.")
     target = GenericForeignKey("content_type", "object_id")

@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.db import connections
 
@@ -42,8 +42,9 @@ from ..conf import settings
 from ..core import clock
 from ..core.payloads import dumps
 from ..core.registry import Registry
-from ..exceptions import DeclarationError, InvalidInput
+from ..exceptions import DeclarationError, InvalidInput, LitejobsError
 from ..jobs import catalog
+from ..jobs.context import JobContext
 from ..jobs.declaration import JobDefinition
 from ..jobs.enqueue import PreparedRow
 from ..sql import fetch_one, hot_cursor, run_query
@@ -143,7 +144,7 @@ _topics: Registry[Topic] = Registry("topic", origin=None)
 _subscribers: Registry[SubscriberDefinition] = Registry("subscriber", origin=None)
 
 
-def _check_topic_name(name: Any, error: type[Exception]) -> str:
+def _check_topic_name(name: Any, error: type[LitejobsError]) -> str:
     if not isinstance(name, str) or len(name) > TOPIC_MAX or not TOPIC_PATTERN.match(name):
         shown = repr(name) if isinstance(name, str) else f"a {type(name).__name__}"
         raise error(
@@ -216,8 +217,14 @@ class SubscriberDefinition(JobDefinition):
         self.handler = handler
 
         def envelope(
-            ctx, message_id: int, topic: str, key: str, tenant: str, created_at: str, payload
-        ):
+            ctx: JobContext,
+            message_id: int,
+            topic: str,
+            key: str,
+            tenant: str,
+            created_at: str,
+            payload: dict[str, Any],
+        ) -> Any:
             message = Message(
                 id=message_id,
                 topic=topic,
@@ -358,7 +365,9 @@ def _round_trips(value: Any) -> bool:
         return False
 
 
-def stage(topic: str, payload: dict[str, Any], key: str | None = None, *, tenant=None) -> int:
+def stage(
+    topic: str, payload: dict[str, Any], key: str | None = None, *, tenant: str | None = None
+) -> int:
     """Stage an event for the relay; answers the message id. Joins the caller's transaction.
 
     ``topic`` must be declared (``@subscriber`` or ``topic()``); ``payload`` is a JSON object
@@ -392,4 +401,5 @@ def stage(topic: str, payload: dict[str, Any], key: str | None = None, *, tenant
                 "now": clock.now(),
             },
         )
-        return fetch_one(cursor)["id"]
+        staged: int = cast("dict[str, Any]", fetch_one(cursor))["id"]  # RETURNING the new row
+        return staged

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from typing import Any
 
 from django.db import connections
 
@@ -20,7 +21,7 @@ from .outage import is_outage
 
 
 def lead(
-    cursor, role: LeaderRole, *, owner: str, host: str, pid: int, lease: timedelta
+    cursor: Any, role: LeaderRole, *, owner: str, host: str, pid: int, lease: timedelta
 ) -> int | None:
     """Take or renew the role's lease; its fence, or None while another process leads."""
     params = {
@@ -33,10 +34,11 @@ def lead(
     }
     run_query(cursor, "lead", params)
     row = fetch_one(cursor)
-    return row["fence"] if row else None
+    fence: int | None = row["fence"] if row else None
+    return fence
 
 
-def still_leader(cursor, role: LeaderRole, *, owner: str, fence: int) -> bool:
+def still_leader(cursor: Any, role: LeaderRole, *, owner: str, fence: int) -> bool:
     """Inside a transaction: the lease is still ours, and stays so until it ends."""
     params = {"role": role, "owner": owner, "fence": fence, "db_now": clock.lease_instant()}
     run_query(cursor, "still_leader", params)

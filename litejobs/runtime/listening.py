@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any, cast
 
 import psycopg
 from django.db import connections
@@ -51,22 +52,25 @@ class Listener:
         self._conn = conn
         return True
 
+    def _ensured(self) -> psycopg.Connection[Any]:
+        """The connection, connecting first if needed."""
+        self.ensure()
+        return cast("psycopg.Connection[Any]", self._conn)  # ensure() connected it
+
     @contextmanager
     def cursor(self) -> Iterator[psycopg.Cursor]:
         """A cursor on the connection (connecting first if needed)."""
-        self.ensure()
-        with self._conn.cursor() as cur:
+        with self._ensured().cursor() as cur:
             yield cur
 
     def wait(self, timeout: float) -> list[str]:
         """Block up to ``timeout`` seconds for notifications; answers their payloads."""
-        self.ensure()
+        conn = self._ensured()
         received = [
-            notify.payload
-            for notify in self._conn.notifies(timeout=max(timeout, 0.0), stop_after=1)
+            notify.payload for notify in conn.notifies(timeout=max(timeout, 0.0), stop_after=1)
         ]
         # Collect whatever else already arrived without waiting again.
-        received += [notify.payload for notify in self._conn.notifies(timeout=0.0)]
+        received += [notify.payload for notify in conn.notifies(timeout=0.0)]
         return received
 
     def close(self) -> None:

@@ -19,9 +19,9 @@ logger = logging.getLogger(__name__)
 _OUTAGE_SQLSTATE_PREFIXES = ("08", "57P", "53")
 
 
-def is_outage(error: BaseException) -> bool:
+def is_outage(error: BaseException | None) -> bool:
     """Whether ``error`` means the database is unreachable (not that the job did wrong)."""
-    seen = set()
+    seen: set[int] = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
         if isinstance(error, psycopg.errors.QueryCanceled):
@@ -79,10 +79,10 @@ class Outage:
                     self._failures,
                     _one_line(error),
                 )
-        streak = getattr(self._streak, "count", 0) + 1
+        streak: int = getattr(self._streak, "count", 0) + 1
         self._streak.count = streak
         cap = settings.duration("OUTAGE_BACKOFF_MAX").total_seconds()
-        return min(cap, 0.25 * 2 ** min(streak - 1, 20))
+        return min(cap, 0.25 * 2.0 ** min(streak - 1, 20))
 
     def succeeded(self) -> None:
         """Record a successful database call; logs the recovery once."""

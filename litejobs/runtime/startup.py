@@ -24,7 +24,7 @@ import sys
 import threading
 
 from django.core import checks
-from django.core.management.base import SystemCheckError
+from django.core.management.base import BaseCommand, SystemCheckError
 from django.db import connections
 
 from ..conf import settings
@@ -38,7 +38,7 @@ logger = logging.getLogger(__name__)
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 
 
-def prepare(command, runtime: str) -> bool:
+def prepare(command: BaseCommand, runtime: str) -> bool:
     """Make logs visible, wait for the database, run the database checks (``SystemCheckError``
     on an error; warnings are printed to the command's stderr). Answers whether to go on:
     ``False`` when SIGTERM or SIGINT arrived while it waited (the command then exits 0)."""
@@ -59,7 +59,7 @@ def prepare(command, runtime: str) -> bool:
     return True
 
 
-def warn_unused_queues(command, queues: list[str], where: str) -> None:
+def warn_unused_queues(command: BaseCommand, queues: list[str], where: str) -> None:
     """Print a ``queue-unused`` warning (with "did you mean") for each queue no declaration
     uses: a worker serving only a misspelt queue would wait forever."""
     for queue in queues:

@@ -11,6 +11,7 @@ import logging
 import os
 import signal
 import threading
+from types import FrameType
 
 
 class GracefulStop:
@@ -29,7 +30,7 @@ class GracefulStop:
             signal.signal(signal.SIGTERM, self.on_signal)
             signal.signal(signal.SIGINT, self.on_signal)
 
-    def on_signal(self, signum, frame) -> None:
+    def on_signal(self, signum: int, frame: FrameType | None) -> None:
         """The handler of SIGTERM and SIGINT."""
         self.requests += 1
         if self.requests > 1:

@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from itertools import pairwise
-from typing import Any
+from typing import Any, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
@@ -52,7 +52,9 @@ _REFERENCE = datetime(2026, 1, 1, tzinfo=UTC)
 _PERIOD_SAMPLES = 20
 
 
-def _named_twice(name: str, existing: ScheduleDefinition, new: ScheduleDefinition):
+def _named_twice(
+    name: str, existing: ScheduleDefinition, new: ScheduleDefinition
+) -> DeclarationError:
     return _invalid(
         name, f"two schedules have this name ({existing.module} and {new.module}); rename one."
     )
@@ -124,8 +126,8 @@ class ScheduleDefinition:
             "retry": {
                 "attempts": retry.attempts,
                 "backoff": retry.backoff,
-                "base": retry.base.total_seconds(),
-                "max": retry.max.total_seconds(),
+                "base": cast(timedelta, retry.base).total_seconds(),  # Retry parsed them
+                "max": cast(timedelta, retry.max).total_seconds(),
                 "jitter": retry.jitter,
             },
             "timeout": self.timeout,
@@ -143,14 +145,14 @@ def _invalid(name: Any, message: str) -> DeclarationError:
     return DeclarationError(f"Schedule {name!r}: {message}", code="schedule-invalid")
 
 
-def _duration(name, option: str, value: Any, *, allow_zero: bool) -> timedelta:
+def _duration(name: str, option: str, value: Any, *, allow_zero: bool) -> timedelta:
     try:
         return parse_duration(value, name=f"{option}=", allow_zero=allow_zero)
     except InvalidInput as error:
         raise _invalid(name, error.args[0]) from error
 
 
-def _text(name, option: str, value: Any, fix: str, max_length: int = 200) -> str:
+def _text(name: str, option: str, value: Any, fix: str, max_length: int = 200) -> str:
     if not isinstance(value, str) or not value.strip():
         raise _invalid(name, f"{option}= is required: {fix}")
     if len(value.strip()) > max_length:
@@ -158,7 +160,7 @@ def _text(name, option: str, value: Any, fix: str, max_length: int = 200) -> str
     return value.strip()
 
 
-def _zone(name, timezone: Any) -> str:
+def _zone(name: str, timezone: Any) -> str:
     if not isinstance(timezone, str) or not timezone:
         raise _invalid(
             name, "timezone= must be an IANA zone name such as 'UTC' or 'Europe/Berlin'."
@@ -175,7 +177,15 @@ def _zone(name, timezone: Any) -> str:
     return timezone
 
 
-def _timetable(name, cron, every, timezone, reason, dst_skipped, dst_repeated) -> Timetable:
+def _timetable(
+    name: str,
+    cron: Any,
+    every: Any,
+    timezone: Any,
+    reason: Any,
+    dst_skipped: Any,
+    dst_repeated: Any,
+) -> Timetable:
     if (cron is None) == (every is None):
         raise _invalid(
             name, "give exactly one of cron='0 2 * * *' (a cron expression) or every='1h'."
@@ -245,7 +255,7 @@ def _shortest_period(timetable: Timetable) -> timedelta | None:
     return min(gaps) if gaps else None
 
 
-def _decide_by(name, value: Any) -> date:
+def _decide_by(name: str, value: Any) -> date:
     if isinstance(value, datetime):
         raise _invalid(name, "decide_by= takes a date (datetime.date or 'YYYY-MM-DD').")
     if isinstance(value, date):
@@ -272,7 +282,7 @@ def schedule(
     overlap: str = "forbid",
     misfire: str | None = None,
     max_catchup: int = 10,
-    retry: Retry | dict | int | None = None,
+    retry: Retry | dict[str, Any] | int | None = None,
     timeout: timedelta | str | float | None = None,
     operating_owner: str | None = None,
     record_owner: str | None = None,

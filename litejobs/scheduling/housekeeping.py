@@ -14,6 +14,7 @@ from datetime import timedelta
 from ..conf import settings
 from ..core.retry import Retry
 from ..jobs import operations
+from ..jobs.context import JobContext
 from ..jobs.declaration import job
 from ..outbox import operations as outbox_operations
 from .declarations import schedule
@@ -29,7 +30,7 @@ HOUSEKEEPING_TIMEOUT = max(settings.duration("LEASE") * 3 / 4, timedelta(seconds
     timeout=HOUSEKEEPING_TIMEOUT,
     retry=Retry(attempts=3, backoff="exponential", base="1m", max="10m"),
 )
-def housekeeping(ctx) -> dict:
+def housekeeping(ctx: JobContext) -> dict[str, dict[str, int]]:
     """Purge occurrences, jobs, then the outbox, past their retention; answers the counts."""
     stop = ctx.cancelled.is_set
     occurrences = purge_occurrences(should_stop=stop)

@@ -63,7 +63,9 @@ def plan(
     skipped: list[datetime] = []
     unrecorded = False
     if after < cutoff:
-        keep = {Misfire.SKIP: 0, Misfire.RUN_ONCE: 1, Misfire.RUN_ALL: max_catchup}[misfire]
+        keep = {Misfire.SKIP: 0, Misfire.RUN_ONCE: 1, Misfire.RUN_ALL: max_catchup}[
+            Misfire(misfire)
+        ]
         budget = keep + SKIP_RECORD_LIMIT
         missed: list[datetime] = []  # newest first
         for instant in timetable.iter_at_or_before(cutoff - _MICROSECOND):

@@ -77,6 +77,13 @@ def get_schedule(name: str) -> Schedule:
     return row
 
 
+def _no_occurrence(occurrence_id: int) -> OccurrenceNotFound:
+    return OccurrenceNotFound(
+        f"No occurrence has id {occurrence_id}. It was never planned or was purged after "
+        "its schedule's retention; see `manage.py litejobs schedule show NAME`."
+    )
+
+
 def get_occurrence(occurrence_id: int) -> Occurrence:
     """The occurrence with this id; ``OccurrenceNotFound`` when there is none."""
     occurrence = (
@@ -86,10 +93,7 @@ def get_occurrence(occurrence_id: int) -> Occurrence:
         .first()
     )
     if occurrence is None:
-        raise OccurrenceNotFound(
-            f"No occurrence has id {occurrence_id}. It was never planned or was purged after "
-            "its schedule's retention; see `manage.py litejobs schedule show NAME`."
-        )
+        raise _no_occurrence(occurrence_id)
     return occurrence
 
 
@@ -320,7 +324,7 @@ def replay(occurrence_id: int, *, reason: str, by: str) -> ReplayOutcome:
             .first()
         )
         if occurrence is None:
-            get_occurrence(occurrence_id)  # raises OccurrenceNotFound
+            raise _no_occurrence(occurrence_id)
         schedule = occurrence.schedule
         definition = declarations.get(schedule.name)
         if definition is None:

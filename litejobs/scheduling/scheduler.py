@@ -24,6 +24,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import connections, transaction
 
@@ -64,7 +65,7 @@ def sync(
     now: datetime,
     alias: str | None = None,
     complete: bool = True,
-):
+) -> None:
     """Write each declaration to its ``Schedule`` row, never touching operator state.
 
     New rows start enabled, planning from ``now`` (nothing before the first sync is run).
@@ -267,7 +268,15 @@ class Scheduler:
         logger.debug("schedule planned schedule=%s occurrences=%s", definition.name, planned)
         return planned, len(plan.skip)
 
-    def _start(self, cursor, definition, row, instant, now, caught_up: bool) -> int:
+    def _start(
+        self,
+        cursor: Any,
+        definition: ScheduleDefinition,
+        row: Schedule,
+        instant: datetime,
+        now: datetime,
+        caught_up: bool,
+    ) -> int:
         """Insert one occurrence and its job; 0 when the occurrence already existed."""
         job_row = runs.prepare(definition, instant)
         run_at = instant + jitter_for(definition.name, instant, definition.jitter)

@@ -19,6 +19,7 @@ import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import cast
 from zoneinfo import ZoneInfo
 
 from croniter import croniter
@@ -150,7 +151,7 @@ class Timetable:
 
     def _walls(self, start: datetime, *, forward: bool) -> Iterator[datetime]:
         """Naive wall times the cron expression matches, after (or before) ``start``."""
-        cursor = croniter(self.cron, start)
+        cursor = croniter(cast(str, self.cron), start)  # wall times are cron schedules'
         step = cursor.get_next if forward else cursor.get_prev
         while True:
             try:
@@ -168,7 +169,7 @@ class Timetable:
             return timedelta(0)
         before = (instant - TRANSITION_WINDOW).astimezone(self._tz).utcoffset()
         after = (instant + TRANSITION_WINDOW).astimezone(self._tz).utcoffset()
-        return abs(after - before)
+        return abs(cast(timedelta, after) - cast(timedelta, before))  # aware: offsets known
 
     def _resolve(self, wall: datetime) -> tuple[str, list[datetime]]:
         """``(kind, instants)`` of one wall time: kind is normal, gap or repeated."""

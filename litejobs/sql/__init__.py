@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
+from django.db.backends.base.base import BaseDatabaseWrapper
 from psycopg.rows import dict_row
 
 from ..conf import settings
@@ -61,7 +62,7 @@ def query(name: str) -> str:
     return _statements[name]
 
 
-def hot_cursor(connection):
+def hot_cursor(connection: BaseDatabaseWrapper) -> Any:
     """A server-binding psycopg cursor on a Django connection, for hot paths; rows are dicts.
 
     It shares the connection (and so the caller's transaction) but skips client-side
@@ -71,10 +72,13 @@ def hot_cursor(connection):
     """
     connection.ensure_connection()
     cursor = psycopg.Cursor(connection.connection, row_factory=dict_row)
-    return connection.make_debug_cursor(cursor) if connection.queries_logged else cursor
+    if connection.queries_logged:
+        # Django's debug wrapper wraps any DB-API cursor, a psycopg one included.
+        return connection.make_debug_cursor(cursor)  # type: ignore[arg-type]
+    return cursor
 
 
-def run_query(cursor, name: str, params: dict[str, Any]) -> None:
+def run_query(cursor: Any, name: str, params: dict[str, Any]) -> None:
     """Execute a named statement, prepared server-side on a hot cursor."""
     if isinstance(cursor, psycopg.Cursor):
         cursor.execute(query(name), params, prepare=bool(settings.PREPARED_STATEMENTS))
@@ -82,16 +86,17 @@ def run_query(cursor, name: str, params: dict[str, Any]) -> None:
         cursor.execute(query(name), params)
 
 
-def fetch_all(cursor) -> list[dict[str, Any]]:
+def fetch_all(cursor: Any) -> list[dict[str, Any]]:
     """Every row the last statement answered, each a dict by column name."""
     found = cursor.fetchall()
     if found and not isinstance(found[0], dict):
         names = [column[0] for column in cursor.description]
         return [dict(zip(names, values, strict=True)) for values in found]
-    return found
+    rows: list[dict[str, Any]] = found
+    return rows
 
 
-def fetch_one(cursor) -> dict[str, Any] | None:
+def fetch_one(cursor: Any) -> dict[str, Any] | None:
     """The first row the last statement answered, as a dict by column name; None if none."""
     found = cursor.fetchone()
     if found is None or isinstance(found, dict):

@@ -11,8 +11,8 @@ from __future__ import annotations
 import ipaddress
 import socket
 from dataclasses import dataclass
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, cast
+from urllib.parse import SplitResult, urlsplit
 
 from ..conf import settings
 from ..exceptions import WebhookError
@@ -28,10 +28,10 @@ class Target:
     host: str
     port: int
     path: str
-    addresses: tuple[tuple[int, tuple], ...]
+    addresses: tuple[tuple[int, tuple[Any, ...]], ...]
 
 
-def _split(url: Any):
+def _split(url: Any) -> tuple[SplitResult, int]:
     if not isinstance(url, str) or not url or len(url) > URL_MAX:
         raise WebhookError(
             f"A webhook URL must be an http:// or https:// URL of at most {URL_MAX} characters.",
@@ -100,7 +100,7 @@ def resolve(url: str) -> Target:
     in ``WEBHOOK_ALLOWED_HOSTS``. Raises ``WebhookError`` (``webhook-url-invalid``,
     ``webhook-host-unresolved``, ``webhook-address-refused``)."""
     parts, port = _split(url)
-    host = parts.hostname
+    host = cast(str, parts.hostname)  # _split refuses a URL without a host
     try:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as error:
@@ -113,7 +113,7 @@ def resolve(url: str) -> Target:
     addresses = tuple(dict.fromkeys((family, sockaddr) for family, _, _, _, sockaddr in found))
     if not _allowed(host):
         for _, sockaddr in addresses:
-            kind = _refusal(sockaddr[0])
+            kind = _refusal(str(sockaddr[0]))  # an IPv4 or IPv6 address
             if kind is not None:
                 raise WebhookError(
                     f"The webhook host {host!r} resolves to {sockaddr[0]}, a {kind} address: "

@@ -18,11 +18,13 @@ import logging
 import socket
 import ssl
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any, cast
 
 from django.db import connections, transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 
 from .. import __version__
 from ..conf import settings
@@ -33,6 +35,7 @@ from ..core.payloads import display_url, dumps
 from ..core.retry import Retry
 from ..exceptions import Permanent, RetryAfter, WebhookError
 from ..jobs import queues
+from ..jobs.context import JobContext
 from ..jobs.declaration import job, queue_name
 from ..jobs.enqueue import PreparedRow, insert_many
 from ..models import WebhookDelivery, WebhookEndpoint
@@ -49,7 +52,8 @@ logger = logging.getLogger(__name__)
 
 def _describe(error: BaseException) -> str:
     if isinstance(error, WebhookError):
-        return error.args[0]
+        message: str = error.args[0]
+        return message
     if isinstance(error, TimeoutError | socket.timeout):
         return "no answer within LITEJOBS['WEBHOOK_TIMEOUT']"
     text = str(error).strip().splitlines()
@@ -75,7 +79,7 @@ _JOB_TIMEOUT = settings.or_default(
     atomic=False,
 )
 def deliver(
-    ctx,
+    ctx: JobContext,
     delivery_id: int,
     endpoint_id: int,
     message_id: int,
@@ -83,8 +87,8 @@ def deliver(
     key: str,
     tenant: str,
     created_at: str,
-    payload: dict,
-) -> dict:
+    payload: dict[str, Any],
+) -> dict[str, Any]:
     """POST one published message to one endpoint, signed; record the attempt."""
     alias = settings.DATABASE
     now = clock.now()
@@ -145,7 +149,8 @@ def deliver(
         failure = f"HTTP {answer.status}" + (f": {answer.text}" if answer.text else "")
     wait = None
     if answer is not None:
-        wait = retry_after(answer.retry_after, now, cap=deliver.retry.max)
+        # Retry parsed max into a timedelta.
+        wait = retry_after(answer.retry_after, now, cap=cast(timedelta, deliver.retry.max))
     disabled = _failed(
         endpoint,
         delivery,
@@ -173,7 +178,13 @@ def deliver(
     raise WebhookError(failure, code="webhook-delivery-failed")
 
 
-def _succeeded(endpoint, delivery, job_id: int, status: int, now: datetime) -> None:
+def _succeeded(
+    endpoint: WebhookEndpoint,
+    delivery: QuerySet[WebhookDelivery],
+    job_id: int,
+    status: int,
+    now: datetime,
+) -> None:
     with transaction.atomic(using=settings.DATABASE):
         delivery.update(
             state=DeliveryState.DELIVERED,
@@ -191,7 +202,14 @@ def _succeeded(endpoint, delivery, job_id: int, status: int, now: datetime) -> N
 
 
 def _failed(
-    endpoint, delivery, ctx, *, status, failure: str, final: bool, now: datetime
+    endpoint: WebhookEndpoint,
+    delivery: QuerySet[WebhookDelivery],
+    ctx: JobContext,
+    *,
+    status: int | None,
+    failure: str,
+    final: bool,
+    now: datetime,
 ) -> str | None:
     """Record a failed attempt. When the endpoint is disabled now (by this failure, another,
     or an operator meanwhile), answers why, and this delivery ends."""
@@ -260,7 +278,7 @@ class _Endpoint:
     topics: frozenset[str]
 
     @classmethod
-    def from_row(cls, row) -> _Endpoint:
+    def from_row(cls, row: Mapping[str, Any]) -> _Endpoint:
         topics = json.loads(row["topics"]) if isinstance(row["topics"], str) else row["topics"]
         return cls(row["id"], row["tenant"], frozenset(topics or ()))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..conf import settings
 from ..core import clock
@@ -20,6 +20,11 @@ from ..core.payloads import display_url
 from ..exceptions import InvalidInput, WebhookEndpointNotFound, WebhookError
 from ..outbox.staging import declared_topics, is_declared
 from .addresses import resolve
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
+    from ..models import WebhookEndpoint
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +82,7 @@ def new_secret() -> str:
     return "whsec_" + secrets.token_urlsafe(32)
 
 
-def _endpoints():
+def _endpoints() -> QuerySet[WebhookEndpoint]:
     from ..models import WebhookEndpoint  # the models load once Django's apps are ready
 
     return WebhookEndpoint.objects.using(settings.DATABASE)
@@ -98,7 +103,7 @@ def create_endpoint(
     tenant: str = "",
     secret: str | None = None,
     description: str = "",
-):
+) -> WebhookEndpoint:
     """Create an endpoint receiving ``topics`` (declared names, or ``["*"]``) of ``tenant``.
 
     Validated like the admin's form (URL, address policy, topics, secret) before anything
@@ -126,7 +131,7 @@ def create_endpoint(
     return endpoint
 
 
-def _get(endpoint_id: int):
+def _get(endpoint_id: int) -> WebhookEndpoint:
     endpoint = _endpoints().filter(pk=endpoint_id).first()
     if endpoint is None:
         raise WebhookEndpointNotFound(
@@ -136,7 +141,7 @@ def _get(endpoint_id: int):
     return endpoint
 
 
-def enable_endpoint(endpoint_id: int, *, by: str):
+def enable_endpoint(endpoint_id: int, *, by: str) -> WebhookEndpoint:
     """Deliver to the endpoint again, with a fresh failure streak.
 
     Deliveries skipped while it was disabled are not resent by this; redeliver them from the
@@ -156,7 +161,7 @@ def enable_endpoint(endpoint_id: int, *, by: str):
     return _get(endpoint_id)
 
 
-def disable_endpoint(endpoint_id: int, *, reason: str, by: str):
+def disable_endpoint(endpoint_id: int, *, reason: str, by: str) -> WebhookEndpoint:
     """Stop delivering to the endpoint: its pending deliveries are skipped until enabled."""
     by = _check_by(by)
     if not isinstance(reason, str) or not reason.strip():

@@ -90,7 +90,7 @@ class Acknowledger(threading.Thread):
         finally:
             connections.close_all()
 
-    def _flush(self, batch) -> None:
+    def _flush(self, batch: list[tuple[ClaimedJob, datetime, str | None, float]]) -> None:
         acks = [(job, finished, result) for job, finished, result, _ in batch]
         while True:
             try:

@@ -63,7 +63,9 @@ class Dispatcher:
             self._busy -= 1
             self._cond.notify_all()
 
-    def next(self, claim: Callable[[int], list[ClaimedJob]], wait: float = 1.0):
+    def next(
+        self, claim: Callable[[int], list[ClaimedJob]], wait: float = 1.0
+    ) -> ClaimedJob | None:
         """The next job for the calling thread, or None when stopping.
 
         ``claim(limit)`` is called outside the lock by at most one thread at a time.

@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ..jobs.claims import ClaimedJob
 from ..jobs.context import JobContext
@@ -16,6 +17,14 @@ from ..jobs.context import JobContext
 #: HEARTBEAT is at most half of LEASE, so a heartbeat on time always lands first) is the time
 #: the body has to stop before the lease can lapse at the database and another worker claim it.
 CUT_OFF_AT = 0.75
+
+
+class RunnerHandle(Protocol):
+    """What the main loop does to the thread running a held job (a ``Runner``)."""
+
+    retired: bool
+
+    def cancel_query_of(self, job: ClaimedJob) -> None: ...
 
 
 @dataclass
@@ -29,7 +38,7 @@ class Held:
     started: float | None = None  # monotonic
     deadline: float | None = None  # monotonic: the attempt's timeout
     abandon_at: float | None = None  # monotonic: when a timed-out body is given up on
-    runner: object | None = None
+    runner: RunnerHandle | None = None  # the thread running it, set with ctx
     progress: str | None = field(default=None, repr=False)  # unsaved progress JSON
 
 
@@ -61,7 +70,7 @@ class Holdings:
         with self._lock:
             return [h for h in self._held.values() if not h.cut_off and h.renewed < before]
 
-    def start(self, job: ClaimedJob, ctx: JobContext, timeout: float, runner: object) -> None:
+    def start(self, job: ClaimedJob, ctx: JobContext, timeout: float, runner: RunnerHandle) -> None:
         now = time.monotonic()
         with self._lock:
             held = self._held.get(job.id)

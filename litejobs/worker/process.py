@@ -11,9 +11,10 @@ import threading
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.db import connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ..conf import settings
 from ..core import clock
@@ -30,7 +31,7 @@ from ..runtime.startup import describe_database
 from ..runtime.stopping import GracefulStop
 from ..sql import hot_cursor
 from .dispatch import Dispatcher
-from .holdings import Held, Holdings, LeaseWatch
+from .holdings import Held, Holdings, LeaseWatch, RunnerHandle
 from .outcome import Ending, Release
 from .runner import Runner
 from .settling import Settler, failed
@@ -77,7 +78,7 @@ class Worker:
         self.install_signals = install_signals
         # The outbox relay runs beside the jobs (not with --once, which exits when idle).
         self.relay = (settings.RELAY_IN_WORKER if relay is None else relay) and not once
-        self._relay_thread = None
+        self._relay_thread: RelayThread | None = None
         self.started_at = clock.now()
         self.holdings = Holdings()
         self.dispatcher = Dispatcher(claim_batch or settings.CLAIM_BATCH, max_jobs)
@@ -146,9 +147,9 @@ class Worker:
             return jobs
         return []
 
-    def claim_on(self, connection, limit: int) -> list[ClaimedJob]:
+    def claim_on(self, connection: BaseDatabaseWrapper, limit: int) -> list[ClaimedJob]:
         """Claim up to ``limit`` jobs on a runner's connection and hold them."""
-        args = {
+        args: dict[str, Any] = {
             "owner": self.id,
             "queues": self.queues,
             "limit": limit,
@@ -367,14 +368,15 @@ class Worker:
                 held.abandon_at = now + self.grace
                 if held.ctx.cancel(CancelReason.TIMEOUT):
                     logger.warning("job timeout id=%s name=%s", held.job.id, held.job.name)
-                    held.runner.cancel_query_of(held.job)
+                    cast(RunnerHandle, held.runner).cancel_query_of(held.job)  # set with ctx
             elif now >= held.abandon_at and held.ctx.cancel_reason == CancelReason.TIMEOUT:
                 self._abandon(held)
 
-    def _abandon(self, held) -> None:
+    def _abandon(self, held: Held) -> None:
         """A timed-out body ignored its cancellation: fail the attempt and replace the thread."""
-        job, runner = held.job, held.runner
-        held.ctx.cancel_reason = CancelReason.ABANDONED
+        # Only a started run times out: Holdings.start set its ctx and runner.
+        job, runner = held.job, cast(RunnerHandle, held.runner)
+        cast(JobContext, held.ctx).cancel_reason = CancelReason.ABANDONED
         logger.error(
             "job abandoned id=%s name=%s: its body ignored the timeout's cancellation; its late "
             "completion will be refused",
@@ -404,7 +406,7 @@ class Worker:
         if len(self.holdings):
             for held in self.holdings.snapshot():
                 if held.ctx is not None and held.ctx.cancel(CancelReason.DRAIN):
-                    held.runner.cancel_query_of(held.job)
+                    cast(RunnerHandle, held.runner).cancel_query_of(held.job)  # set with ctx
             self._serve_until_empty(time.monotonic() + self.grace)
         for job in self.dispatcher.leftovers():
             self.settle(job, Release("claimed while stopping"), time.monotonic())

@@ -131,7 +131,9 @@ class Runner(threading.Thread):
             return
         if job.cancel_requested:  # an operator cancelled it before it started
             ctx.cancel(CancelReason.CANCEL)
-            ending = failed(job, definition, Cancelled("cancel"), cancel_reason=ctx.cancel_reason)
+            ending: Ending = failed(
+                job, definition, Cancelled("cancel"), cancel_reason=ctx.cancel_reason
+            )
             self.host.settle(job, ending, started)
             return
         with self.current_lock:
@@ -160,7 +162,9 @@ class Runner(threading.Thread):
                 self._pg_conn = None
         self.host.settle(job, ending, started)
 
-    def _run_atomic(self, job, definition: catalog.Definition, ctx: JobContext) -> Ending:
+    def _run_atomic(
+        self, job: ClaimedJob, definition: catalog.Definition, ctx: JobContext
+    ) -> Ending:
         alias = self.host.alias
         connection = connections[alias]
         with transaction.atomic(using=alias):
@@ -186,13 +190,22 @@ class Runner(threading.Thread):
                     self._pg_conn = None
         return Completed()
 
-    def _run_unfenced(self, job, definition: catalog.Definition, ctx: JobContext) -> Ending:
+    def _run_unfenced(
+        self, job: ClaimedJob, definition: catalog.Definition, ctx: JobContext
+    ) -> Ending:
         result = definition.invoke(ctx, job.payload, job.version)
         if ctx.cancel_reason in CLAIM_GONE:
             raise StaleFence(f"job {job.id} lost its claim before completing")
         return Unfenced(_result_json(job, result))
 
-    def _ending_of(self, job, definition, ctx: JobContext, error: BaseException, started) -> Ending:
+    def _ending_of(
+        self,
+        job: ClaimedJob,
+        definition: catalog.Definition,
+        ctx: JobContext,
+        error: BaseException,
+        started: float,
+    ) -> Ending:
         """How a run that raised ``error`` ends."""
         reason = ctx.cancel_reason
         if isinstance(error, Suspended | OperatorNeeded) and reason is None:

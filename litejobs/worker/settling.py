@@ -253,7 +253,7 @@ class Settler:
         """The body sleeps, waits for an event, or waits for an operator: hand the job back."""
         signal = ending.signal
 
-        def write(cursor) -> bool:
+        def write(cursor: Any) -> bool:
             if isinstance(signal, OperatorNeeded):
                 return transitions.suspend(
                     cursor,

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from types import FrameType
 
 logger = logging.getLogger(__name__)
 
@@ -23,15 +24,15 @@ class Supervisor:
     def __init__(self, processes: int, child_args: list[str]) -> None:
         self.processes = max(1, processes)
         self.child_args = child_args
-        self.children: list[subprocess.Popen] = []
+        self.children: list[subprocess.Popen[bytes]] = []
         self.stopping = False
         self._signals = 0
 
-    def _spawn(self) -> subprocess.Popen:
+    def _spawn(self) -> subprocess.Popen[bytes]:
         command = [sys.executable, sys.argv[0], "runworker", "--pool", "threads", *self.child_args]
         return subprocess.Popen(command)  # noqa: S603 - our own interpreter and manage.py
 
-    def _forward(self, signum, frame) -> None:
+    def _forward(self, signum: int, frame: FrameType | None) -> None:
         self._signals += 1
         self.stopping = True
         for child in self.children:

@@ -12,13 +12,21 @@ any is pending) with a *retry* button beside a failed item. Every view calls ``l
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin import AdminSite
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q
-from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
+from django.db.models import Model, Q, QuerySet
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotAllowed,
+    HttpResponseRedirect,
+)
 from django.template.response import TemplateResponse
-from django.urls import NoReverseMatch, path, reverse
+from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters
 
@@ -44,7 +52,7 @@ REFRESH_SECONDS = 2
 FORBIDDEN_CODES = ("bulk-forbidden", "work-queue-forbidden", "bulk-device-missing")
 
 
-def offer(queue: queues.WorkQueue, request) -> list[dict]:
+def offer(queue: queues.WorkQueue, request: HttpRequest) -> list[dict[str, Any]]:
     """The bulk money actions a queue page offers the user: each with its preview URL, or, when
     they have no confirmed TOTP device, why it is unavailable and how to add one. Actions whose
     permission the user lacks are not offered at all."""
@@ -65,12 +73,12 @@ def offer(queue: queues.WorkQueue, request) -> list[dict]:
 workqueue_admin.money_actions.register("bulk", offer)
 
 
-def _runnable(request) -> list[str]:
+def _runnable(request: HttpRequest) -> list[str]:
     """The names of the actions this user may run (cached on the request)."""
     cached = getattr(request, "_litejobs_bulk_runnable", None)
     if cached is None:
         cached = [a.name for a in bulk.all_actions() if a.allows(request.user)]
-        request._litejobs_bulk_runnable = cached
+        request._litejobs_bulk_runnable = cached  # type: ignore[attr-defined]  # per request
     return cached
 
 
@@ -78,17 +86,17 @@ class _ByActionAdmin(ReadOnlyAdmin):
     """Visible to holders of the model's view permission (operators, auditors) and, for the
     actions they may run, to the people who run them (finance sees its own history)."""
 
-    def has_module_permission(self, request) -> bool:
+    def has_module_permission(self, request: HttpRequest) -> bool:
         return super().has_module_permission(request) or bool(_runnable(request))
 
-    def has_view_permission(self, request, obj=None) -> bool:
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         if super().has_view_permission(request, obj):
             return True
         if obj is None:
             return bool(_runnable(request))
         return obj.action in _runnable(request)
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         queryset = super().get_queryset(request)
         if super().has_view_permission(request):
             return queryset
@@ -125,7 +133,7 @@ class BulkActionAdmin(_ByActionAdmin):
 
     # Pages -----------------------------------------------------------------------------------
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         """The preview, confirmation and retry views, beside the record pages."""
         view = self.admin_site.admin_view
         return [
@@ -155,7 +163,7 @@ class BulkActionAdmin(_ByActionAdmin):
     def _queue_url(self, action: bulk.BulkMoneyAction) -> str:
         return reverse("admin:litejobs_workitem_queue", kwargs={"queue": action.queue_name})
 
-    def preview_view(self, request, action: str):
+    def preview_view(self, request: HttpRequest, action: str) -> HttpResponse:
         """POST from a queue page (the ticked ``item`` ids): the preview, with the code form."""
         declared = self._action_for(action)
         if request.method != "POST":
@@ -171,7 +179,7 @@ class BulkActionAdmin(_ByActionAdmin):
             return HttpResponseRedirect(self._queue_url(declared))
         return self._page(request, declared, made)
 
-    def confirm_view(self, request, action: str):
+    def confirm_view(self, request: HttpRequest, action: str) -> HttpResponse:
         """POST of the preview's form: the code typed, and the signed preview it confirms."""
         declared = self._action_for(action)
         if request.method != "POST":
@@ -217,7 +225,7 @@ class BulkActionAdmin(_ByActionAdmin):
             )
         return HttpResponseRedirect(reverse("admin:litejobs_bulkaction_change", args=[record.pk]))
 
-    def retry_view(self, request, pk: int, entry: int):
+    def retry_view(self, request: HttpRequest, pk: int, entry: int) -> HttpResponse:
         """POST: run one failed item again."""
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
@@ -238,7 +246,15 @@ class BulkActionAdmin(_ByActionAdmin):
             )
         return HttpResponseRedirect(reverse("admin:litejobs_bulkaction_change", args=[pk]))
 
-    def _page(self, request, action, made, *, error: str = "", status: int = 200):
+    def _page(
+        self,
+        request: HttpRequest,
+        action: bulk.BulkMoneyAction,
+        made: bulk.Preview | None,
+        *,
+        error: str = "",
+        status: int = 200,
+    ) -> HttpResponse:
         devices = bulk.devices_for(request.user) if made is not None else []
         context = {
             **self.admin_site.each_context(request),
@@ -263,7 +279,7 @@ class BulkActionAdmin(_ByActionAdmin):
         request.current_app = self.admin_site.name
         return TemplateResponse(request, PREVIEW_TEMPLATE, context, status=status)
 
-    def _line(self, action, line: bulk.PreviewLine) -> dict:
+    def _line(self, action: bulk.BulkMoneyAction, line: bulk.PreviewLine) -> dict[str, Any]:
         return {
             "line": line,
             "amount": bulk.money(line.amount, line.currency),
@@ -271,7 +287,13 @@ class BulkActionAdmin(_ByActionAdmin):
             "url": _row_url(self.admin_site, action.queue().model, line.object_id),
         }
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
         """The record: who, when, the device, digest and totals, then every item's outcome."""
         record = self.get_object(request, object_id)
         if record is None:
@@ -361,7 +383,7 @@ class BulkConfirmationAttemptAdmin(_ByActionAdmin):
         return obj.digest[:12]
 
     @admin.display(description="bulk action")
-    def record_link(self, obj: BulkConfirmationAttempt):
+    def record_link(self, obj: BulkConfirmationAttempt) -> str:
         """The bulk action a confirmed attempt wrote (or found, for a double submit)."""
         if obj.bulk_action_id is None:
             return "-"
@@ -391,7 +413,7 @@ def _outcome(summary: bulk.Summary, count: int) -> str:
     return ", ".join(parts) or "-"
 
 
-def _row_url(admin_site, model, object_id) -> str:
+def _row_url(admin_site: AdminSite, model: type[Model] | None, object_id: str) -> str:
     if model is None or not admin_site.is_registered(model):
         return ""
     try:
@@ -403,7 +425,7 @@ def _row_url(admin_site, model, object_id) -> str:
         return ""
 
 
-def _job_url(job_id) -> str:
+def _job_url(job_id: int | None) -> str:
     if job_id is None:
         return ""
     try:

@@ -1,9 +1,13 @@
 """System checks of bulk money actions (registered when litejobs' app is ready)."""
 
-from django.apps import apps
+from collections.abc import Sequence
+from typing import Any
+
+from django.apps import AppConfig, apps
 from django.conf import settings as django_settings
 from django.core import checks
 from django.core.exceptions import FieldDoesNotExist
+from django.db.models import Model
 
 from ...core import extras
 from ...core.diagnostics import Problem
@@ -12,7 +16,7 @@ from .declarations import all_actions
 from .devices import TOTP_APP
 
 
-def _has_attribute(model, name: str) -> bool:
+def _has_attribute(model: type[Model], name: str) -> bool:
     try:
         model._meta.get_field(name)
     except FieldDoesNotExist:  # a property or plain attribute may do
@@ -76,7 +80,9 @@ CHECK_IDS = {"extra-missing": "litejobs.E050"}
 
 
 @checks.register("litejobs")
-def check_bulk_actions(app_configs=None, **kwargs):
+def check_bulk_actions(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
     """litejobs.E012: a bulk money action that cannot work — one acting on a work queue no
     installed app declares (``bulk-action-invalid``), binding a field its model lacks, or
     django-otp's TOTP app missing from ``INSTALLED_APPS`` (``bulk-otp-missing``);
@@ -96,7 +102,9 @@ def check_bulk_actions(app_configs=None, **kwargs):
 
 
 @checks.register("litejobs")
-def check_bulk_device_keys(app_configs=None, **kwargs):
+def check_bulk_device_keys(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
     """litejobs.W060: bulk money actions are declared while django-otp's admin still shows a
     device's key and QR code (``OTP_ADMIN_HIDE_SENSITIVE_DATA`` is not True): a stolen admin
     session that can read the key can clone the phone that confirms payments."""

@@ -172,7 +172,9 @@ def _double_submit(error: IntegrityError, confirmation: uuid.UUID) -> BulkAction
 class _Audit:
     """Writes the ``BulkConfirmationAttempt`` of one confirmation attempt."""
 
-    def __init__(self, user: Any, action: str, confirmation, remote_addr) -> None:
+    def __init__(
+        self, user: Any, action: str, confirmation: str | None, remote_addr: str | None
+    ) -> None:
         self.user = user
         self.username = devices.username(user)
         self.action = action[:100]
@@ -207,7 +209,9 @@ class _Audit:
             )
 
 
-def _start(action: BulkMoneyAction, fresh: Preview, user: Any, device: Any, confirmation):
+def _start(
+    action: BulkMoneyAction, fresh: Preview, user: Any, device: Any, confirmation: str
+) -> BulkAction:
     """Write the record and its items and enqueue one job per item (the caller's transaction)."""
     now = clock.now()
     record = BulkAction.objects.using(database_alias()).create(

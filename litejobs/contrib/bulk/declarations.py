@@ -40,7 +40,7 @@ def _invalid(what: str, message: str) -> DeclarationError:
     return DeclarationError(f"{what}: {message}", code="bulk-action-invalid")
 
 
-def _declared_twice(name: str, existing: BulkMoneyAction, new: BulkMoneyAction):
+def _declared_twice(name: str, existing: BulkMoneyAction, new: BulkMoneyAction) -> DeclarationError:
     return _invalid(
         f"Bulk money action {name!r}",
         f"declared twice ({existing.module} and {new.module}); rename one.",
@@ -260,7 +260,7 @@ def bulk_money_action(
         raise _invalid(what, f"queue= must be a work queue or its name, got {queue!r}.")
     _check_callable(what, "amount", amount, 1, "amount(row) -> (Decimal, currency)")
     _check_callable(what, "execute", execute, 2, "execute(row, run)")
-    bind = _check_bind(what, bind)
+    checked_bind = _check_bind(what, bind)
     if not isinstance(permission, str) or not queues.PERMISSION_PATTERN.match(permission):
         raise _invalid(
             what,
@@ -289,7 +289,7 @@ def bulk_money_action(
         or f"Runs {getattr(execute, '__qualname__', 'execute')} once for each item, each in its "
         f"own transaction, and resolves its work item as {resolution!r}.",
         resolution=resolution,
-        bind=bind,
+        bind=checked_bind,
         module=module,
     )
     return _actions.register(name, action)
@@ -306,11 +306,12 @@ def _check_callable(what: str, option: str, func: Any, arity: int, shape: str) -
         ) from error
 
 
-def _check_bind(what: str, bind: Any):
+def _check_bind(what: str, bind: Any) -> tuple[str, ...] | Callable[[Any], Mapping[str, Any]]:
     """``bind=`` as the action keeps it: a tuple of names, or a one-argument function."""
     if callable(bind):
         _check_callable(what, "bind", bind, 1, "bind(row) -> {'payee': ..., 'account': ...}")
-        return bind
+        bound: Callable[[Any], Mapping[str, Any]] = bind
+        return bound
     if isinstance(bind, str) or not isinstance(bind, Iterable):
         raise _invalid(
             what,

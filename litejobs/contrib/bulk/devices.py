@@ -54,7 +54,7 @@ def username(user: Any) -> str:
     return (name or f"user:{getattr(user, 'pk', '?')}")[:150]
 
 
-def _totp_model():
+def _totp_model() -> Any:  # django_otp's TOTPDevice (django-otp ships no types)
     extras.require("otp", "django_otp", "Confirming a bulk money action")
     if not (apps.is_installed("django_otp") and apps.is_installed(TOTP_APP)):
         raise BulkRefused(
@@ -67,7 +67,7 @@ def _totp_model():
     return TOTPDevice
 
 
-def devices_for(user: Any) -> list:
+def devices_for(user: Any) -> list[Any]:
     """The user's confirmed TOTP devices (their phones), oldest first."""
     if user is None or getattr(user, "pk", None) is None:
         return []
@@ -84,7 +84,7 @@ NO_DEVICE_HELP = (
 )
 
 
-def device_of(user: Any, device_id: Any = None):
+def device_of(user: Any, device_id: Any = None) -> Any:
     """The confirmed device of ``user`` a confirmation uses (``device_id``, else the first)."""
     devices = devices_for(user)
     if not devices:
@@ -107,7 +107,8 @@ def unavailable_reason(action: BulkMoneyAction, user: Any) -> str:
         check_user(action, user)
         device_of(user)
     except LitejobsError as error:
-        return error.args[0]
+        reason: str = error.args[0]
+        return reason
     return ""
 
 

@@ -25,6 +25,7 @@ from ...core.enums import CLAIM_GONE, UNFINISHED_BULK_ITEM, BulkItemState, BulkS
 from ...core.retry import Retry
 from ...exceptions import BulkRefused, JobNotFound, LitejobsError, TransitionRefused
 from ...jobs import operations
+from ...jobs.context import JobContext
 from ...jobs.declaration import job
 from ...models import UNFINISHED_ITEM_CONSTRAINT, BulkAction, BulkActionItem
 from ..workqueues import items as workqueues
@@ -68,7 +69,9 @@ ITEM_RETRY = Retry(
     # completion follows it (a crash in between re-runs the job, which finds the item done).
     atomic=False,
 )
-def run_bulk_item(ctx, action: str, item: int, confirmation: int, entry: int) -> dict:
+def run_bulk_item(
+    ctx: JobContext, action: str, item: int, confirmation: int, entry: int
+) -> dict[str, Any]:
     """Execute one item of a confirmed bulk money action, once.
 
     One transaction: lock the item's record (a second run of the same key waits here, then
@@ -115,7 +118,9 @@ class _NotPending(BulkRefused):
         )
 
 
-def _execute_item(ctx, action: BulkMoneyAction, record: BulkActionItem) -> dict:
+def _execute_item(
+    ctx: JobContext, action: BulkMoneyAction, record: BulkActionItem
+) -> dict[str, Any]:
     queue = action.queue()
     bulk = record.bulk_action
     try:
@@ -198,7 +203,7 @@ def _execute_item(ctx, action: BulkMoneyAction, record: BulkActionItem) -> dict:
     return {"outcome": "succeeded", "note": record.note}
 
 
-def _record_failure(ctx, entry: int, error: BaseException) -> None:
+def _record_failure(ctx: JobContext, entry: int, error: BaseException) -> None:
     final = ctx.final_attempt or run_bulk_item.retry.gives_up_on(error)
     message = str(error) if isinstance(error, LitejobsError) else f"{type(error).__name__}: {error}"
     code = getattr(error, "code", "") or f"{type(error).__module__}.{type(error).__qualname__}"
@@ -329,7 +334,9 @@ def retry_item(entry: BulkActionItem | int, user: Any) -> BulkActionItem:
     return locked
 
 
-def _send_back(action: BulkMoneyAction, pk: int, record: BulkActionItem, by: str):
+def _send_back(
+    action: BulkMoneyAction, pk: int, record: BulkActionItem, by: str
+) -> tuple[BulkActionItem, int]:
     """Mark the failed item pending and its job ready again (the caller's transaction)."""
     locked = BulkActionItem.objects.using(database_alias()).select_for_update().get(pk=pk)
     if locked.state != BulkItemState.FAILED:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from django.core import signing
 
@@ -19,6 +19,7 @@ from ...core.enums import FINISHED_ITEM, UNFINISHED_BULK_ITEM, WorkItemState
 from ...exceptions import BulkRefused, InvalidInput, LitejobsError
 from ...models import BulkActionItem, WorkItem
 from ..workqueues import items as workqueues
+from ..workqueues.declarations import WorkQueue
 from . import devices
 from .declarations import BulkMoneyAction, database_alias, get_action
 
@@ -173,10 +174,11 @@ def read(action: BulkMoneyAction, selection: tuple[int, ...], user: Any) -> Prev
         if reason is not None:
             excluded.append(Excluded(item_id, *reason))
             continue
-        row = rows[item.object_id]
+        object_id = cast(WorkItem, item).object_id  # _exclusion excluded a missing item
+        row = rows[object_id]
         amount, currency = action.amount_of(row)
         bound = tuple(action.bound_of(row).items())
-        lines.append(PreviewLine(item_id, item.object_id, str(row)[:200], amount, currency, bound))
+        lines.append(PreviewLine(item_id, object_id, str(row)[:200], amount, currency, bound))
     totals: dict[str, Decimal] = {}
     for line in lines:
         totals[line.currency] = totals.get(line.currency, Decimal(0)) + line.amount
@@ -205,7 +207,15 @@ def read(action: BulkMoneyAction, selection: tuple[int, ...], user: Any) -> Prev
     return replace(made, token=token)
 
 
-def _exclusion(queue, item, item_id, busy, rows, user, now) -> tuple[str, str] | None:
+def _exclusion(
+    queue: WorkQueue,
+    item: WorkItem | None,
+    item_id: int,
+    busy: Mapping[int, Any],
+    rows: Mapping[str, Any],
+    user: Any,
+    now: datetime,
+) -> tuple[str, str] | None:
     if item is None:
         return "item-not-found", f"Item #{item_id} is not in queue {queue.name!r} (purged?)."
     if item.state in FINISHED_ITEM:
@@ -218,7 +228,7 @@ def _exclusion(queue, item, item_id, busy, rows, user, now) -> tuple[str, str] |
         return "bulk-item-pending", (
             f"Item #{item_id} is already being executed by bulk action #{busy[item_id]}."
         )
-    held = item.state == WorkItemState.CLAIMED and item.claim_expires_at > now
+    held = item.state == WorkItemState.CLAIMED and cast(datetime, item.claim_expires_at) > now
     if held and item.claimed_by_id != user.pk:
         return "claim-held", (
             f"Item #{item_id} is held by {item.claimed_by_name or 'someone'} until "

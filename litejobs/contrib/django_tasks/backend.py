@@ -9,9 +9,10 @@ their own, so each enqueue is a new job; use ``@job`` when a key, retries or a t
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from django.utils.module_loading import import_string
 
@@ -24,19 +25,28 @@ from ...jobs import catalog, queues
 from ...jobs.enqueue import PreparedRow, insert_one
 from ...models import Job, JobState
 
-try:  # Django 6.x
+if TYPE_CHECKING:  # the checker reads Django 6's types (django-stubs) on Django 5.2 too
+    from django.tasks import Task
     from django.tasks.backends.base import BaseTaskBackend
     from django.tasks.base import TaskContext, TaskError, TaskResult, TaskResultStatus
     from django.tasks.exceptions import TaskResultDoesNotExist
-except ImportError:  # Django 5.2 with the django-tasks backport
-    from django_tasks.backends.base import BaseTaskBackend
-    from django_tasks.base import TaskContext, TaskError, TaskResult, TaskResultStatus
-    from django_tasks.exceptions import TaskResultDoesNotExist
+else:
+    try:  # Django 6.x
+        from django.tasks.backends.base import BaseTaskBackend
+        from django.tasks.base import TaskContext, TaskError, TaskResult, TaskResultStatus
+        from django.tasks.exceptions import TaskResultDoesNotExist
+    except ImportError:  # Django 5.2 with the django-tasks backport
+        from django_tasks.backends.base import BaseTaskBackend
+        from django_tasks.base import TaskContext, TaskError, TaskResult, TaskResultStatus
+        from django_tasks.exceptions import TaskResultDoesNotExist
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 #: Stored rows of Django ``@task`` functions are named ``task:<module path>``.
 TASK_PREFIX = "task:"
 
-_STATUS = {
+_STATUS: dict[str, TaskResultStatus] = {
     JobState.SCHEDULED: TaskResultStatus.READY,
     JobState.READY: TaskResultStatus.READY,
     JobState.FAILED: TaskResultStatus.READY,
@@ -77,11 +87,11 @@ class TaskJobDefinition:
     def traceparent(self) -> str:
         return current_traceparent()
 
-    def invoke(self, ctx: Any, payload: dict[str, Any], version: int | None = None) -> Any:
+    def invoke(self, ctx: Any, payload: Mapping[str, Any], version: int | None = None) -> Any:
         task = import_string(self.module_path)
         args, kwargs = payload.get("args", []), payload.get("kwargs", {})
         if task.takes_context:
-            result = TaskResult(
+            result: TaskResult[..., Any] = TaskResult(
                 task=task,
                 id=str(ctx.job_id),
                 status=TaskResultStatus.RUNNING,
@@ -136,7 +146,9 @@ class LitejobsBackend(BaseTaskBackend):
     supports_get_result = True
     supports_priority = True
 
-    def enqueue(self, task, args, kwargs):
+    def enqueue(
+        self, task: Task[_P, _R], args: list[Any], kwargs: dict[str, Any]
+    ) -> TaskResult[_P, _R]:
         self.validate_task(task)
         definition = TaskJobDefinition(name=TASK_PREFIX + task.module_path, queue=task.queue_name)
         payload = encode_payload(
@@ -163,7 +175,7 @@ class LitejobsBackend(BaseTaskBackend):
             worker_ids=[],
         )
 
-    def get_result(self, result_id):
+    def get_result(self, result_id: str) -> TaskResult[..., Any]:
         try:
             job = Job.objects.using(settings.DATABASE).get(
                 pk=int(result_id), name__startswith=TASK_PREFIX
@@ -181,7 +193,7 @@ class LitejobsBackend(BaseTaskBackend):
         worker_ids = [a.worker for a in attempts]
         if job.state in (JobState.RUNNING, JobState.DONE) and job.lease_owner:
             worker_ids.append(job.lease_owner)
-        result = TaskResult(
+        result: TaskResult[..., Any] = TaskResult(
             task=task,
             id=str(job.id),
             status=_STATUS[job.state],

@@ -25,6 +25,7 @@ Further job metrics are added as methods yielding families from ``collect``.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 
 from django.db.models import Count
 from prometheus_client.core import CollectorRegistry, GaugeMetricFamily, Metric
@@ -48,7 +49,7 @@ class LitejobsCollector(Collector):
         yield from self.queue_metrics(now)
         yield from self.outbox_metrics(now)
 
-    def schedule_metrics(self, now) -> Iterator[Metric]:
+    def schedule_metrics(self, now: datetime) -> Iterator[Metric]:
         """Last success, overdue flag, switch and occurrence counts per schedule."""
         last_success = GaugeMetricFamily(
             "litejobs_schedule_last_success_timestamp_seconds",
@@ -89,7 +90,7 @@ class LitejobsCollector(Collector):
             occurrences.add_metric([name, state], count)
         yield occurrences
 
-    def queue_metrics(self, now) -> Iterator[Metric]:
+    def queue_metrics(self, now: datetime) -> Iterator[Metric]:
         """Job counts per queue and state, and the oldest due job's age."""
         depth = GaugeMetricFamily(
             "litejobs_jobs", "Jobs per queue and state.", labels=["queue", "state"]
@@ -107,7 +108,7 @@ class LitejobsCollector(Collector):
         yield depth
         yield oldest
 
-    def outbox_metrics(self, now) -> Iterator[Metric]:
+    def outbox_metrics(self, now: datetime) -> Iterator[Metric]:
         """The outbox backlog, each webhook endpoint's health, deliveries per state."""
         waiting = outbox_operations.backlog(now=now)
         yield GaugeMetricFamily(

@@ -12,16 +12,17 @@ without it the page says it has no live updates.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponseRedirect, JsonResponse
+from django.db.models import Model
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.template.response import TemplateResponse
-from django.urls import NoReverseMatch, path, reverse
+from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
@@ -36,7 +37,7 @@ from .live import websocket_path
 
 #: Name -> ``offer(queue, request)``: the money actions a queue page offers the user, each a
 #: dict the template shows (``action``, ``url``, ``unavailable``); bulk money actions register.
-money_actions: Registry[Callable[[queues.WorkQueue, Any], list[dict]]] = Registry(
+money_actions: Registry[Callable[[queues.WorkQueue, Any], list[dict[str, Any]]]] = Registry(
     "queue page money action", origin=None
 )
 
@@ -133,18 +134,18 @@ class WorkItemAdmin(ReadOnlyAdmin):
 
     # Who sees what ---------------------------------------------------------------------------
 
-    def _workable(self, request) -> list[queues.WorkQueue]:
+    def _workable(self, request: HttpRequest) -> list[queues.WorkQueue]:
         cached = getattr(request, "_litejobs_workable", None)
         if cached is None:
             cached = [q for q in queues.all_queues() if q.allows(request.user)]
-            request._litejobs_workable = cached
+            request._litejobs_workable = cached  # type: ignore[attr-defined]  # per request
         return cached
 
-    def has_module_permission(self, request) -> bool:
+    def has_module_permission(self, request: HttpRequest) -> bool:
         """Shown to users who may work some queue (or view work items in general)."""
         return super().has_module_permission(request) or bool(self._workable(request))
 
-    def has_view_permission(self, request, obj=None) -> bool:
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         """An item is visible to whoever may work its queue (or view every work item)."""
         if super().has_view_permission(request, obj):
             return True
@@ -155,7 +156,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
     # Item detail -----------------------------------------------------------------------------
 
     @admin.display(description="item")
-    def target_link(self, obj: WorkItem):
+    def target_link(self, obj: WorkItem) -> str:
         """The row the item is about, linked to its admin page when it has one."""
         target = obj.target
         if target is None:
@@ -164,7 +165,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
         return format_html('<a href="{}">{}</a>', url, target) if url else str(target)
 
     @admin.display(description="score")
-    def score_display(self, obj: WorkItem):
+    def score_display(self, obj: WorkItem) -> str:
         """The score with the inputs that set it, name by name."""
         if not obj.score_rule:
             return "- (unscored queue: oldest first)"
@@ -174,7 +175,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
             format_html_join("", "<li>{}: {}</li>", obj.score_inputs or ()),
         )
 
-    def _target_url(self, model, object_id) -> str:
+    def _target_url(self, model: type[Model] | None, object_id: str) -> str:
         if model is None or not self.admin_site.is_registered(model):
             return ""
         try:
@@ -187,7 +188,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
 
     # Pages -----------------------------------------------------------------------------------
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         """The queue pages, beside the item detail pages."""
         info = self.opts.app_label, self.opts.model_name
         return [
@@ -199,7 +200,9 @@ class WorkItemAdmin(ReadOnlyAdmin):
             *super().get_urls(),
         ]
 
-    def changelist_view(self, request, extra_context=None):
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         """The queues this user may work, with their live counts."""
         if not self.has_view_permission(request):
             raise PermissionDenied
@@ -229,7 +232,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
         request.current_app = self.admin_site.name
         return TemplateResponse(request, INDEX_TEMPLATE, context)
 
-    def _queue_url(self, name: str, **params) -> str:
+    def _queue_url(self, name: str, **params: Any) -> str:
         url = reverse(
             f"{self.admin_site.name}:{self.opts.app_label}_{self.opts.model_name}_queue",
             kwargs={"queue": name},
@@ -237,7 +240,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
         params = {k: v for k, v in params.items() if v not in (None, "")}
         return f"{url}?{urlencode(params)}" if params else url
 
-    def _queue_for(self, request, name: str) -> queues.WorkQueue:
+    def _queue_for(self, request: HttpRequest, name: str) -> queues.WorkQueue:
         try:
             queue = queues.get(name)
         except WorkQueueNotFound as error:
@@ -246,14 +249,14 @@ class WorkItemAdmin(ReadOnlyAdmin):
             raise PermissionDenied(f"This page needs the permission {queue.permission!r}.")
         return queue
 
-    def queue_view(self, request, queue: str):
+    def queue_view(self, request: HttpRequest, queue: str) -> HttpResponse:
         """The queue's page (GET) and its actions (POST)."""
         work_queue = self._queue_for(request, queue)
         if request.method == "POST":
             return self._act(request, work_queue)
         return self._listing(request, work_queue)
 
-    def _listing(self, request, queue: queues.WorkQueue):
+    def _listing(self, request: HttpRequest, queue: queues.WorkQueue) -> HttpResponse:
         now = clock.now()
         views = [v for v in workqueues.VIEWS if queue.claims_enabled or v in ("todo", "closed")]
         view = request.GET.get("view") or "todo"
@@ -262,7 +265,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
         per_page = _int(request.GET.get("per_page"), PAGE_SIZES)
         tenant = request.GET.get("tenant", "").strip()[:200] or None
         after = request.GET.get("after") or None
-        filters = {"user": request.user, "view": view, "tenant": tenant, "now": now}
+        filters: dict[str, Any] = {"user": request.user, "view": view, "tenant": tenant, "now": now}
         try:
             page = workqueues.page(queue.name, after=after, limit=per_page, **filters)
         except InvalidInput as error:
@@ -339,7 +342,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
         request.current_app = self.admin_site.name
         return TemplateResponse(request, QUEUE_TEMPLATE, context)
 
-    def _act(self, request, queue: queues.WorkQueue):
+    def _act(self, request: HttpRequest, queue: queues.WorkQueue) -> HttpResponse:
         post = request.POST
         outcomes: list[workqueues.Outcome] = []
         try:
@@ -367,7 +370,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
             return self._answer(request, [], error=str(error))
         return self._answer(request, outcomes)
 
-    def _claim_next(self, request, queue: queues.WorkQueue) -> workqueues.Outcome:
+    def _claim_next(self, request: HttpRequest, queue: queues.WorkQueue) -> workqueues.Outcome:
         tenant = request.POST.get("tenant", "").strip() or None
         item = workqueues.claim_next(queue.name, request.user, tenant=tenant)
         if item is None:
@@ -380,7 +383,9 @@ class WorkItemAdmin(ReadOnlyAdmin):
             item=item,
         )
 
-    def _answer(self, request, outcomes, *, error: str = ""):
+    def _answer(
+        self, request: HttpRequest, outcomes: Sequence[workqueues.Outcome], *, error: str = ""
+    ) -> HttpResponse:
         """JSON for the page's script (it redraws the rows); else messages and a redirect."""
         if "application/json" in request.headers.get("Accept", ""):
             return JsonResponse(
@@ -421,7 +426,7 @@ _MODE_HELP = {
 }
 
 
-def _int(value, allowed) -> int:
+def _int(value: Any, allowed: tuple[int, ...]) -> int:
     try:
         number = int(value)
     except (TypeError, ValueError):

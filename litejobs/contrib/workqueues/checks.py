@@ -1,12 +1,18 @@
 """System checks of human work queues (registered when litejobs' app is ready)."""
 
+from collections.abc import Sequence
+from typing import Any
+
+from django.apps import AppConfig
 from django.core import checks
 
 from . import declarations as queues
 
 
 @checks.register("litejobs")
-def check_work_queues(app_configs=None, **kwargs):
+def check_work_queues(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
     """litejobs.E010 (an invalid ``work_queue`` or ``score_rule`` declaration in a
     ``queues.py``, ``work-queue-invalid``) and E011 (a queue whose score rule no installed app
     declares, ``score-rule-unknown``)."""

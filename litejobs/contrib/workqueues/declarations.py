@@ -149,7 +149,9 @@ class ScoreRule:
         )
 
 
-def score_rule(id: str, *, label: str | None = None) -> Callable[[Callable], Callable]:
+def score_rule(
+    id: str, *, label: str | None = None
+) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
     """Declare the calculation a queue's order cites, under a durable ``id``.
 
     The decorated function receives the item's model row and answers ``(score, inputs)``:
@@ -168,7 +170,7 @@ def score_rule(id: str, *, label: str | None = None) -> Callable[[Callable], Cal
         raise _invalid(f"Score rule {id!r}", "label= must be a non-empty string when given.")
     module = _caller_module()
 
-    def register(func: Callable) -> Callable:
+    def register(func: Callable[[Any], Any]) -> Callable[[Any], Any]:
         if not callable(func):
             raise _invalid(f"Score rule {id!r}", "decorate a function of one argument (the row).")
         try:

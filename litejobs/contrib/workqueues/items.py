@@ -22,12 +22,12 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError
 from django.db import connections, models
-from django.db.models import BooleanField, F, Q
+from django.db.models import BooleanField, F, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from ...conf import settings
@@ -85,7 +85,7 @@ def _instance(found: dict[str, Any]) -> WorkItem:
     fields = WorkItem._meta.concrete_fields
     values = []
     for field in fields:
-        value = found[field.column]
+        value = found[cast(str, field.column)]  # concrete fields have columns
         convert = getattr(field, "from_db_value", None)
         values.append(convert(value, None, connection) if convert and value is not None else value)
     item = WorkItem.from_db(_alias(), [f.attname for f in fields], values)
@@ -288,7 +288,7 @@ def claim(
         item_id,
         work_queue.name,
         claimed.claimed_by_name,
-        claimed.claim_expires_at.isoformat(),
+        cast(datetime, claimed.claim_expires_at).isoformat(),  # a claim has its expiry
     )
     return claimed
 
@@ -323,7 +323,7 @@ def claim_next(queue: str, user: Any, *, tenant: str | None = None) -> WorkItem 
         claimed.pk,
         work_queue.name,
         claimed.claimed_by_name,
-        claimed.claim_expires_at.isoformat(),
+        cast(datetime, claimed.claim_expires_at).isoformat(),  # a claim has its expiry
     )
     return claimed
 
@@ -506,7 +506,7 @@ def _explain(
         return _not_found(item_id, work_queue.name)
     if row.state in FINISHED_ITEM:
         return _closed(row, work_queue)
-    held = row.state == WorkItemState.CLAIMED and row.claim_expires_at > now
+    held = row.state == WorkItemState.CLAIMED and cast(datetime, row.claim_expires_at) > now
     mine = held and user is not None and row.claimed_by_id == user.pk
     if held and not mine:
         logger.info(
@@ -623,7 +623,7 @@ def status(item: WorkItem, user: Any, now: datetime) -> ItemStatus:
     """
     if item.state in FINISHED_ITEM:
         return ItemStatus(item.state)
-    if item.state == WorkItemState.CLAIMED and item.claim_expires_at > now:
+    if item.state == WorkItemState.CLAIMED and cast(datetime, item.claim_expires_at) > now:
         mine = user is not None and item.claimed_by_id == user.pk
         return ItemStatus.MINE if mine else ItemStatus.THEIRS
     return ItemStatus.OPEN
@@ -644,7 +644,7 @@ def items(
     view: str = "todo",
     tenant: str | None = None,
     now: datetime | None = None,
-):
+) -> QuerySet[WorkItem]:
     """The queryset of a listing view, in its order (see ``page``).
 
     ``todo``: every live item by score then age; ``unclaimed``: those without a live claim;
@@ -702,7 +702,7 @@ def page(
 def cursor_of(item: WorkItem, view: str) -> str:
     """The position just after ``item`` in ``view``'s order, as text for a URL."""
     if view == ItemView.CLOSED:
-        return f"{item.resolved_at.isoformat()}_{item.pk}"
+        return f"{cast(datetime, item.resolved_at).isoformat()}_{item.pk}"  # closed: resolved
     return f"{item.score!r}_{item.created_at.isoformat()}_{item.pk}"
 
 
@@ -782,7 +782,7 @@ def purge(*, older_than: Any, batch: int | None = None) -> int:
     while True:
         with connections[_alias()].cursor() as cursor:
             run_query(cursor, "workitem_purge", {"before": before, "batch": batch})
-            deleted = cursor.rowcount
+            deleted: int = cursor.rowcount
         total += deleted
         if deleted < batch:
             break

@@ -69,7 +69,7 @@ class Listener:
     def __init__(self) -> None:
         self.subscribers: dict[str, list[Callback]] = {}
         self.connections_made = 0
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
 
     @property

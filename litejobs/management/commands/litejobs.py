@@ -1,8 +1,9 @@
 """``manage.py litejobs <verb>``: the operator's command line (see ``litejobs.cli``)."""
 
 import sys
+from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from ...cli import EXIT_REFUSED, register_all
 from ...exceptions import LitejobsError
@@ -11,11 +12,11 @@ from ...exceptions import LitejobsError
 class Command(BaseCommand):
     help = "Operate litejobs: inspect, retry, cancel, pause, purge, diagnose, benchmark."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         subparsers = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
         register_all(subparsers)
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             code = options["handler"](self, options)
         except LitejobsError as error:

@@ -6,8 +6,9 @@ Any number of relays may run: one lease elects the one that publishes.
 """
 
 import argparse
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...outbox.relay import OutboxRelay
 from ...runtime.startup import prepare
@@ -23,7 +24,7 @@ def positive_int(value: str) -> int:
 class Command(BaseCommand):
     help = "Publish litejobs outbox messages to their subscribers and webhooks."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--once",
             action="store_true",
@@ -36,7 +37,7 @@ class Command(BaseCommand):
             help="Messages per transaction (default LITEJOBS['OUTBOX_BATCH']).",
         )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         if not prepare(self, "runrelay"):
             return
         code = OutboxRelay(batch_size=options["batch"], once=options["once"]).run()

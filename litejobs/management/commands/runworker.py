@@ -1,8 +1,9 @@
 """``manage.py runworker``: run litejobs jobs until SIGTERM (or, with ``--once``, until idle)."""
 
 import argparse
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...runtime.startup import prepare, warn_unused_queues
 from ...worker import Supervisor, Worker
@@ -25,7 +26,7 @@ def non_negative_float(value: str) -> float:
 class Command(BaseCommand):
     help = "Run litejobs jobs: claim, run, complete; drain on SIGTERM."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--queues", default="", help="Comma-separated queues to serve (default: all)."
         )
@@ -54,7 +55,7 @@ class Command(BaseCommand):
             help="Do not run the outbox relay in this process (run manage.py runrelay instead).",
         )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         queues = [q.strip() for q in options["queues"].split(",") if q.strip()]
         warn_unused_queues(self, queues, "--queues")
         if not prepare(self, "runworker"):
