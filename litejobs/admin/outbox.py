@@ -41,7 +41,7 @@ from ..webhooks import endpoints
 from ..webhooks.delivery import deliver
 from .base import ACTION_LIMIT, ReadOnlyAdmin, acted_by
 from .jobs import CappedCountPaginator
-from .schedules import _ask_reason, _selected_hidden
+from .reasons import ask_reason, selected_hidden
 
 
 def _pre(value: Any) -> str:
@@ -381,13 +381,13 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
                         request, f"Endpoint {endpoint.pk} is disabled.", messages.SUCCESS
                     )
 
-        return _ask_reason(
+        return ask_reason(
             self,
             request,
             rows,
             title="Disable webhook endpoints",
             intro="Deliveries to them are skipped until they are enabled again.",
-            hidden=_selected_hidden("disable_endpoints", rows),
+            hidden=selected_hidden("disable_endpoints", rows),
             apply=apply,
         )
 

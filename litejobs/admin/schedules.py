@@ -8,19 +8,15 @@ reason, enable) and the occurrences' replay action (with a reason) call
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, cast
 from urllib.parse import urlencode
 
-from django import forms
 from django.contrib import admin
-from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
-from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
@@ -31,18 +27,7 @@ from ..models import Job, Occurrence, OccurrenceReplay, Schedule
 from ..scheduling import runbook
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
 from .jobs import CappedCountPaginator
-
-REASON_TEMPLATE = "admin/litejobs/reason_form.html"
-
-
-class ReasonForm(forms.Form):
-    """The reason an operator gives for a disable or a replay (kept in the record)."""
-
-    reason = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
-        max_length=1000,
-        help_text="Recorded with your name and the time; the next operator reads it.",
-    )
+from .reasons import ask_reason, ask_reason_on_page, selected_hidden
 
 
 def _health(row: Schedule) -> runbook.Health:
@@ -52,45 +37,6 @@ def _health(row: Schedule) -> runbook.Health:
         cached = runbook.health(row, clock.now())
         row._litejobs_health = cached  # type: ignore[attr-defined]  # a per-request cache
     return cached
-
-
-def _ask_reason(
-    model_admin: admin.ModelAdmin[Any],
-    request: HttpRequest,
-    objects: Sequence[Any],
-    *,
-    title: str,
-    intro: str,
-    hidden: list[tuple[str, str]],
-    apply: Callable[[str], None],
-) -> HttpResponse | None:
-    """Render the reason form, or apply ``apply(reason)`` once a valid reason was posted.
-
-    Answers the response to show (the form again), or ``None`` when applied.
-    """
-    if request.method == "POST" and "apply" in request.POST:
-        form = ReasonForm(request.POST)
-        if form.is_valid():
-            apply(form.cleaned_data["reason"])
-            return None
-    else:
-        form = ReasonForm()
-    context = {
-        **model_admin.admin_site.each_context(request),
-        "title": title,
-        "subtitle": None,
-        "intro": intro,
-        "objects": objects,
-        "opts": model_admin.opts,
-        "form": form,
-        "hidden": hidden,
-    }
-    request.current_app = model_admin.admin_site.name
-    return TemplateResponse(request, REASON_TEMPLATE, context)
-
-
-def _selected_hidden(action: str, objects: Iterable[Any]) -> list[tuple[str, str]]:
-    return [("action", action)] + [(ACTION_CHECKBOX_NAME, str(o.pk)) for o in objects]
 
 
 @admin.register(Schedule)
@@ -296,14 +242,14 @@ class ScheduleAdmin(ReadOnlyAdmin):
     ) -> HttpResponse | None:
         """Ask for a reason, then ``operations.disable`` each selected schedule."""
         rows = list(queryset[:ACTION_LIMIT])
-        return _ask_reason(
+        return ask_reason(
             self,
             request,
             rows,
             title="Disable schedules",
             intro="No new occurrence is planned until they are enabled again; an occurrence "
             "already claimed by a worker finishes.",
-            hidden=_selected_hidden("disable_schedules", rows),
+            hidden=selected_hidden("disable_schedules", rows),
             apply=lambda reason: self._disable(request, rows, reason),
         )
 
@@ -317,18 +263,15 @@ class ScheduleAdmin(ReadOnlyAdmin):
         if not self.has_operate_permission(request):
             raise PermissionDenied
         row = get_object_or_404(Schedule, pk=object_id)
-        change = reverse(f"{self.admin_site.name}:litejobs_schedule_change", args=[row.pk])
-        response = _ask_reason(
+        return ask_reason_on_page(
             self,
             request,
-            [row],
+            row,
             title=f"Disable schedule {row.name}",
             intro="No new occurrence is planned until it is enabled again; an occurrence "
             "already claimed by a worker finishes.",
-            hidden=[],
             apply=lambda reason: self._disable(request, [row], reason),
         )
-        return response or HttpResponseRedirect(change)
 
     def enable_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The schedule page's "Enable" button (POST only: it changes the switch)."""
@@ -467,14 +410,14 @@ class OccurrenceAdmin(ReadOnlyAdmin):
     ) -> HttpResponse | None:
         """Ask for a reason, then ``operations.replay`` each selected occurrence."""
         rows = list(queryset.select_related("schedule")[:ACTION_LIMIT])
-        return _ask_reason(
+        return ask_reason(
             self,
             request,
             rows,
             title="Replay occurrences",
             intro="Each runs again as a new attempt under its own identity (same schedule and "
             "instant), recorded with your name, the time and this reason.",
-            hidden=_selected_hidden("replay_occurrences", rows),
+            hidden=selected_hidden("replay_occurrences", rows),
             apply=lambda reason: self._replay(request, rows, reason),
         )
 
@@ -483,18 +426,15 @@ class OccurrenceAdmin(ReadOnlyAdmin):
         if not self.has_operate_permission(request):
             raise PermissionDenied
         occurrence = get_object_or_404(Occurrence.objects.select_related("schedule"), pk=object_id)
-        change = reverse(f"{self.admin_site.name}:litejobs_occurrence_change", args=[occurrence.pk])
-        response = _ask_reason(
+        return ask_reason_on_page(
             self,
             request,
-            [occurrence],
+            occurrence,
             title=f"Replay occurrence {occurrence.pk}",
             intro="It runs again as a new attempt under its own identity (same schedule and "
             "instant), recorded with your name, the time and this reason.",
-            hidden=[],
             apply=lambda reason: self._replay(request, [occurrence], reason),
         )
-        return response or HttpResponseRedirect(change)
 
     def change_view(
         self,

@@ -13,38 +13,20 @@ from ..core import clock
 from ..models import Worker
 from .base import ReadOnlyAdmin
 
+#: Who the worker is and how long it has lived: its row in the list and the top of its page.
+_IDENTITY = ("id", "host", "pid", "queues_label", "concurrency", "started_at", "last_heartbeat")
+
 
 @admin.register(Worker)
 class WorkerAdmin(ReadOnlyAdmin):
     """``runworker`` processes whose lease is current; a lost worker drops off by itself."""
 
-    list_display = (
-        "id",
-        "host",
-        "pid",
-        "queues_label",
-        "concurrency",
-        "started_at",
-        "last_heartbeat",
-        "in_flight_count",
-        "stopping",
-    )
+    list_display = (*_IDENTITY, "in_flight_count", "stopping")
     list_per_page = 100
     show_full_result_count = False
     ordering = ("-started_at",)
     actions = None
-    fields = (
-        "id",
-        "host",
-        "pid",
-        "queues_label",
-        "concurrency",
-        "started_at",
-        "last_heartbeat",
-        "lease_expires_at",
-        "stopping",
-        "in_flight",
-    )
+    fields = (*_IDENTITY, "lease_expires_at", "stopping", "in_flight")
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:

@@ -11,11 +11,11 @@ and bound values (who gets paid) never change and a succeeded item never leaves
 """
 
 import pgtrigger
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
 from ..core.enums import UNFINISHED_BULK_ITEM, BulkItemState
+from .people import person
 
 #: At most one unfinished item per work item: its violation is a coded refusal, not a crash.
 UNFINISHED_ITEM_CONSTRAINT = "litejobs_bulkitem_unfinished_once"
@@ -47,14 +47,7 @@ class BulkAction(models.Model):
     confirmation = models.UUIDField(
         unique=True, help_text="The preview this confirms: a double submit finds this row."
     )
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        db_index=False,
-    )
+    user = person()
     username = models.CharField(max_length=150)
     device = models.CharField(max_length=255, help_text="The django-otp device's persistent id.")
     device_name = models.CharField(max_length=64, blank=True, db_default="")
@@ -182,14 +175,7 @@ class BulkConfirmationAttempt(models.Model):
 
     id = models.BigAutoField(primary_key=True)
     at = models.DateTimeField()
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        db_index=False,
-    )
+    user = person()
     username = models.CharField(max_length=150)
     action = models.CharField(max_length=100)
     confirmation = models.UUIDField(null=True, blank=True, help_text="The preview confirmed.")

@@ -8,13 +8,13 @@ every open queue page (``pg_notify``) at commit.
 """
 
 import pgtrigger
-from django.conf import settings
 from django.contrib.contenttypes.fields import GenericForeignKey
 from django.contrib.contenttypes.models import ContentType
 from django.db import models
 from django.db.models import F, Q
 
 from ..core.enums import FINISHED_ITEM, LIVE_ITEM, WorkItemState
+from .people import person
 
 #: The NOTIFY channel of work-item changes; one LISTEN per web process
 #: (``litejobs.contrib.workqueues.live``).
@@ -79,27 +79,13 @@ class WorkItem(models.Model):
     state = models.CharField(
         max_length=12, choices=WorkItemState.choices, db_default=WorkItemState.OPEN
     )
-    claimed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        db_index=False,
-    )
+    claimed_by = person()
     claimed_by_name = models.CharField(max_length=150, blank=True, db_default="")
     claimed_at = models.DateTimeField(null=True, blank=True)
     claim_expires_at = models.DateTimeField(null=True, blank=True)
     resolution = models.CharField(max_length=50, blank=True, db_default="")
     resolution_note = models.TextField(blank=True, db_default="")
-    resolved_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-        db_index=False,
-    )
+    resolved_by = person()
     resolved_by_name = models.CharField(max_length=150, blank=True, db_default="")
     resolved_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField()
