@@ -1,5 +1,6 @@
 """The worker in-process: outcomes, retries, dead letters, timeouts and fences."""
 
+import threading
 from datetime import timedelta
 
 import psycopg
@@ -15,6 +16,8 @@ from tests.testapp.jobs import (
     flaky,
     gives_up,
     looks_up,
+    loses_its_claim,
+    noop,
     record,
     stubborn,
 )
@@ -148,6 +151,59 @@ def test_a_completion_with_a_stale_fence_is_refused(clock):
     with connection.cursor() as cursor:
         assert not transitions.complete(cursor, job, now=clock.now(), result_json=None)
     assert Job.objects.get(pk=job.id).state == JobState.RUNNING
+
+
+class RunnerStatements:
+    """Counts what the worker's runner threads send for the jobs they run: statements (claims
+    and a new connection's set-up aside, as their number depends on timing) and transactions (a
+    BEGIN and a COMMIT each, sent when a commit ends an open transaction)."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.statements: list[str] = []
+        self.transactions = 0
+        execute, commit = psycopg.Cursor.execute, psycopg.Connection.commit
+
+        def counted_execute(cursor, query, *args, **kwargs):
+            runner = threading.current_thread().name.startswith("litejobs-runner")
+            text = str(query)
+            if runner and "set_config('TimeZone'" not in text and "FOR UPDATE SKIP" not in text:
+                self.statements.append(text)
+            return execute(cursor, query, *args, **kwargs)
+
+        def counted_commit(conn):
+            busy = conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+            if busy and threading.current_thread().name.startswith("litejobs-runner"):
+                self.transactions += 1
+            return commit(conn)
+
+        monkeypatch.setattr(psycopg.Cursor, "execute", counted_execute)
+        monkeypatch.setattr(psycopg.Connection, "commit", counted_commit)
+
+
+def test_an_atomic_body_that_sends_nothing_completes_in_one_statement(
+    clock, run_worker, monkeypatch
+):
+    noop.enqueue(n=1)
+    sent = RunnerStatements(monkeypatch)
+    assert run_worker(concurrency=1) == {"done": 1}
+    # The completion alone: no BEGIN and no COMMIT round trip.
+    assert len(sent.statements) == 1 and "UPDATE litejobs_job" in sent.statements[0]
+    assert sent.transactions == 0
+
+
+def test_an_atomic_body_that_writes_completes_in_its_transaction(clock, run_worker, monkeypatch):
+    record.enqueue(label="w")
+    sent = RunnerStatements(monkeypatch)
+    assert run_worker(concurrency=1) == {"done": 1}
+    assert len(sent.statements) == 2 and sent.transactions == 1
+    assert Mark.objects.get().label == "w"
+
+
+def test_a_body_that_sends_nothing_is_refused_when_its_claim_moved_on(clock, run_worker):
+    enqueued = loses_its_claim.enqueue(label="x")
+    assert run_worker(concurrency=1) == {"refused": 1}
+    job = Job.objects.get(pk=enqueued.id)
+    assert (job.state, job.result, job.finished_at) == (JobState.RUNNING, None, None)
 
 
 def test_a_batched_acknowledgement_refuses_only_the_stale_fence(clock):

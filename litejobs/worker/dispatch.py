@@ -27,6 +27,7 @@ class Dispatcher:
         self._wanted = True  # a fresh worker looks once
         self._stopping = False
         self._busy = 0  # threads between taking a job and finishing it
+        self._waiting = 0  # threads waiting in next() for a job
 
     def poke(self) -> None:
         """There may be work: the next idle thread claims."""
@@ -81,21 +82,57 @@ class Dispatcher:
                     if self._wanted and not self._claiming and not self.exhausted:
                         self._claiming = True
                         break
-                    self._cond.wait(wait)
-                limit = self.batch
-                if self.max_jobs is not None:
-                    limit = min(limit, self.max_jobs - self.claimed_total)
-            jobs: list[ClaimedJob] = []
-            try:
-                jobs = claim(limit)
-            finally:
-                with self._cond:
-                    self._claiming = False
-                    self.claimed_total += len(jobs)
-                    self._buffer.extend(jobs)  # after stop(): left for leftovers()
-                    if len(jobs) < limit:
-                        self._wanted = False
+                    self._waiting += 1
+                    try:
+                        self._cond.wait(wait)
+                    finally:
+                        self._waiting -= 1
+                limit = self._limit()
+            self._run_claim(claim, limit)
+
+    def claim_for_waiting(self, claim: Callable[[int], list[ClaimedJob]]) -> None:
+        """There is work now: when a thread waits for a job and none is claiming, claim it
+        here, on the caller's thread (``claim(limit)``), and hand it over; else ``poke()``.
+
+        The main loop calls this as a wake-up arrives, so the claim runs on the connection
+        that delivered it and the waiting thread starts the body as soon as it is woken.
+        """
+        with self._cond:
+            if not self._waiting or self._buffer or self._claiming or self._stopping:
+                self._wanted = True
+                self._cond.notify_all()
+                return
+            if self.exhausted:
+                return
+            self._claiming = True
+            limit = self._limit()
+        try:
+            self._run_claim(claim, limit)
+        except BaseException:
+            self.poke()  # a thread claims again (and rides out an outage) instead
+            raise
+
+    def _limit(self) -> int:
+        if self.max_jobs is None:
+            return self.batch
+        return min(self.batch, self.max_jobs - self.claimed_total)
+
+    def _run_claim(self, claim: Callable[[int], list[ClaimedJob]], limit: int) -> None:
+        """Run ``claim(limit)`` (``_claiming`` is set) and buffer what it took."""
+        jobs: list[ClaimedJob] = []
+        try:
+            jobs = claim(limit)
+        finally:
+            with self._cond:
+                self._claiming = False
+                self.claimed_total += len(jobs)
+                self._buffer.extend(jobs)  # after stop(): left for leftovers()
+                if len(jobs) < limit:
+                    self._wanted = False
+                if self._wanted or self._stopping:
                     self._cond.notify_all()
+                else:  # wake only as many waiting threads as there are jobs to take
+                    self._cond.notify(len(jobs))
 
     def leftovers(self) -> list[ClaimedJob]:
         """Jobs claimed after ``stop()`` (a claim that was in flight); they must be released."""

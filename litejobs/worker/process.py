@@ -96,6 +96,8 @@ class Worker:
         self._runners: list[Runner] = []
         #: The earliest known future run_at; when it passes the worker claims and asks again.
         self._next_due: datetime | None = None
+        #: Whether the main loop's last claim saw concurrency-limited jobs due (for a runner).
+        self._limited_due = False
         self._watch_stop = threading.Event()
         self._lease_watch = LeaseWatch(
             self.holdings,
@@ -146,6 +148,35 @@ class Worker:
             self.outage.succeeded()
             return jobs
         return []
+
+    def _claim_here(self, limit: int) -> list[ClaimedJob]:
+        """Claim on the main loop's connection, whose backend just delivered the wake-up.
+
+        Concurrency-limited jobs that are due are left to a runner (their claim takes a
+        transaction on its connection).
+        """
+        sent = time.monotonic()
+        with self.control.cursor() as cursor:
+            answer = claims.claim(
+                cursor,
+                owner=self.id,
+                queues=self.queues,
+                limit=limit,
+                now=clock.now(),
+                lease=self.lease,
+            )
+        if answer.jobs:
+            self.holdings.add(answer.jobs, sent)
+        self._limited_due = answer.limited_due
+        return answer.jobs
+
+    def _wake(self) -> None:
+        """Due work: claim it at once on this thread for a waiting runner (or let a busy
+        worker's runners claim it when they are free)."""
+        self._limited_due = False
+        self.dispatcher.claim_for_waiting(self._claim_here)
+        if self._limited_due:
+            self.dispatcher.poke()
 
     def claim_on(self, connection: BaseDatabaseWrapper, limit: int) -> list[ClaimedJob]:
         """Claim up to ``limit`` jobs on a runner's connection and hold them."""
@@ -225,7 +256,7 @@ class Worker:
                     fresh = False
                 elif self._next_due is not None and self._next_due <= clock.now():
                     # Due now: claim, and learn the next due time (one statement per instant).
-                    self.dispatcher.poke()
+                    self._wake()
                     self._next_due = None
                     self._ask_next_due()
                 if now >= next_heartbeat:
@@ -274,7 +305,7 @@ class Worker:
         if not self.serves(queue):
             return
         if run_at is None or run_at <= clock.now():
-            self.dispatcher.poke()
+            self._wake()
         elif self._next_due is None or run_at < self._next_due:
             self._next_due = run_at
 

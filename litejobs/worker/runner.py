@@ -15,6 +15,8 @@ import traceback
 from typing import Any, Protocol
 
 from django.db import connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+from psycopg.pq import TransactionStatus
 
 from ..core import clock
 from ..core.enums import CLAIM_GONE, CancelReason
@@ -176,10 +178,7 @@ class Runner(threading.Thread):
                 result_json = _result_json(job, result)
                 if ctx.cancel_reason in CLAIM_GONE:
                     raise StaleFence(f"job {job.id} lost its claim before completing")
-                with hot_cursor(connection) as cursor:
-                    written = transitions.complete(
-                        cursor, job, now=clock.now(), result_json=result_json
-                    )
+                written = _complete(connection, job, result_json)
                 if not written:
                     raise StaleFence(
                         f"completion of job {job.id} with fence {job.fence} refused: "
@@ -236,6 +235,25 @@ class Runner(threading.Thread):
                     self._pg_conn.cancel_safe(timeout=2.0)
                 except Exception:
                     logger.debug("could not cancel the query of job %s", job.id, exc_info=True)
+
+
+def _complete(connection: BaseDatabaseWrapper, job: ClaimedJob, result_json: str | None) -> bool:
+    """Write an atomic job's fenced completion in the transaction of its body.
+
+    A body that sent no statement on this connection has not begun its transaction yet: the
+    completion alone is then the whole transaction, so it runs as one autocommit statement
+    (no BEGIN, no COMMIT round trip) and Django's commit after it has nothing left to do.
+    """
+    pg = connection.connection
+    alone = pg.info.transaction_status == TransactionStatus.IDLE
+    if alone:
+        pg.autocommit = True
+    try:
+        with hot_cursor(connection) as cursor:
+            return transitions.complete(cursor, job, now=clock.now(), result_json=result_json)
+    finally:
+        if alone:
+            pg.autocommit = False
 
 
 def _result_json(job: ClaimedJob, result: Any) -> str | None:

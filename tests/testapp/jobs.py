@@ -141,6 +141,18 @@ def noop(ctx, n: int) -> None:
     """Does nothing (throughput tests)."""
 
 
+@job(key=lambda label: f"loses-claim:{label}")
+def loses_its_claim(ctx, label: str) -> None:
+    """Sends nothing on its own connection; another claim takes its job meanwhile."""
+    from litejobs.runtime.listening import connect
+
+    with connect("default") as other:
+        other.execute(
+            "UPDATE litejobs_job SET fence = nextval('litejobs_fence') WHERE id = %s",
+            [ctx.job_id],
+        )
+
+
 @job(key=lambda label, value: f"slow-record:{label}:{value}", timeout="30s")
 def slow_record(ctx, label: str, value: int, seconds: float = 0.1) -> None:
     """Sleeps, then writes one Mark in the job's transaction."""

@@ -1,0 +1,87 @@
+"""The dispatcher: who claims, and which thread a claimed job goes to (no database)."""
+
+import threading
+import time
+
+from litejobs.jobs.claims import ClaimedJob
+from litejobs.worker.dispatch import Dispatcher
+
+
+def claimed(job_id: int) -> ClaimedJob:
+    return ClaimedJob(job_id, "x", "default", f"k{job_id}", "", {}, 1, 1, job_id, "")
+
+
+def wait_until(condition, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.005)
+
+
+class Waiter(threading.Thread):
+    """A runner thread waiting for its next job; it never claims (its claim would fail)."""
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        super().__init__(daemon=True)
+        self.dispatcher = dispatcher
+        self.got: ClaimedJob | None = None
+
+    def run(self) -> None:
+        self.got = self.dispatcher.next(self.refuse, wait=0.05)
+
+    def refuse(self, limit: int) -> list[ClaimedJob]:
+        raise AssertionError("the waiting thread claimed")
+
+
+def idle_dispatcher() -> Dispatcher:
+    dispatcher = Dispatcher(batch=16)
+    dispatcher.next(lambda limit: [claimed(1)])  # the fresh look, then nothing is wanted
+    dispatcher.done_with_one()
+    return dispatcher
+
+
+def test_a_wake_up_claims_on_the_calling_thread_for_a_waiting_thread():
+    dispatcher = idle_dispatcher()
+    waiter = Waiter(dispatcher)
+    waiter.start()
+    wait_until(lambda: dispatcher._waiting == 1)
+    claims = []
+
+    def claim(limit):
+        claims.append((threading.current_thread(), limit))
+        return [claimed(2)]
+
+    dispatcher.claim_for_waiting(claim)
+    waiter.join(5)
+    assert claims == [(threading.current_thread(), 16)]
+    assert waiter.got.id == 2
+    assert dispatcher.claimed_total == 2
+
+
+def test_a_wake_up_without_a_waiting_thread_leaves_the_claim_to_the_runners():
+    dispatcher = idle_dispatcher()
+    dispatcher.claim_for_waiting(lambda limit: [claimed(2)])  # every thread is busy
+    assert dispatcher.claimed_total == 1
+    # The next thread that is free claims.
+    job = dispatcher.next(lambda limit: [claimed(3)])
+    assert job.id == 3
+
+
+def test_a_failed_wake_up_claim_leaves_the_claim_to_the_runners():
+    dispatcher = idle_dispatcher()
+    waiter = Waiter(dispatcher)
+    waiter.refuse = lambda limit: [claimed(4)]  # this runner rides out the outage
+    waiter.start()
+    wait_until(lambda: dispatcher._waiting == 1)
+
+    def broken(limit):
+        raise ConnectionError("database gone")
+
+    try:
+        dispatcher.claim_for_waiting(broken)
+    except ConnectionError:
+        pass
+    else:
+        raise AssertionError("the claim's error was swallowed")
+    waiter.join(5)
+    assert waiter.got.id == 4
