@@ -26,6 +26,8 @@ DESCRIPTIONS = {
     "done, COMMIT; as many connections and processes as the workers have",
     "W4": "INSERT and pg_notify in one committed statement, received by a process on LISTEN",
     "W5": "a connection waiting on LISTEN that polls once per LITEJOBS['HEARTBEAT']",
+    "W6": "W3's floor over as many rows, with as many processes; the memory row compares each "
+    "worker with itself at the checkpoint",
     "W7": "per job: one transaction claiming it (SELECT ... FOR UPDATE SKIP LOCKED, UPDATE to "
     "running), one transaction per step inserting its record, one marking the job done; as "
     "many connections as the worker has threads",
