@@ -66,8 +66,13 @@ PICKUP_INTERVAL = 0.05
 #: W10: each delayed job is due 50-500 ms after its enqueue, one enqueue every 10 ms.
 DELAYS_MS = (50, 500)
 DELAYED_INTERVAL = 0.01
-#: SPEC §14: atomic=False drains at 1.2x pgqueuer's 3,592 jobs/s on the reference machine.
-PGQUEUER_TARGET = ">= 4,310 jobs/s"
+#: W3's targets per durability variant. atomic=False drains at twice pgqueuer's 2,683 jobs/s
+#: on the reference 2-core machine with durable commits, and at 10,000 jobs/s without them.
+W3_TARGETS = {
+    "default": {"on": ">= 1.0x", "off": ">= 0.6x"},
+    "one thread": {"on": ">= 0.9x", "off": ">= 0.6x"},
+    "atomic=False": {"on": ">= 5,400 jobs/s", "off": ">= 10,000 jobs/s"},
+}
 #: How long an idle worker runs before W5 starts counting (its start-up statements excluded).
 SETTLE = 1.0
 POLL = 0.1
@@ -357,10 +362,17 @@ class Bench:
     def w3(self) -> None:
         """W3: pre-enqueued jobs drained from the worker's start to the last completion."""
         count = self.sizes["W3"]
+        targets = {name: by[self.durability] for name, by in W3_TARGETS.items()}
         variants = [
-            ("default concurrency (4 threads)", noop, 1, DEFAULT_THREADS, ">= 1.0x"),
-            ("--concurrency 1", noop, 1, 1, ">= 0.9x"),
-            ("atomic=False jobs, 4 threads", noop_unfenced, 1, DEFAULT_THREADS, PGQUEUER_TARGET),
+            ("default concurrency (4 threads)", noop, 1, DEFAULT_THREADS, targets["default"]),
+            ("--concurrency 1", noop, 1, 1, targets["one thread"]),
+            (
+                "atomic=False jobs, 4 threads",
+                noop_unfenced,
+                1,
+                DEFAULT_THREADS,
+                targets["atomic=False"],
+            ),
         ] + [
             (f"{processes} worker processes x 1 thread", noop, processes, 1, "")
             for processes in self.options.processes
@@ -473,7 +485,7 @@ class Bench:
             f"{count:,} durable {STEPS}-step jobs, {DEFAULT_THREADS} threads",
             litejobs,
             floor_stats,
-            [("steps", "steps/s", HIGHER, "")],
+            [("steps", "steps/s", HIGHER, ">= 0.5x")],
         )
 
     def w8(self) -> None:
@@ -508,7 +520,7 @@ class Bench:
             f"{count:,} staged messages to one subscriber, {batch} per transaction",
             litejobs,
             floor_stats,
-            [("rate", "rows/s", HIGHER, "")],
+            [("rate", "rows/s", HIGHER, ">= 0.6x")],
         )
 
     def w9(self) -> None:
