@@ -77,21 +77,25 @@ def test_every_workload_runs_beside_its_floor_in_a_scratch_database(settings):
     # Durable commits by default, as every connection of litejobs and of the floor answered.
     assert report["parameters"]["durability"] == ["on"]
     assert report["durability"] == {"on": {"bench": ["on"], "floor": ["on"], "workers": ["on"]}}
-    drain, memory = rows["W6"]
+    drain, peak, resident = rows["W6"]
     assert (drain["figure"], drain["unit"]) == ("drain rate", "jobs/s")
     assert drain["cpu"]["median"] > 0 and drain["floor_cpu"]["median"] > 0
     assert "200 jobs, 4 worker processes" in drain["variant"]
-    assert (memory["figure"], memory["unit"], memory["baseline"]) == (
-        "peak RSS",
-        "MB",
-        "at 20 jobs",
-    )
+    assert [(r["figure"], r["unit"], r["baseline"]) for r in (peak, resident)] == [
+        ("peak RSS", "MB", "at 20 jobs"),
+        ("RSS", "MB", "at 20 jobs"),
+    ]
     [soak] = report["memory"]["on"]
     assert (soak["checkpoint"], soak["jobs"], len(soak["workers"])) == (20, 200, 4)
     for worker in soak["workers"]:
         # A Django worker's own peak (tens of MB), not the bench process's carried over a fork.
-        assert 20 < worker["at_checkpoint_mb"] <= worker["at_end_mb"] < 1000, worker
-    assert memory["litejobs"]["median"] == max(w["at_end_mb"] for w in soak["workers"])
+        assert 20 < worker["peak_at_checkpoint_mb"] <= worker["peak_at_end_mb"] < 1000, worker
+        assert 20 < worker["rss_at_end_mb"] <= worker["peak_at_end_mb"], worker
+        assert worker["rss_growth_percent"] == pytest.approx(
+            (worker["rss_at_end_mb"] / worker["rss_at_checkpoint_mb"] - 1) * 100
+        )
+    assert peak["litejobs"]["median"] == max(w["peak_at_end_mb"] for w in soak["workers"])
+    assert resident["litejobs"]["median"] == max(w["rss_at_end_mb"] for w in soak["workers"])
     [drain_full, *_] = rows["W9"]
     assert drain_full["cpu"]["median"] > 0 and drain_full["floor_cpu"]["median"] > 0
     assert all(r["cpu"] is None for r in rows["W9"][1:])
@@ -155,8 +159,10 @@ def test_durability_both_runs_each_workload_with_synchronous_commit_on_then_off(
         ("off", "W1", "rate"),
         ("on", "W6", "drain rate"),
         ("on", "W6", "peak RSS"),
+        ("on", "W6", "RSS"),
         ("off", "W6", "drain rate"),
         ("off", "W6", "peak RSS"),
+        ("off", "W6", "RSS"),
     ]
     assert sorted(report["memory"]) == ["off", "on"]
     # The project's own connection settings are as they were.
@@ -230,7 +236,16 @@ def test_the_table_names_each_durability_variant_and_prints_cpu_per_job():
                 {
                     "checkpoint": 10,
                     "jobs": 100,
-                    "workers": [{"at_checkpoint_mb": 80, "at_end_mb": 82, "growth_percent": 2.5}],
+                    "workers": [
+                        {
+                            "peak_at_checkpoint_mb": 80,
+                            "peak_at_end_mb": 82,
+                            "peak_growth_percent": 2.5,
+                            "rss_at_checkpoint_mb": 70,
+                            "rss_at_end_mb": 70.7,
+                            "rss_growth_percent": 1.0,
+                        }
+                    ],
                 }
             ]
         },
@@ -242,4 +257,7 @@ def test_the_table_names_each_durability_variant_and_prints_cpu_per_job():
     assert ": synchronous_commit=off set on every connection" in off
     assert "answered: bench off; floor off; workers off" in off
     assert "398" in off and "61.5" in off
-    assert "W6 round 1: each worker's peak RSS at 10 -> 100 jobs: 80.0 -> 82.0 MB (+2.5 %)" in off
+    assert (
+        "W6 round 1, each worker at 10 -> 100 jobs: peak 80.0 -> 82.0 MB (+2.5 %), "
+        "resident 70.0 -> 70.7 MB (+1.0 %)"
+    ) in off

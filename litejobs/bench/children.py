@@ -3,7 +3,7 @@
 A child builds its runtime (a ``Worker`` on the scratch database, or a floor), says ``ready``
 with the ``synchronous_commit`` its connections run with, waits for ``go`` (the bench's clock
 starts there), runs, answers ``count`` requests (its statements, or what it received) and
-``usage`` requests (its CPU since ``go``, its peak RSS, what it received) and, on ``stop``,
+``usage`` requests (its CPU since ``go``, its memory, what it received) and, on ``stop``,
 stops and answers its report. Its output goes to a log file the bench quotes when the child
 fails.
 
@@ -182,32 +182,39 @@ def _synchronous_commit(spec: ChildSpec) -> str:
 
 @dataclass(frozen=True)
 class Usage:
-    """A child's resources since ``go``: process CPU (all threads, user and system) and the
-    peak resident set size since it started, with its runtime's ``count()``."""
+    """A child's resources: process CPU since ``go`` (all threads, user and system), its
+    peak and its current resident set size, and its runtime's ``count()``."""
 
     cpu_seconds: float
     peak_rss_bytes: int
+    rss_bytes: int
     count: int
 
 
-def _peak_rss() -> int:
-    """This process's peak resident set size in bytes: Linux's ``VmHWM``.
+def _memory() -> tuple[int, int]:
+    """This process's peak and current resident set size in bytes: Linux's ``VmHWM`` and
+    ``VmRSS``.
 
     Not ``getrusage``'s ``ru_maxrss``: Linux carries that over the fork and exec that spawn
     a child, so a child would report its parent's peak when the parent is larger.
     """
     status = Path("/proc/self/status")
     if not status.exists():
-        raise BenchError("W6 reads each worker's peak RSS from /proc/self/status (Linux only).")
+        raise BenchError("W6 reads each worker's memory from /proc/self/status (Linux only).")
+    sizes = {}
     for line in status.read_text().splitlines():
         name, _, value = line.partition(":")
-        if name == "VmHWM":
-            return int(value.split()[0]) * 1024
-    raise BenchError("/proc/self/status has no VmHWM line; W6 cannot read a worker's peak RSS.")
+        if name in ("VmHWM", "VmRSS"):
+            sizes[name] = int(value.split()[0]) * 1024
+    if len(sizes) < 2:
+        raise BenchError(
+            "/proc/self/status lacks VmHWM or VmRSS; W6 cannot read a worker's memory."
+        )
+    return sizes["VmHWM"], sizes["VmRSS"]
 
 
 def _usage(cpu_at_go: float, runtime) -> Usage:
-    return Usage(time.process_time() - cpu_at_go, _peak_rss(), runtime.count())
+    return Usage(time.process_time() - cpu_at_go, *_memory(), runtime.count())
 
 
 def main(spec: ChildSpec, pipe) -> None:
@@ -273,7 +280,7 @@ class Child:
         return self._answer("count", 30.0)
 
     def usage(self) -> Usage:
-        """The child's CPU since ``go``, its peak RSS, and its runtime's count."""
+        """The child's CPU since ``go``, its memory, and its runtime's count."""
         self._pipe.send("usage")
         return self._answer("usage", 30.0)
 

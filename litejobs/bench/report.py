@@ -96,8 +96,8 @@ class Report:
     #: Per durability variant, the ``synchronous_commit`` each kind of connection showed:
     #: ``{"off": {"bench": ["off"], "floor": ["off"], "workers": ["off"]}}``.
     durability: dict[str, dict[str, list[str]]] = field(default_factory=dict)
-    #: W6's memory per durability variant: per round, each worker's peak RSS in MB at the
-    #: checkpoint and at the end, and its growth in percent.
+    #: W6's memory per durability variant: per round, each worker's peak and current RSS in
+    #: MB at the checkpoint and at the end, and their growth in percent.
     memory: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -185,15 +185,22 @@ def _table(rows: list[Row]) -> list[str]:
 def _memory_lines(rounds: list[dict[str, Any]]) -> list[str]:
     lines = []
     for number_, memory in enumerate(rounds, 1):
-        workers = ", ".join(
-            f"{w['at_checkpoint_mb']:.1f} -> {w['at_end_mb']:.1f} MB ({w['growth_percent']:+.1f} %)"
-            for w in memory["workers"]
+        workers = "; ".join(
+            f"peak {_change(worker, 'peak')}, resident {_change(worker, 'rss')}"
+            for worker in memory["workers"]
         )
         lines.append(
-            f"W6 round {number_}: each worker's peak RSS at {memory['checkpoint']:,} -> "
+            f"W6 round {number_}, each worker at {memory['checkpoint']:,} -> "
             f"{memory['jobs']:,} jobs: {workers}"
         )
     return lines
+
+
+def _change(worker: dict[str, float], name: str) -> str:
+    return (
+        f"{worker[f'{name}_at_checkpoint_mb']:.1f} -> {worker[f'{name}_at_end_mb']:.1f} MB "
+        f"({worker[f'{name}_growth_percent']:+.1f} %)"
+    )
 
 
 def environment(cursor, database: str) -> dict[str, Any]:
