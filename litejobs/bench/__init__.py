@@ -1,4 +1,4 @@
-"""``manage.py litejobs bench``: BENCH.md's workloads, each beside its plain-SQL floor.
+"""``manage.py litejobs bench``: the workloads W1-W10, each beside its plain-SQL floor.
 
 ``run(options)`` creates a scratch database beside the project's (``<name>_litejobs_bench``,
 same server, so the same ``fsync`` and ``synchronous_commit``), runs the chosen workloads there

@@ -1,8 +1,8 @@
 """The plain-SQL floors: each workload done with psycopg alone, at the same durability.
 
-A floor is the least a PostgreSQL job queue could do for the workload (BENCH.md): a one-table
-queue with a primary key and a partial index on ready rows, every write committed the same
-way litejobs commits (the server's ``fsync`` and ``synchronous_commit`` apply to both). The
+A floor is the least a PostgreSQL job queue could do for the workload: a one-table queue with
+a primary key and a partial index on ready rows, every write committed the same way litejobs
+commits (the server's ``fsync`` and the run's ``synchronous_commit`` apply to both). The
 drain, listen and idle floors run in bench child processes (``Drain``, ``Listen``, ``Idle``);
 the enqueue floors run in the bench process itself.
 """

@@ -1,4 +1,4 @@
-"""BENCH.md's workloads, each beside its plain-SQL floor, in the scratch database.
+"""The bench's workloads W1-W10, each beside its plain-SQL floor, in the scratch database.
 
 Every round starts from empty litejobs tables (W9: from its history rows alone) and times only
 its measured part; rounds alternate litejobs and floor so drift on a shared machine hits both.
@@ -196,7 +196,7 @@ class Bench:
         self.sql.close()
 
     def run(self) -> Report:
-        """Run every chosen workload, in BENCH.md's order; answers the report."""
+        """Run every chosen workload, in their numbered order; answers the report."""
         with self.sql.cursor() as cursor:
             env = environment(cursor, self.scratch.name)
         report = Report(

@@ -1,4 +1,4 @@
-"""``manage.py litejobs bench``: BENCH.md's workloads beside their plain-SQL floors.
+"""``manage.py litejobs bench``: the workloads W1-W10 beside their plain-SQL floors.
 
 Runs in a scratch database ``<name>_litejobs_bench`` on the project's server (created,
 migrated, dropped; ``--keep-db`` keeps it), never on the project's own rows. Progress goes to
