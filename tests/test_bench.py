@@ -8,11 +8,18 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from litejobs.bench.report import Stats, percentile
+from litejobs.bench.report import Report, Row, Stats, percentile
 from litejobs.models import Job
 from tests.testapp.jobs import record
 
-TINY = ["--rounds", "1", "--jobs", "W1=50,W2=200,W3=200,W4=5,W7=40,W8=300,W9=2000,W10=5"]
+TINY = [
+    "--rounds",
+    "1",
+    "--jobs",
+    "W1=50,W2=200,W3=200,W4=5,W6=200,W7=40,W8=300,W9=2000,W10=5",
+]
+#: The rows whose client CPU per job the bench measures on both sides.
+WITH_CPU = {"W1", "W2", "W3", "W7", "W8"}
 
 
 def bench(*args: str) -> dict:
@@ -60,7 +67,38 @@ def test_every_workload_runs_beside_its_floor_in_a_scratch_database(settings):
             assert 0 < row[side]["min"] <= row[side]["median"] <= row[side]["max"], row
         assert row["ratio"] == pytest.approx(row["litejobs"]["median"] / row["floor"]["median"])
         assert row["better"] in ("higher", "lower")
-    assert sorted(rows) == sorted(["W1", "W2", "W3", "W4", "W5", "W7", "W8", "W9", "W10"])
+        assert row["durability"] == "on"
+        if row["workload"] in WITH_CPU:
+            for side in ("cpu", "floor_cpu"):
+                assert 0 < row[side]["min"] <= row[side]["median"] <= row[side]["max"], row
+        elif row["workload"] in ("W4", "W5", "W10"):
+            assert row["cpu"] is None and row["floor_cpu"] is None, row
+    assert sorted(rows) == sorted(["W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10"])
+    # Durable commits by default, as every connection of litejobs and of the floor answered.
+    assert report["parameters"]["durability"] == ["on"]
+    assert report["durability"] == {"on": {"bench": ["on"], "floor": ["on"], "workers": ["on"]}}
+    drain, peak, resident = rows["W6"]
+    assert (drain["figure"], drain["unit"]) == ("drain rate", "jobs/s")
+    assert drain["cpu"]["median"] > 0 and drain["floor_cpu"]["median"] > 0
+    assert "200 jobs, 4 worker processes" in drain["variant"]
+    assert [(r["figure"], r["unit"], r["baseline"]) for r in (peak, resident)] == [
+        ("peak RSS", "MB", "at 20 jobs"),
+        ("RSS", "MB", "at 20 jobs"),
+    ]
+    [soak] = report["memory"]["on"]
+    assert (soak["checkpoint"], soak["jobs"], len(soak["workers"])) == (20, 200, 4)
+    for worker in soak["workers"]:
+        # A Django worker's own peak (tens of MB), not the bench process's carried over a fork.
+        assert 20 < worker["peak_at_checkpoint_mb"] <= worker["peak_at_end_mb"] < 1000, worker
+        assert 20 < worker["rss_at_end_mb"] <= worker["peak_at_end_mb"], worker
+        assert worker["rss_growth_percent"] == pytest.approx(
+            (worker["rss_at_end_mb"] / worker["rss_at_checkpoint_mb"] - 1) * 100
+        )
+    assert peak["litejobs"]["median"] == max(w["peak_at_end_mb"] for w in soak["workers"])
+    assert resident["litejobs"]["median"] == max(w["rss_at_end_mb"] for w in soak["workers"])
+    [drain_full, *_] = rows["W9"]
+    assert drain_full["cpu"]["median"] > 0 and drain_full["floor_cpu"]["median"] > 0
+    assert all(r["cpu"] is None for r in rows["W9"][1:])
     [steps] = rows["W7"]
     assert (steps["figure"], steps["unit"]) == ("steps", "steps/s")
     [outbox] = rows["W8"]
@@ -101,12 +139,43 @@ def test_only_runs_the_chosen_workloads_and_keep_db_keeps_the_scratch_database()
             cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_durability_both_runs_each_workload_with_synchronous_commit_on_then_off():
+    options = dict(connection.settings_dict["OPTIONS"])
+    report = bench(
+        "--rounds", "1", "--only", "W1,W6", "--jobs", "W1=20,W6=40", "--durability", "both"
+    )
+
+    assert report["parameters"]["durability"] == ["on", "off"]
+    assert report["parameters"]["processes"] == [1, 2, 4, 8]
+    # Every connection said so itself: the bench's, the floor's, and the spawned workers'.
+    assert report["durability"] == {
+        "on": {"bench": ["on"], "floor": ["on"], "workers": ["on"]},
+        "off": {"bench": ["off"], "floor": ["off"], "workers": ["off"]},
+    }
+    assert [(r["durability"], r["workload"], r["figure"]) for r in report["rows"]] == [
+        ("on", "W1", "rate"),
+        ("off", "W1", "rate"),
+        ("on", "W6", "drain rate"),
+        ("on", "W6", "peak RSS"),
+        ("on", "W6", "RSS"),
+        ("off", "W6", "drain rate"),
+        ("off", "W6", "peak RSS"),
+        ("off", "W6", "RSS"),
+    ]
+    assert sorted(report["memory"]) == ["off", "on"]
+    # The project's own connection settings are as they were.
+    assert connection.settings_dict["OPTIONS"] == options
+
+
 @pytest.mark.parametrize(
     "args",
     [
-        ["--only", "W6"],
+        ["--only", "W11"],
         ["--jobs", "W3=0"],
-        ["--jobs", "W6=10"],
+        ["--jobs", "W5=10"],
+        ["--durability", "sometimes"],
         ["--processes", "0"],
         ["--idle-seconds", "-1"],
         ["--rounds", "x"],
@@ -123,3 +192,72 @@ def test_figures_summarise_rounds_and_percentiles_take_the_nearest_rank():
     assert percentile(values, 0.5) == 50.0
     assert percentile(values, 0.95) == 95.0
     assert percentile([7.0], 0.95) == 7.0
+
+
+def test_the_table_names_each_durability_variant_and_prints_cpu_per_job():
+    def stats(value: float) -> Stats:
+        return Stats(value, value, value)
+
+    report = Report(
+        environment={
+            "postgresql": "15.20",
+            "fsync": "on",
+            "synchronous_commit": "on",
+            "python": "3.12.1",
+            "django": "6.1.3",
+            "psycopg": "3.3.9",
+            "cpus": 2,
+            "platform": "Linux",
+            "database": "x_litejobs_bench",
+            "debug": False,
+        },
+        settings={},
+        parameters={"rounds": 1, "w5_method": "not measured", "durability": ["on", "off"]},
+        rows=[
+            Row(
+                "W1", "2 calls", "rate", "jobs/s", "higher", stats(900), stats(1800), cpu=stats(412)
+            ),
+            Row(
+                "W1",
+                "2 calls",
+                "rate",
+                "jobs/s",
+                "higher",
+                stats(3000),
+                stats(9000),
+                durability="off",
+                cpu=stats(398),
+                floor_cpu=stats(61.5),
+            ),
+        ],
+        durability={"off": {"bench": ["off"], "floor": ["off"], "workers": ["off"]}},
+        memory={
+            "off": [
+                {
+                    "checkpoint": 10,
+                    "jobs": 100,
+                    "workers": [
+                        {
+                            "peak_at_checkpoint_mb": 80,
+                            "peak_at_end_mb": 82,
+                            "peak_growth_percent": 2.5,
+                            "rss_at_checkpoint_mb": 70,
+                            "rss_at_end_mb": 70.7,
+                            "rss_growth_percent": 1.0,
+                        }
+                    ],
+                }
+            ]
+        },
+    )
+    text = report.render()
+    on, off = text.split("== durability off")
+    assert "== durability on: synchronous_commit=on" in on
+    assert "CPU µs" in on and "412" in on and "398" not in on
+    assert ": synchronous_commit=off set on every connection" in off
+    assert "answered: bench off; floor off; workers off" in off
+    assert "398" in off and "61.5" in off
+    assert (
+        "W6 round 1, each worker at 10 -> 100 jobs: peak 80.0 -> 82.0 MB (+2.5 %), "
+        "resident 70.0 -> 70.7 MB (+1.0 %)"
+    ) in off

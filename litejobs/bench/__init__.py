@@ -1,4 +1,4 @@
-"""``manage.py litejobs bench``: BENCH.md's workloads, each beside its plain-SQL floor.
+"""``manage.py litejobs bench``: the workloads W1-W10, each beside its plain-SQL floor.
 
 ``run(options)`` creates a scratch database beside the project's (``<name>_litejobs_bench``,
 same server, so the same ``fsync`` and ``synchronous_commit``), runs the chosen workloads there
@@ -6,9 +6,12 @@ against litejobs and against the floor (psycopg alone), and drops it. The projec
 litejobs rows are never read or written. Worker processes are spawned children that load the
 project's settings pointed at the scratch database.
 
-Modules: ``options`` (what a run is asked), ``workloads`` (W1-W5, W7-W10), ``floor`` (the
-plain-SQL floors), ``children`` (worker and floor processes), ``scratch`` (the scratch
-database), ``report`` (figures, table, JSON), ``jobs`` (the bench's no-op job declarations).
+Each workload runs in the durability variants asked for (``synchronous_commit`` on, off, or
+both), on every connection of litejobs and of the floor alike.
+
+Modules: ``options`` (what a run is asked), ``workloads`` (W1-W10), ``floor`` (the plain-SQL
+floors), ``children`` (worker and floor processes), ``scratch`` (the scratch database),
+``report`` (figures, table, JSON), ``jobs`` (the bench's no-op job declarations).
 """
 
 from __future__ import annotations
@@ -19,10 +22,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .children import BenchError
-from .options import SIZES, WORKLOADS, BenchOptions
+from .options import DURABILITY, PROCESSES, SIZES, WORKLOADS, BenchOptions
 from .report import Report
 
-__all__ = ["SIZES", "WORKLOADS", "BenchError", "BenchOptions", "Report", "run"]
+__all__ = [
+    "DURABILITY",
+    "PROCESSES",
+    "SIZES",
+    "WORKLOADS",
+    "BenchError",
+    "BenchOptions",
+    "Report",
+    "run",
+]
 
 
 def run(options: BenchOptions, say: Callable[[str], None] = lambda line: None) -> Report:

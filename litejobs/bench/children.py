@@ -1,13 +1,16 @@
 """The bench's child processes: litejobs workers and plain-SQL floors, started with 'spawn'.
 
-A child builds its runtime (a ``Worker`` on the scratch database, or a floor), says ``ready``,
-waits for ``go`` (the bench's clock starts there), runs, answers ``count`` requests (its
-statements, or what it received) and, on ``stop``, stops and answers its report. Its output
-goes to a log file the bench quotes when the child fails.
+A child builds its runtime (a ``Worker`` on the scratch database, or a floor), says ``ready``
+with the ``synchronous_commit`` its connections run with, waits for ``go`` (the bench's clock
+starts there), runs, answers ``count`` requests (its statements, or what it received) and
+``usage`` requests (its CPU since ``go``, its memory, what it received) and, on ``stop``,
+stops and answers its report. Its output goes to a log file the bench quotes when the child
+fails.
 
 A worker child loads the project's own settings module, then points the litejobs database
-alias at the scratch database and takes the bench process's ``LITEJOBS`` settings before
-``django.setup()``: it never connects to the project's database.
+alias at the scratch database (with the bench's durability ``options``) and takes the bench
+process's ``LITEJOBS`` settings before ``django.setup()``: it never connects to the project's
+database.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ class DjangoTarget:
     alias: str
     database: str
     litejobs: dict[str, Any]
+    #: libpq ``options`` for the alias's connections (the durability variant), or "" for none.
+    session_options: str = ""
 
 
 @dataclass(frozen=True)
@@ -125,7 +130,8 @@ class WorkerRuntime:
         self.worker.request_stop()
 
     def count(self) -> int:
-        return 0
+        """The jobs this worker has settled so far, whatever their outcome."""
+        return sum(self.worker.counts.values())
 
     def report(self) -> dict[str, int]:
         return dict(self.worker.counts)
@@ -136,7 +142,10 @@ def _setup_django(target: DjangoTarget) -> None:
     import django
     from django.conf import settings
 
-    settings.DATABASES[target.alias]["NAME"] = target.database
+    database: dict[str, Any] = settings.DATABASES[target.alias]
+    database["NAME"] = target.database
+    if target.session_options:
+        database["OPTIONS"] = {**database.get("OPTIONS", {}), "options": target.session_options}
     settings.LITEJOBS = target.litejobs
     django.setup()
     from . import jobs  # noqa: F401 - declares the bench's jobs in this process
@@ -171,6 +180,61 @@ def _build(spec: ChildSpec) -> Runtime:
     return floor.Idle(spec.params, spec.heartbeat)
 
 
+def _synchronous_commit(spec: ChildSpec) -> str:
+    """``SHOW synchronous_commit`` on a connection opened as the runtime opens its own."""
+    if spec.django is not None:
+        from django.db import connections
+
+        connection = connections[spec.django.alias]
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            value: str = cast(tuple[str], cursor.fetchone())[0]
+        connection.close()
+        return value
+    import psycopg
+
+    with psycopg.connect(**spec.params) as conn:
+        shown: str = cast(tuple[str], conn.execute("SHOW synchronous_commit").fetchone())[0]
+        return shown
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A child's resources: process CPU since ``go`` (all threads, user and system), its
+    peak and its current resident set size, and its runtime's ``count()``."""
+
+    cpu_seconds: float
+    peak_rss_bytes: int
+    rss_bytes: int
+    count: int
+
+
+def _memory() -> tuple[int, int]:
+    """This process's peak and current resident set size in bytes: Linux's ``VmHWM`` and
+    ``VmRSS``.
+
+    Not ``getrusage``'s ``ru_maxrss``: Linux carries that over the fork and exec that spawn
+    a child, so a child would report its parent's peak when the parent is larger.
+    """
+    status = Path("/proc/self/status")
+    if not status.exists():
+        raise BenchError("W6 reads each worker's memory from /proc/self/status (Linux only).")
+    sizes = {}
+    for line in status.read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmHWM", "VmRSS"):
+            sizes[name] = int(value.split()[0]) * 1024
+    if len(sizes) < 2:
+        raise BenchError(
+            "/proc/self/status lacks VmHWM or VmRSS; W6 cannot read a worker's memory."
+        )
+    return sizes["VmHWM"], sizes["VmRSS"]
+
+
+def _usage(cpu_at_go: float, runtime: Runtime) -> Usage:
+    return Usage(time.process_time() - cpu_at_go, *_memory(), runtime.count())
+
+
 def main(spec: ChildSpec, pipe: Connection) -> None:
     """The child's entry point (runs in the spawned process)."""
     log = os.open(spec.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -178,17 +242,20 @@ def main(spec: ChildSpec, pipe: Connection) -> None:
     os.dup2(log, 2)
     counter = StatementCounter.install() if spec.count_statements else None
     runtime = _build(spec)
-    pipe.send("ready")
+    pipe.send(("ready", _synchronous_commit(spec)))
     if pipe.recv() != "go":
         return
-    serving = threading.Thread(target=_serve, args=(pipe, runtime, counter), daemon=True)
+    cpu_at_go = time.process_time()
+    serving = threading.Thread(target=_serve, args=(pipe, runtime, counter, cpu_at_go), daemon=True)
     serving.start()
     runtime.run()
     serving.join()
     pipe.send(runtime.report())
 
 
-def _serve(pipe: Connection, runtime: Runtime, counter: StatementCounter | None) -> None:
+def _serve(
+    pipe: Connection, runtime: Runtime, counter: StatementCounter | None, cpu_at_go: float
+) -> None:
     """Answer the bench's requests until ``stop`` (or the bench went away)."""
     while True:
         try:
@@ -197,6 +264,8 @@ def _serve(pipe: Connection, runtime: Runtime, counter: StatementCounter | None)
             message = "stop"
         if message == "count":
             pipe.send(counter.value if counter is not None else runtime.count())
+        elif message == "usage":
+            pipe.send(_usage(cpu_at_go, runtime))
         elif message == "stop":
             runtime.stop()
             return
@@ -214,10 +283,12 @@ class Child:
         )
         self.process.start()
         theirs.close()
+        #: What ``SHOW synchronous_commit`` answered on the child's connections (once ready).
+        self.synchronous_commit = ""
 
     def ready(self) -> None:
         """Wait until the child built its runtime."""
-        self._answer("ready", START_TIMEOUT)
+        _, self.synchronous_commit = self._answer("ready", START_TIMEOUT)
 
     def go(self) -> None:
         """Start the runtime."""
@@ -228,6 +299,12 @@ class Child:
         self._pipe.send("count")
         counted: int = self._answer("count", 30.0)
         return counted
+
+    def usage(self) -> Usage:
+        """The child's CPU since ``go``, its memory, and its runtime's count."""
+        self._pipe.send("usage")
+        usage: Usage = self._answer("usage", 30.0)
+        return usage
 
     def stop(self) -> Any:
         """Stop the runtime and answer its report."""

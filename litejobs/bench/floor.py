@@ -1,8 +1,8 @@
 """The plain-SQL floors: each workload done with psycopg alone, at the same durability.
 
-A floor is the least a PostgreSQL job queue could do for the workload (BENCH.md): a one-table
-queue with a primary key and a partial index on ready rows, every write committed the same
-way litejobs commits (the server's ``fsync`` and ``synchronous_commit`` apply to both). The
+A floor is the least a PostgreSQL job queue could do for the workload: a one-table queue with
+a primary key and a partial index on ready rows, every write committed the same way litejobs
+commits (the server's ``fsync`` and the run's ``synchronous_commit`` apply to both). The
 drain, listen and idle floors run in bench child processes (``Drain``, ``Listen``, ``Idle``);
 the enqueue floors run in the bench process itself.
 """
@@ -26,6 +26,8 @@ DESCRIPTIONS = {
     "done, COMMIT; as many connections and processes as the workers have",
     "W4": "INSERT and pg_notify in one committed statement, received by a process on LISTEN",
     "W5": "a connection waiting on LISTEN that polls once per LITEJOBS['HEARTBEAT']",
+    "W6": "W3's floor over as many rows, with as many processes; the memory row compares each "
+    "worker with itself at the checkpoint",
     "W7": "per job: one transaction claiming it (SELECT ... FOR UPDATE SKIP LOCKED, UPDATE to "
     "running), one transaction per step inserting its record, one marking the job done; as "
     "many connections as the worker has threads",

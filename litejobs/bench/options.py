@@ -4,19 +4,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-WORKLOADS = ("W1", "W2", "W3", "W4", "W5", "W7", "W8", "W9", "W10")
-#: BENCH.md's sizes: jobs for W1-W3, pickup samples for W4, five-step jobs for W7, staged
-#: outbox rows for W8, history rows for W9, delayed jobs for W10.
+WORKLOADS = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10")
+#: The default sizes: jobs for W1-W3 and W6, pickup samples for W4, five-step jobs for W7,
+#: staged outbox rows for W8, history rows for W9, delayed jobs for W10.
 SIZES = {
     "W1": 2000,
     "W2": 10_000,
     "W3": 10_000,
     "W4": 200,
+    "W6": 100_000,
     "W7": 1000,
     "W8": 10_000,
     "W9": 1_000_000,
     "W10": 200,
 }
+#: The two durability variants: ``synchronous_commit`` on (durable commits, the default) or
+#: off, set on every connection the bench, its workers and its floors open.
+DURABILITY = ("on", "off")
+#: W3's scaling rows: worker-process counts, one thread each.
+PROCESSES = (1, 2, 4, 8)
 
 
 @dataclass(frozen=True)
@@ -26,6 +32,7 @@ class BenchOptions:
     rounds: int = 3
     only: tuple[str, ...] = WORKLOADS
     sizes: dict[str, int] = field(default_factory=lambda: dict(SIZES))
-    processes: tuple[int, ...] = (4,)
+    processes: tuple[int, ...] = PROCESSES
     idle_seconds: float = 60.0
     keep_db: bool = False
+    durability: tuple[str, ...] = ("on",)

@@ -62,7 +62,9 @@ class Row:
     """One figure of one workload: litejobs beside its baseline, and their ratio.
 
     The baseline is the plain-SQL floor, except for W9 where it is the same workload on an
-    empty table. ``better`` says which way the ratio should go.
+    empty table and W6's memory row where it is the same workers earlier in the run. ``better``
+    says which way the ratio should go. ``cpu`` and ``floor_cpu`` are each side's client
+    process CPU in µs per job (W7: per step, W8: per row), where the workload measures it.
     """
 
     workload: str
@@ -74,6 +76,9 @@ class Row:
     floor: Stats
     target: str = ""
     baseline: str = FLOOR
+    durability: str = "on"
+    cpu: Stats | None = None
+    floor_cpu: Stats | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -93,6 +98,12 @@ class Report:
     parameters: dict[str, Any]
     floors: dict[str, str] = field(default_factory=dict)
     rows: list[Row] = field(default_factory=list)
+    #: Per durability variant, the ``synchronous_commit`` each kind of connection showed:
+    #: ``{"off": {"bench": ["off"], "floor": ["off"], "workers": ["off"]}}``.
+    durability: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    #: W6's memory per durability variant: per round, each worker's peak and current RSS in
+    #: MB at the checkpoint and at the end, and their growth in percent.
+    memory: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -100,6 +111,8 @@ class Report:
             "settings": self.settings,
             "parameters": self.parameters,
             "floors": self.floors,
+            "durability": self.durability,
+            "memory": self.memory,
             "rows": [row.as_dict() for row in self.rows],
         }
 
@@ -116,30 +129,83 @@ class Report:
             f"W5 statement count: {params['w5_method']}",
             "litejobs settings: "
             + ", ".join(f"{name}={value}" for name, value in sorted(self.settings.items())),
-            "",
+            "CPU: client process CPU (user + system), median µs per job (W7: per step, W8: per "
+            "row) of the bench process (W1, W2, W8) or of the worker and floor processes (W3, "
+            "W6, W7, W9)",
         ]
-        header = ["id", "workload", "figure", "litejobs", "baseline", "ratio", "better", "target"]
-        cells = [
-            [
-                row.workload,
-                row.variant,
-                f"{row.figure} ({row.unit})",
-                row.litejobs.text(),
-                row.floor.text() + ("" if row.baseline == FLOOR else f" ({row.baseline})"),
-                "n/a" if row.ratio is None else f"{row.ratio:.2f}",
-                row.better,
-                row.target,
-            ]
-            for row in self.rows
-        ]
-        widths = [max(len(line[i]) for line in [header, *cells]) for i in range(len(header))]
-        for line in [header, *cells]:
-            lines.append("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
+        for variant in params["durability"]:
+            lines.extend(["", self._durability_title(variant), ""])
+            lines.extend(_table([row for row in self.rows if row.durability == variant]))
+            lines.extend(_memory_lines(self.memory.get(variant, [])))
         lines.append("")
         lines.extend(f"{workload} floor: {text}" for workload, text in self.floors.items())
         if env.get("debug"):
             lines.append("Django DEBUG is on: every query is recorded, enqueue figures suffer.")
         return "\n".join(lines) + "\n"
+
+    def _durability_title(self, variant: str) -> str:
+        seen = self.durability.get(variant, {})
+        shown = "; ".join(f"{kind} {'/'.join(values)}" for kind, values in sorted(seen.items()))
+        return (
+            f"== durability {variant}: synchronous_commit={variant} set on every connection of "
+            f"litejobs and of the floor (SHOW synchronous_commit answered: {shown or 'nothing'}) =="
+        )
+
+
+def _table(rows: list[Row]) -> list[str]:
+    header = [
+        "id",
+        "workload",
+        "figure",
+        "litejobs",
+        "baseline",
+        "ratio",
+        "better",
+        "target",
+        "CPU µs",
+        "floor CPU µs",
+    ]
+    cells = [
+        [
+            row.workload,
+            row.variant,
+            f"{row.figure} ({row.unit})",
+            row.litejobs.text(),
+            row.floor.text() + ("" if row.baseline == FLOOR else f" ({row.baseline})"),
+            "n/a" if row.ratio is None else f"{row.ratio:.2f}",
+            row.better,
+            row.target,
+            "" if row.cpu is None else number(row.cpu.median),
+            "" if row.floor_cpu is None else number(row.floor_cpu.median),
+        ]
+        for row in rows
+    ]
+    widths = [max(len(line[i]) for line in [header, *cells]) for i in range(len(header))]
+    return [
+        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
+        for line in [header, *cells]
+    ]
+
+
+def _memory_lines(rounds: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for number_, memory in enumerate(rounds, 1):
+        workers = "; ".join(
+            f"peak {_change(worker, 'peak')}, resident {_change(worker, 'rss')}"
+            for worker in memory["workers"]
+        )
+        lines.append(
+            f"W6 round {number_}, each worker at {memory['checkpoint']:,} -> "
+            f"{memory['jobs']:,} jobs: {workers}"
+        )
+    return lines
+
+
+def _change(worker: dict[str, float], name: str) -> str:
+    return (
+        f"{worker[f'{name}_at_checkpoint_mb']:.1f} -> {worker[f'{name}_at_end_mb']:.1f} MB "
+        f"({worker[f'{name}_growth_percent']:+.1f} %)"
+    )
 
 
 def environment(cursor: Any, database: str) -> dict[str, Any]:

@@ -4,6 +4,8 @@ The bench never touches the project's litejobs rows. ``ScratchDatabase`` creates
 ``<name>_litejobs_bench`` on the same server (so the same durability settings apply), points
 the litejobs database alias of this process at it, migrates it, and on the way out points the
 alias back and drops it (unless kept with ``--keep-db``, as Django's ``--keepdb`` does).
+``durability(variant)`` sets ``synchronous_commit`` on every connection the alias opens from
+then on (libpq's ``options``), until the way out restores the alias's own ``OPTIONS``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ class ScratchDatabase:
             )
         # PostgreSQL limits names (63 bytes): its backend always answers a length.
         self.name = f"{self.original}{SUFFIX}"[-cast(int, connection.ops.max_name_length()) :]
+        self.original_options = connection.settings_dict.get("OPTIONS", {})
+        self.session_options = ""
 
     def __enter__(self) -> ScratchDatabase:
         connection = connections[self.alias]
@@ -60,6 +64,7 @@ class ScratchDatabase:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        self._set_options(self.original_options)
         self._use(self.original)
         if self.keep:
             return
@@ -74,6 +79,25 @@ class ScratchDatabase:
         connection.close()
         connection.settings_dict["NAME"] = name
         django_settings.DATABASES[self.alias]["NAME"] = name
+
+    def durability(self, variant: str) -> str:
+        """From now on the alias's connections run with ``synchronous_commit = variant``.
+
+        Appends ``-c synchronous_commit=...`` to the libpq ``options`` of the alias's own
+        ``OPTIONS`` (a later ``-c`` wins) and closes this process's connection, so the next
+        query reconnects with it. Answers the ``options`` string, for the worker processes.
+        """
+        configured = self.original_options.get("options", "")
+        self.session_options = f"{configured} -c synchronous_commit={variant}".strip()
+        self._set_options({**self.original_options, "options": self.session_options})
+        return self.session_options
+
+    def _set_options(self, options: dict[str, Any]) -> None:
+        connection = connections[self.alias]
+        connection.close()
+        connection.settings_dict["OPTIONS"] = options
+        database: dict[str, Any] = django_settings.DATABASES[self.alias]
+        database["OPTIONS"] = options
 
     def psycopg_params(self) -> dict[str, Any]:
         """Connection keywords for psycopg alone (the floors), on the scratch database."""

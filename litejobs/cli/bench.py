@@ -1,4 +1,4 @@
-"""``manage.py litejobs bench``: BENCH.md's workloads beside their plain-SQL floors.
+"""``manage.py litejobs bench``: the workloads W1-W10 beside their plain-SQL floors.
 
 Runs in a scratch database ``<name>_litejobs_bench`` on the project's server (created,
 migrated, dropped; ``--keep-db`` keeps it), never on the project's own rows. Progress goes to
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from ..bench import SIZES, WORKLOADS, BenchOptions, run
+from ..bench import DURABILITY, PROCESSES, SIZES, WORKLOADS, BenchOptions, run
 from . import EXIT_OK, add_json_flag, emit
 
 if TYPE_CHECKING:
@@ -66,6 +66,14 @@ def _process_counts(value: str) -> tuple[int, ...]:
     return tuple(_positive_int(count) for count in value.split(","))
 
 
+def _durability(value: str) -> tuple[str, ...]:
+    if value == "both":
+        return DURABILITY
+    if value in DURABILITY:
+        return (value,)
+    raise argparse.ArgumentTypeError(f"takes on, off or both, got {value!r}")
+
+
 def register(subparsers: Subparsers) -> None:
     """Add the ``bench`` verb."""
     defaults = ",".join(f"{name}={count}" for name, count in SIZES.items())
@@ -73,9 +81,9 @@ def register(subparsers: Subparsers) -> None:
         "bench",
         help="Measure litejobs beside a plain-SQL floor in a scratch database.",
         description=(
-            "Runs the workloads W1-W5 and W7-W10 against litejobs and against plain SQL "
-            "over psycopg, in a scratch database on the same server, and prints median [min-max] "
-            "over the rounds with the ratio litejobs / floor."
+            "Runs the workloads W1-W10 against litejobs and against plain SQL over psycopg, in "
+            "a scratch database on the same server, and prints median [min-max] over the rounds "
+            "with the ratio litejobs / floor and each side's client CPU per job."
         ),
     )
     parser.add_argument(
@@ -91,14 +99,25 @@ def register(subparsers: Subparsers) -> None:
         "--jobs",
         type=_sizes,
         default={},
-        help=f"Sizes: jobs for W1-W3, pickups for W4, five-step jobs for W7, staged outbox rows "
-        f"for W8, history rows for W9, delayed jobs for W10 (default {defaults}).",
+        help=f"Sizes: jobs for W1-W3 and W6, pickups for W4, five-step jobs for W7, staged "
+        f"outbox rows for W8, history rows for W9, delayed jobs for W10 (default {defaults}).",
     )
     parser.add_argument(
         "--processes",
         type=_process_counts,
-        default=(4,),
-        help="W3's worker-process counts, one thread each, e.g. 1,2,4,8 (default 4).",
+        default=PROCESSES,
+        help="W3's worker-process counts, one thread each, e.g. 1,4 "
+        f"(default {','.join(map(str, PROCESSES))}).",
+    )
+    parser.add_argument(
+        "--durability",
+        type=_durability,
+        default=("on",),
+        metavar="{on,off,both}",
+        help="synchronous_commit for every connection of litejobs and of the floor: on "
+        "(durable commits, the default), off (each commit returns before its WAL is flushed: "
+        "the CPU-bound variant a fast disk shows), or both (each workload in both variants, "
+        "one table each).",
     )
     parser.add_argument(
         "--idle-seconds",
@@ -123,6 +142,7 @@ def handle_bench(command: BaseCommand, options: dict[str, Any]) -> int:
             processes=options["processes"],
             idle_seconds=options["idle_seconds"],
             keep_db=options["keep_db"],
+            durability=options["durability"],
         ),
         say=lambda line: command.stderr.write(line),
     )
