@@ -21,6 +21,7 @@ class LitejobsConfig(AppConfig):
         from django.core.signals import setting_changed
 
         from . import checks  # noqa: F401 - the checks register themselves
+        from .conf import settings
         from .contrib.bulk import checks as bulk_checks  # noqa: F401
         from .contrib.bulk import execution  # noqa: F401 - the job that pays bulk items
         from .contrib.workqueues import checks as workqueue_checks  # noqa: F401
@@ -34,6 +35,7 @@ class LitejobsConfig(AppConfig):
 
         pin_runtime_commands()
         setting_changed.connect(clock.forget_configured_clock)
+        setting_changed.connect(settings.forget)
         WebhookEndpoint.rules = staticmethod(endpoints.check_endpoint_fields)
         if extras.installed("django.tasks") or extras.installed("django_tasks"):
             from .contrib.django_tasks import backend  # noqa: F401 - runs Django tasks' rows

@@ -123,6 +123,11 @@ class Settings:
     RELAY_IN_WORKER: bool
     WEBHOOK_ALLOWED_HOSTS: list[str]
 
+    #: The project's ``LITEJOBS`` dict once Django's settings are configured: every enqueue
+    #: and every job reads settings, and Django's lazy settings are slow to ask each time.
+    #: ``forget`` drops it when a setting changes (``override_settings``, a test's settings).
+    _configured: Mapping[str, Any] | None = None
+
     def __getattr__(self, name: str) -> Any:
         if name not in DEFAULTS:
             raise AttributeError(f"Unknown litejobs setting {name!r}.")
@@ -132,10 +137,20 @@ class Settings:
         """The project's ``LITEJOBS`` dict (empty when unset, or when it is not a dict: the
         check litejobs.E041 reports that). Outside a Django project (no settings module: a
         script that verifies webhook signatures) every key has its default."""
+        found = self._configured
+        if found is not None:
+            return found
         if not django_settings.configured and ENVIRONMENT_VARIABLE not in os.environ:
             return {}
-        user = getattr(django_settings, "LITEJOBS", None)
-        return user if isinstance(user, Mapping) else {}
+        user = getattr(django_settings, "LITEJOBS", None)  # configures Django's settings
+        found = user if isinstance(user, Mapping) else {}
+        self._configured = found
+        return found
+
+    def forget(self, **kwargs: object) -> None:
+        """Drop the cached ``LITEJOBS`` dict (on ``setting_changed``)."""
+        if kwargs.get("setting", "LITEJOBS") == "LITEJOBS":
+            self._configured = None
 
     def unknown_keys(self) -> list[str]:
         """Keys of ``LITEJOBS`` that are no litejobs setting."""

@@ -111,6 +111,17 @@ def test_bad_payloads_are_refused_and_nothing_is_written(clock, arguments, code,
     assert Job.objects.count() == 0
 
 
+def test_a_changed_payload_limit_applies_to_the_next_enqueue(clock, settings):
+    record.enqueue(label="x" * 200)  # read with the default limit
+    settings.LITEJOBS = {"MAX_PAYLOAD_BYTES": 100}
+    with pytest.raises(InvalidInput) as caught:
+        record.enqueue(label="y" * 200)
+    assert caught.value.code == "payload-too-large"
+    settings.LITEJOBS = {}
+    record.enqueue(label="z" * 200)
+    assert Job.objects.count() == 2
+
+
 def test_a_batch_over_10000_is_refused_before_anything_is_written(clock):
     with pytest.raises(InvalidInput) as caught:
         noop.enqueue_many([{"n": i} for i in range(10_001)])

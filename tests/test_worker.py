@@ -1,5 +1,6 @@
 """The worker in-process: outcomes, retries, dead letters, timeouts and fences."""
 
+import logging
 import threading
 from datetime import timedelta
 
@@ -36,6 +37,21 @@ def test_a_job_runs_once_and_its_result_is_stored(clock, run_worker):
     assert job.attempts == 1
     assert job.finished_at == clock.now()
     assert list(Mark.objects.values_list("label", "value")) == [("hello", 7)]
+
+
+def test_a_run_logs_its_start_and_end_lines_only_at_info(clock, run_worker, caplog):
+    caplog.set_level(logging.WARNING, logger="litejobs")
+    record.enqueue(label="quiet")
+    run_worker()
+    assert not [r for r in caplog.records if r.getMessage().startswith("job ")]
+    caplog.set_level(logging.INFO, logger="litejobs")
+    enqueued = record.enqueue(label="told", value=1)
+    run_worker()
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("job ")]
+    assert lines[0] == f"job start id={enqueued.id} name={record.name} attempt=1/3 queue=default"
+    assert lines[1].startswith(
+        f"job end id={enqueued.id} name={record.name} outcome=done attempt=1"
+    )
 
 
 def test_retry_times_follow_the_policy_under_the_injected_clock(clock, run_worker):

@@ -142,14 +142,15 @@ class Runner(threading.Thread):
             self.current = job
             self._pg_conn = None
         self.host.running(job, ctx, definition.timeout.total_seconds(), self)
-        logger.info(
-            "job start id=%s name=%s attempt=%s/%s queue=%s",
-            job.id,
-            job.name,
-            job.attempt,
-            job.max_attempts,
-            job.queue,
-        )
+        if logger.isEnabledFor(logging.INFO):  # two lines per job: nothing built when off
+            logger.info(
+                "job start id=%s name=%s attempt=%s/%s queue=%s",
+                job.id,
+                job.name,
+                job.attempt,
+                job.max_attempts,
+                job.queue,
+            )
         try:
             with use_traceparent(job.traceparent):
                 if definition.atomic:

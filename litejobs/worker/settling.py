@@ -116,15 +116,16 @@ class Settler:
             self.dispatcher.poke()
         with self._counts_lock:
             self.counts[outcome] = self.counts.get(outcome, 0) + 1
-        logger.info(
-            "job end id=%s name=%s outcome=%s attempt=%s duration_ms=%.1f%s",
-            job.id,
-            job.name,
-            outcome,
-            job.attempt,
-            (time.monotonic() - started) * 1000,
-            f" error={error}" if error else "",
-        )
+        if logger.isEnabledFor(logging.INFO):
+            logger.info(
+                "job end id=%s name=%s outcome=%s attempt=%s duration_ms=%.1f%s",
+                job.id,
+                job.name,
+                outcome,
+                job.attempt,
+                (time.monotonic() - started) * 1000,
+                f" error={error}" if error else "",
+            )
 
     # Releases, on the main loop's connection ------------------------------------------------
 
