@@ -1,6 +1,6 @@
 """A bulk money action over the demo's payouts whose execute can be held at a gate file.
 
-``tests/test_bulk_processes.py`` kills a real worker while it is inside one payout's
+``tests/processes/test_bulk.py`` kills a real worker while it is inside one payout's
 transaction: the worker process reads the gate's path from ``LITEJOBS_TEST_BULK_GATE``, and the
 payout whose payee is ``GATED_PAYEE`` announces it started (``<gate>.started.<attempt>``) and
 waits until the gate file exists. Without the variable it pays like the demo's action.

@@ -19,7 +19,6 @@ from litejobs.contrib.bulk import devices
 from litejobs.exceptions import (
     BulkRefused,
     BulkSetChanged,
-    DeclarationError,
     TransitionRefused,
     WorkQueueForbidden,
 )
@@ -89,31 +88,6 @@ def test_the_preview_lists_every_item_with_its_amount_the_count_and_totals_per_c
     assert len(made.digest) == 64
     nothing_moved()  # a preview executes nothing
     assert not BulkConfirmationAttempt.objects.exists()
-
-
-def test_the_digest_covers_ids_amounts_currencies_and_bound_values_in_any_order():
-    paid_to = (("account", "DE01"), ("payee", "Acme"))
-    line = bulk.PreviewLine(1, "10", "x", Decimal("12.50"), "EUR", paid_to)
-    other = bulk.PreviewLine(2, "11", "y", Decimal("3"), "USD")
-    digest = bulk.digest_of(ACTION, [line, other])
-    assert bulk.digest_of(ACTION, [other, line]) == digest
-    same_money = bulk.PreviewLine(1, "10", "x", Decimal("12.500000"), "EUR", paid_to)
-    assert bulk.digest_of(ACTION, [same_money, other]) == digest
-    for changed in (
-        bulk.PreviewLine(1, "10", "x", Decimal("12.51"), "EUR", paid_to),
-        bulk.PreviewLine(1, "10", "x", Decimal("12.50"), "USD", paid_to),
-        bulk.PreviewLine(3, "10", "x", Decimal("12.50"), "EUR", paid_to),
-        bulk.PreviewLine(1, "10", "x", Decimal("12.50"), "EUR", (("account", "DE01"),)),
-        bulk.PreviewLine(1, "10", "x", Decimal("12.50"), "EUR", (("payee", "Mallory"),)),
-        bulk.PreviewLine(
-            1, "10", "x", Decimal("12.50"), "EUR", (("account", "DE02"), ("payee", "Acme"))
-        ),
-        bulk.PreviewLine(
-            1, "10", "x", Decimal("12.50"), "EUR", (("account", None), ("payee", "Acme"))
-        ),
-    ):
-        assert bulk.digest_of(ACTION, [changed, other]) != digest
-    assert bulk.digest_of("other.action", [line, other]) != digest
 
 
 def test_the_preview_shows_and_binds_who_gets_paid(finance, clock):
@@ -689,41 +663,6 @@ def test_the_records_cannot_be_edited_or_deleted(finance, clock):
 
 
 # Declarations and checks -----------------------------------------------------------------------
-
-
-def test_invalid_declarations_are_refused_with_the_fix():
-    def amount(row):
-        return row.amount, "EUR"
-
-    def execute(row, run):
-        return None
-
-    cases = [
-        ({"name": "bad name!"}, "name"),
-        ({"queue": 5}, "queue="),
-        ({"amount": "x"}, "amount="),
-        ({"execute": lambda row: None}, "execute="),
-        ({"permission": "release"}, "permission="),
-        ({"resolution": "Paid Out"}, "resolution="),
-        ({"bind": "payee"}, "bind="),
-        ({"bind": ("payee", "payee")}, "bind="),
-        ({"bind": ("payee.name",)}, "bind="),
-        ({"bind": lambda: {}}, "bind="),
-    ]
-    for override, fix in cases:
-        options = {
-            "name": "tests.bad",
-            "queue": "payouts",
-            "amount": amount,
-            "execute": execute,
-            "permission": "payouts.release_payout",
-            **override,
-        }
-        with pytest.raises(DeclarationError) as refused:
-            bulk.bulk_money_action(options.pop("name"), **options)
-        assert refused.value.code == "bulk-action-invalid"
-        assert fix in str(refused.value)
-    assert "tests.bad" not in {a.name for a in bulk.all_actions()}
 
 
 def test_amount_answers_that_are_not_money_are_refused(finance, clock):

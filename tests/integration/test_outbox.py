@@ -12,7 +12,7 @@ from django.db import DatabaseError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from litejobs import Concurrency, outbox
-from litejobs.exceptions import DeclarationError, InvalidInput
+from litejobs.exceptions import InvalidInput
 from litejobs.models import Job, JobState, LeaderLease, OutboxMessage
 from litejobs.models.outbox import OUTBOX_CHANNEL
 from litejobs.outbox import Message, stage, subscriber, topic
@@ -281,22 +281,6 @@ def test_a_subscriber_passes_job_options_through_and_may_limit_concurrency_per_k
     assert (job.concurrency_key, job.concurrency_limit) == ("limited:acct:1", 1)
 
 
-def test_subscriber_declarations_are_checked():
-    with pytest.raises(DeclarationError) as keyed:
-        subscriber("test.x", key=lambda: "k")(lambda ctx, message: None)
-    assert keyed.value.code == "subscriber-invalid"
-    with pytest.raises(DeclarationError) as shaped:
-        subscriber("test.x")(lambda ctx: None)
-    assert shaped.value.code == "subscriber-invalid"
-    with pytest.raises(DeclarationError) as named:
-        subscriber("Not A Topic")(lambda ctx, message: None)
-    assert named.value.code == "outbox-topic-invalid"
-    with pytest.raises(DeclarationError) as declared:
-        topic("bad topic")
-    assert declared.value.code == "outbox-topic-invalid"
-    assert not outbox.is_declared("test.x")
-
-
 # Leadership and refusals -------------------------------------------------------------------
 
 
@@ -504,13 +488,6 @@ def test_runworker_runs_the_relay_and_the_subscribers(settings):
     )  # handed on at stop
 
 
-def test_the_relay_can_be_turned_off_per_worker_and_never_runs_with_once(settings):
-    assert not Worker(install_signals=False, relay=False).relay
-    assert not Worker(install_signals=False, once=True).relay
-    settings.LITEJOBS = {"RELAY_IN_WORKER": False}
-    assert not Worker(install_signals=False).relay
-
-
 # Retention ---------------------------------------------------------------------------------
 
 
@@ -572,35 +549,3 @@ def test_a_job_raising_retry_after_is_retried_then_not_after_the_policy(clock, r
     clock.advance("90s")
     assert run_worker() == {"dead": 1}  # the attempt counted: two of two spent
     assert Job.objects.get(pk=enqueued.id).attempts == 2
-
-
-def test_retry_after_refuses_a_negative_delay():
-    from litejobs import RetryAfter
-
-    with pytest.raises(InvalidInput):
-        RetryAfter(-1)
-    assert RetryAfter("2m").delay == timedelta(minutes=2)
-
-
-def test_outbox_settings_that_cannot_work_are_reported_by_check(settings):
-    from litejobs.checks import check_outbox_settings
-
-    assert check_outbox_settings() == []
-    settings.LITEJOBS = {
-        "OUTBOX_BATCH": 0,
-        "WEBHOOK_MAX_FAILURES": -1,
-        "WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
-        "RELAY_LEASE": "soon",
-        "RELAY_IN_WORKER": "yes",
-    }
-    found = check_outbox_settings()
-    assert {error.id for error in found} == {"litejobs.E020"}
-    text = " ".join(error.msg for error in found)
-    for name in (
-        "OUTBOX_BATCH",
-        "WEBHOOK_MAX_FAILURES",
-        "WEBHOOK_ALLOWED_HOSTS",
-        "RELAY_LEASE",
-        "RELAY_IN_WORKER",
-    ):
-        assert name in text

@@ -1,14 +1,14 @@
-"""``manage.py litejobs bench``: every workload beside its floor, in a scratch database."""
+"""``manage.py litejobs bench``: every workload beside its floor, in a scratch database, with real
+worker processes."""
 
 import io
 import json
 from collections import defaultdict
 
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import call_command
 from django.db import connection
 
-from litejobs.bench.report import Stats, percentile
 from litejobs.models import Job
 from tests.testapp.jobs import record
 
@@ -99,27 +99,3 @@ def test_only_runs_the_chosen_workloads_and_keep_db_keeps_the_scratch_database()
     finally:
         with connection._nodb_cursor() as cursor:
             cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["--only", "W6"],
-        ["--jobs", "W3=0"],
-        ["--jobs", "W6=10"],
-        ["--processes", "0"],
-        ["--idle-seconds", "-1"],
-        ["--rounds", "x"],
-    ],
-)
-def test_bad_options_are_refused_before_anything_runs(args):
-    with pytest.raises(CommandError):
-        call_command("litejobs", "bench", *args, stdout=io.StringIO(), stderr=io.StringIO())
-
-
-def test_figures_summarise_rounds_and_percentiles_take_the_nearest_rank():
-    assert Stats.of([3.0, 1.0, 2.0]) == Stats(2.0, 1.0, 3.0)
-    values = [float(n) for n in range(1, 101)]
-    assert percentile(values, 0.5) == 50.0
-    assert percentile(values, 0.95) == 95.0
-    assert percentile([7.0], 0.95) == 7.0

@@ -10,7 +10,7 @@ import pytest
 
 from litejobs.models import Job, LeaderLease, Occurrence
 from tests.conftest import wait_for
-from tests.test_outage import counts, outage_env, server  # noqa: F401 - fixtures
+from tests.processes.conftest import counts
 from tests.testapp.models import Mark
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -87,7 +87,7 @@ def test_two_schedulers_one_killed_midway_run_every_occurrence_exactly_once(proc
     assert "Traceback" not in log
 
 
-def test_a_scheduler_rides_out_a_database_restart(server, outage_env, processes):  # noqa: F811
+def test_a_scheduler_rides_out_a_database_restart(server, outage_env, processes):
     env = {**outage_env, **{f"LITEJOBS_{k}": v for k, v in FAST.items()}}
     scheduler = processes.start("runscheduler", env=env, name="scheduler")
 

@@ -8,10 +8,8 @@ from django.core import checks
 from django.test import override_settings
 
 from litejobs import Retry, job, manual, schedule
-from litejobs.checks import check_declarations
-from litejobs.exceptions import DeclarationError, GuardRefused, InvalidInput
+from litejobs.exceptions import DeclarationError
 from litejobs.jobs import catalog as registry
-from litejobs.models import Job
 from litejobs.scheduling import declarations
 from litejobs.scheduling import manual as manual_jobs
 from tests.testapp.jobs import scheduled_mark
@@ -155,24 +153,6 @@ def _fields(definition):
 # manage.py check ---------------------------------------------------------------------------
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize(
-    ("app", "check_id", "code", "says"),
-    [
-        ("tests.badschedules", "litejobs.E005", "schedule-invalid", "invalid cron expression"),
-        ("tests.badmanual", "litejobs.E006", "job-guard-missing", "has no guard"),
-    ],
-)
-def test_a_module_with_a_bad_declaration_is_reported_by_manage_py_check(app, check_id, code, says):
-    with override_settings(INSTALLED_APPS=["litejobs", app]):
-        registry.autodiscover()
-        [error] = check_declarations()
-    registry.autodiscover()  # back to the real apps
-    assert error.id == check_id
-    assert f"{app}.schedules" in error.msg and f"[{code}]" in error.msg and says in error.msg
-    assert check_declarations() == []
-
-
 def test_the_installed_schedules_pass_the_checks():
     assert not [m for m in checks.run_checks(tags=["litejobs"]) if m.level >= checks.ERROR]
     names = {d.name for d in declarations.all_schedules()}
@@ -194,26 +174,3 @@ def test_a_manual_job_without_a_guard_is_refused():
     with pytest.raises(DeclarationError) as error:
         manual("t.manual", job=scheduled_mark, runs_where="*")
     assert error.value.code == "job-guard-missing" and "guard=lambda actor, now" in str(error.value)
-
-
-@pytest.mark.django_db
-def test_a_manual_job_runs_only_where_and_for_whom_its_guard_allows(clock):
-    manual(
-        "t.manual",
-        job=scheduled_mark,
-        runs_where=("production",),
-        guard=lambda actor, now: actor == "alice" or "only alice",
-    )
-    with pytest.raises(GuardRefused, match="runs only in production"):
-        manual_jobs.run("t.manual", by="alice", reason="repair")
-    with override_settings(LITEJOBS={"DEPLOYMENT": "production"}):
-        with pytest.raises(GuardRefused, match="only alice") as error:
-            manual_jobs.run("t.manual", by="bob", reason="repair")
-        assert error.value.code == "manual-refused"
-        with pytest.raises(InvalidInput, match="give a reason"):
-            manual_jobs.run("t.manual", by="alice", reason="")
-        assert not Job.objects.exists()
-        enqueued = manual_jobs.run(
-            "t.manual", by="alice", reason="repair", arguments={"label": "m"}
-        )
-    assert Job.objects.get(pk=enqueued.id).key == "scheduled:m"

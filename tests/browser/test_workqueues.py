@@ -9,30 +9,16 @@ LISTEN connection of every web process. The browser is Debian's chromium driven 
 from __future__ import annotations
 
 import shutil
-import socket
 import time
-import urllib.error
-import urllib.request
-from pathlib import Path
 
 import pytest
 
 from litejobs import workqueues
 from litejobs.models import WorkItem, WorkItemState
-from tests.conftest import wait_for
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_web
 from tests.workqueue_helpers import make_dispute, make_user
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
-#: How soon another person's page must show a claim (the issue's promise).
+#: How soon another person's page must show a claim (what live pages promise).
 LIVE_WITHIN = 1.0
 
 pytestmark = [
@@ -43,35 +29,6 @@ pytestmark = [
         reason="needs Debian's chromium (.ci/run installs it: apt-get install chromium)",
     ),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 - http://127.0.0.1
-            return response.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
-
-
-def start_web(processes, name: str) -> str:
-    port = free_port()
-    server = processes.start(
-        "runserver", "--noreload", "--insecure", f"127.0.0.1:{port}", name=name
-    )
-    base = f"http://127.0.0.1:{port}"
-    wait_for(
-        lambda: server.poll() is not None or answers(base + "/admin/login/"),
-        timeout=60,
-        what=f"{name} to serve the admin",
-    )
-    assert server.poll() is None, processes.log(server)
-    return base
 
 
 def sign_in(browser, base: str, username: str, path: str):

@@ -16,8 +16,8 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from litejobs.models import BulkAction, BulkConfirmationAttempt
 from project.payouts.models import Payout
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_web
 from tests.bulk_helpers import fresh_code, item_of, make_finance, make_payout, wrong_code
-from tests.test_workqueue_browser import CHROMIUM, CHROMIUM_ARGS, start_web
 
 pytestmark = [
     pytest.mark.slow,

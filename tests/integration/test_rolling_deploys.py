@@ -2,23 +2,20 @@
 
 A job whose name a worker does not know, or whose payload version is newer than its code, is
 handed back uncounted for a worker that can run it (dead only after UNKNOWN_JOB_GRACE); older
-payloads are upgraded before the body runs; every worker claims every kind of due job.
+payloads are upgraded before the body runs; every worker claims every kind of due job. Real
+workers of two releases: ``tests/processes/test_rolling_deploys.py``.
 """
 
-import os
-import signal
 from datetime import timedelta
 
 import pytest
 from django.test import override_settings
 
-from litejobs import clock as system_clock
 from litejobs import job, operations
 from litejobs.exceptions import DeclarationError
 from litejobs.jobs import catalog as registry
 from litejobs.models import Job, JobAttempt, JobState
 from litejobs.scheduling import declarations
-from tests.conftest import wait_for
 from tests.testapp.jobs import record
 from tests.testapp.models import Mark
 
@@ -231,39 +228,3 @@ def test_a_worker_claims_concurrency_limited_jobs_whatever_its_own_declarations(
 
 
 # Real processes of two releases ----------------------------------------------------------------
-
-FAST = {"LEASE": "3s", "HEARTBEAT": "1s", "POLL_INTERVAL": "2s"}
-
-
-@pytest.mark.slow
-def test_a_worker_of_the_old_release_hands_jobs_back_to_one_of_the_new(processes):
-    old = processes.worker("--concurrency", "1", TEST_RELEASE="old", **FAST)
-    added = stored(system_clock.now(), "release.added", {"label": "added"})
-    newer = stored(system_clock.now(), "release.shaped", {"label": "v2"}, version=2)
-    wait_for(
-        lambda: (
-            Job.objects.filter(pk__in=[added.pk, newer.pk], handed_back_at__isnull=False)
-            .exclude(state=JobState.RUNNING)
-            .count()
-            == 2
-        ),
-        what="the old worker to hand both jobs back",
-    )
-    assert not Mark.objects.exists()
-    assert "job handed back" in processes.log(old)
-
-    new = processes.worker("--concurrency", "1", TEST_RELEASE="new", **FAST)
-    wait_for(
-        lambda: Job.objects.filter(state=JobState.DONE).count() == 2,
-        what="the new worker to run both",
-    )
-    os.killpg(old.pid, signal.SIGKILL)
-    old.wait(10)
-    older = stored(system_clock.now(), "release.shaped", {"name": "v1"}, version=1)
-    wait_for(lambda: Job.objects.get(pk=older.pk).state == JobState.DONE, what="the v1 payload")
-
-    marks = dict(Mark.objects.values_list("label", "value"))
-    assert marks == {"added": new.pid, "shaped:v2": new.pid, "shaped:v1": new.pid}
-    for row in Job.objects.all():
-        assert row.attempts == 1  # the hand-backs cost no attempt
-    assert not JobAttempt.objects.exists()

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
+
 PACKAGE = ROOT / "litejobs"
 
 #: The old paths users already type: each re-exports the objects of the module that moved.

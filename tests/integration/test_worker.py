@@ -202,7 +202,7 @@ def _plan_nodes(node: dict):
 
 def test_the_claim_walks_its_index_even_when_statistics_saw_only_finished_jobs(clock):
     """ANALYZE of a table of finished jobs makes the planner expect no claimable row at all;
-    the claim must still read its index in order rather than sort the backlog (BENCH W9)."""
+    the claim must still read its index in order rather than sort the backlog (the bench's W9)."""
     from litejobs.bench.workloads import HISTORY
     from litejobs.sql import query
 

@@ -4,11 +4,9 @@ import pytest
 from django.test import override_settings
 
 from litejobs.checks import check_workflows
-from litejobs.exceptions import DeclarationError
 from litejobs.jobs import catalog as registry
 from litejobs.jobs import workflows
 from litejobs.models import Job, JobState
-from litejobs.workflows import Compensation, Step, workflow
 from tests.testapp.jobs import loan_flow
 from tests.testapp.models import Mark
 
@@ -55,14 +53,3 @@ def test_the_checks_report_unrecorded_behaviour_double_mapping_and_missing_compe
     assert ("litejobs.E009", "workflow 'bad.first', step 'no-compensation'") in found
     assert ("litejobs.E008", "bad.known") in found
     assert {m_id for m_id, _ in found} == {"litejobs.E007", "litejobs.E008", "litejobs.E009"}
-
-
-def test_bad_workflow_declarations_are_refused():
-    with pytest.raises(DeclarationError) as caught:
-        workflow("x.y", carried_by="handler", key=lambda n: "k", steps=[Step(use_case="a.b")])
-    assert caught.value.code == "workflow-invalid"
-    with pytest.raises(DeclarationError) as caught:
-        Compensation.none(reason="")
-    assert caught.value.code == "compensation-reason-missing"
-    with pytest.raises(DeclarationError):
-        workflow("x.z", key=lambda n: "k", steps=[Step(use_case="a.b"), Step(use_case="a.b")])

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from litejobs.conf import DEFAULTS
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 REFERENCE = DOCS / "reference"
 README = ROOT / "README.md"

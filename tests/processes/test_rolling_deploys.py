@@ -1,0 +1,52 @@
+"""Rolling deploys with real processes: a worker of the old release hands back what only the new
+one can run, and the new one runs it."""
+
+import os
+import signal
+
+import pytest
+
+from litejobs import clock as system_clock
+from litejobs.models import Job, JobAttempt, JobState
+from tests.conftest import wait_for
+from tests.integration.test_rolling_deploys import stored
+from tests.testapp.models import Mark
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+FAST = {"LEASE": "3s", "HEARTBEAT": "1s", "POLL_INTERVAL": "2s"}
+
+
+@pytest.mark.slow
+def test_a_worker_of_the_old_release_hands_jobs_back_to_one_of_the_new(processes):
+    old = processes.worker("--concurrency", "1", TEST_RELEASE="old", **FAST)
+    added = stored(system_clock.now(), "release.added", {"label": "added"})
+    newer = stored(system_clock.now(), "release.shaped", {"label": "v2"}, version=2)
+    wait_for(
+        lambda: (
+            Job.objects.filter(pk__in=[added.pk, newer.pk], handed_back_at__isnull=False)
+            .exclude(state=JobState.RUNNING)
+            .count()
+            == 2
+        ),
+        what="the old worker to hand both jobs back",
+    )
+    assert not Mark.objects.exists()
+    assert "job handed back" in processes.log(old)
+
+    new = processes.worker("--concurrency", "1", TEST_RELEASE="new", **FAST)
+    wait_for(
+        lambda: Job.objects.filter(state=JobState.DONE).count() == 2,
+        what="the new worker to run both",
+    )
+    os.killpg(old.pid, signal.SIGKILL)
+    old.wait(10)
+    older = stored(system_clock.now(), "release.shaped", {"name": "v1"}, version=1)
+    wait_for(lambda: Job.objects.get(pk=older.pk).state == JobState.DONE, what="the v1 payload")
+
+    marks = dict(Mark.objects.values_list("label", "value"))
+    assert marks == {"added": new.pid, "shaped:v2": new.pid, "shaped:v1": new.pid}
+    for row in Job.objects.all():
+        assert row.attempts == 1  # the hand-backs cost no attempt
+    assert not JobAttempt.objects.exists()
