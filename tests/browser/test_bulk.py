@@ -17,7 +17,8 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from litejobs.models import BulkAction, BulkConfirmationAttempt
 from project.payouts.models import Payout
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_web
-from tests.bulk_helpers import fresh_code, item_of, make_finance, make_payout, wrong_code
+from tests.bulk_helpers import fresh_code, item_of, wrong_code
+from tests.factories import FinanceFactory, PayoutFactory
 
 pytestmark = [
     pytest.mark.slow,
@@ -54,14 +55,16 @@ def let_the_throttle_pass(device: TOTPDevice) -> int:
 
 
 def test_finance_releases_ticked_payouts_with_a_code_from_the_phone(processes):
-    finance = make_finance("fiona", perms=("payouts.review_payout", "payouts.release_payout"))
+    finance = FinanceFactory(
+        username="fiona", permissions=("payouts.review_payout", "payouts.release_payout")
+    )
     device = TOTPDevice.objects.get(user=finance)
     chosen = [
-        make_payout("1900.00", "EUR", payee="Atelier Nord"),
-        make_payout("800.50", "EUR", payee="Casa Verde"),
-        make_payout("75.25", "USD", payee="Juniper Labs"),
+        PayoutFactory(amount="1900.00", currency="EUR", payee="Atelier Nord"),
+        PayoutFactory(amount="800.50", currency="EUR", payee="Casa Verde"),
+        PayoutFactory(amount="75.25", currency="USD", payee="Juniper Labs"),
     ]
-    untouched = make_payout("42.00", "USD", payee="Harbor Tea Co.")
+    untouched = PayoutFactory(amount="42.00", currency="USD", payee="Harbor Tea Co.")
     items = {payout.pk: item_of(payout).pk for payout in [*chosen, untouched]}
     wrong = wrong_code(device)
     web = start_web(processes, "web")

@@ -16,7 +16,7 @@ import pytest
 from litejobs import workqueues
 from litejobs.models import WorkItem, WorkItemState
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_web
-from tests.workqueue_helpers import make_dispute, make_user
+from tests.factories import DisputeFactory, UserFactory
 
 #: How soon another person's page must show a claim (what live pages promise).
 LIVE_WITHIN = 1.0
@@ -42,10 +42,12 @@ def sign_in(browser, base: str, username: str, path: str):
 
 
 def test_two_people_on_one_queue_page_see_each_others_claims_within_a_second(processes):
-    alice = make_user("alice", "payments.review_dispute", "payments.view_dispute")
-    make_user("bob", "payments.review_dispute", "payments.view_dispute")
+    alice = UserFactory(
+        username="alice", permissions=["payments.review_dispute", "payments.view_dispute"]
+    )
+    UserFactory(username="bob", permissions=["payments.review_dispute", "payments.view_dispute"])
     items = [
-        workqueues.enqueue_item("disputes", make_dispute(amount, days=days))
+        workqueues.enqueue_item("disputes", DisputeFactory(amount=amount, days=days))
         for amount, days in (("1900", 6), ("800", 3), ("120", 1))
     ]
     first, second, third = items

@@ -3,12 +3,11 @@
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
 from litejobs.models import Job, JobAttempt, JobState, QueueState
-from litejobs.models import Worker as WorkerRow
+from tests.factories import JobFactory, UserFactory, WorkerFactory
 from tests.testapp.jobs import charge_card, record
 
 pytestmark = pytest.mark.django_db
@@ -16,23 +15,6 @@ pytestmark = pytest.mark.django_db
 JOBS = reverse("admin:litejobs_job_changelist")
 QUEUES = reverse("admin:litejobs_queuestate_changelist")
 WORKERS = reverse("admin:litejobs_worker_changelist")
-
-
-def put(job_id, state, clock, **fields):
-    now = clock.now()
-    values = {"state": state, **fields}
-    if state in (JobState.DONE, JobState.DEAD, JobState.CANCELLED):
-        values.setdefault("finished_at", now)
-    if state == JobState.RUNNING:
-        values.setdefault("lease_expires_at", now + timedelta(minutes=1))
-    if state in (JobState.SCHEDULED, JobState.FAILED):
-        values.setdefault("run_at", now + timedelta(hours=1))
-    Job.objects.filter(pk=job_id).update(**values)
-    return Job.objects.get(pk=job_id)
-
-
-def new_job(clock, state=JobState.READY, label="x", **fields):
-    return put(record.enqueue(label=label).id, state, clock, **fields)
 
 
 def texts(response) -> list[str]:
@@ -62,8 +44,8 @@ def test_the_job_listing_costs_the_same_few_queries_whatever_the_rows(
 
 
 def test_the_listing_shows_due_jobs_as_due_and_filters_by_state_queue_and_name(admin_client, clock):
-    due = new_job(clock, JobState.SCHEDULED, label="due", run_at=clock.now())
-    later = new_job(clock, JobState.SCHEDULED, label="later")
+    due = JobFactory(state=JobState.SCHEDULED, label="due", run_at=clock.now())
+    later = JobFactory(state=JobState.SCHEDULED, label="later")
     response = admin_client.get(JOBS)
     content = response.content.decode()
     assert "ready (due)" in content
@@ -88,7 +70,7 @@ def test_the_count_is_capped_on_huge_listings(admin_client, clock, monkeypatch):
 
 
 def test_jobs_cannot_be_added_edited_or_deleted(admin_client, clock):
-    job = new_job(clock)
+    job = JobFactory()
     assert admin_client.get(reverse("admin:litejobs_job_add")).status_code == 403
     change = reverse("admin:litejobs_job_change", args=[job.id])
     assert admin_client.post(change, {"state": "done"}).status_code == 403
@@ -115,12 +97,8 @@ def test_the_detail_page_redacts_sensitive_values(admin_user, client, clock, run
 
 
 def test_a_job_no_code_declares_shows_every_payload_value_redacted(admin_client, clock):
-    job = Job.objects.create(
-        name="gone.renamed",
-        key="k",
-        payload={"api_token": "hunter2-secret", "amount": 1234567},
-        run_at=clock.now(),
-        created_at=clock.now(),
+    job = JobFactory(
+        name="gone.renamed", key="k", payload={"api_token": "hunter2-secret", "amount": 1234567}
     )
     content = admin_client.get(reverse("admin:litejobs_job_change", args=[job.id])).content
     assert b"hunter2-secret" not in content
@@ -129,9 +107,8 @@ def test_a_job_no_code_declares_shows_every_payload_value_redacted(admin_client,
 
 
 def test_the_detail_page_shows_lease_progress_and_error(admin_client, clock):
-    job = new_job(
-        clock,
-        JobState.RUNNING,
+    job = JobFactory(
+        state=JobState.RUNNING,
         lease_owner="worker-abc",
         fence=42,
         progress={"done": 5, "total": 10, "note": "halfway"},
@@ -145,8 +122,8 @@ def test_the_detail_page_shows_lease_progress_and_error(admin_client, clock):
 
 
 def test_retry_action_retries_and_reports_refusals(admin_client, clock):
-    dead = new_job(clock, JobState.DEAD, label="dead")
-    ready = new_job(clock, JobState.READY, label="ready")
+    dead = JobFactory(state=JobState.DEAD, label="dead")
+    ready = JobFactory(state=JobState.READY, label="ready")
     response = act(admin_client, "retry_jobs", dead.id, ready.id)
     messages = texts(response)
     assert f"Job {dead.id} is ready to run again." in messages
@@ -157,9 +134,9 @@ def test_retry_action_retries_and_reports_refusals(admin_client, clock):
 
 
 def test_cancel_and_run_now_actions(admin_client, clock):
-    ready = new_job(clock, JobState.READY, label="ready")
-    running = new_job(clock, JobState.RUNNING, label="running", lease_owner="w1")
-    scheduled = new_job(clock, JobState.SCHEDULED, label="scheduled")
+    ready = JobFactory(state=JobState.READY, label="ready")
+    running = JobFactory(state=JobState.RUNNING, label="running", lease_owner="w1")
+    scheduled = JobFactory(state=JobState.SCHEDULED, label="scheduled")
     messages = texts(act(admin_client, "cancel_jobs", ready.id, running.id))
     assert Job.objects.get(pk=ready.id).state == JobState.CANCELLED
     assert Job.objects.get(pk=running.id).cancel_requested
@@ -170,10 +147,9 @@ def test_cancel_and_run_now_actions(admin_client, clock):
 
 
 def test_actions_need_the_change_permission(client, clock):
-    viewer = User.objects.create_user("viewer", password="pw", is_staff=True)
-    viewer.user_permissions.add(Permission.objects.get(codename="view_job"))
+    viewer = UserFactory(username="viewer", permissions=["litejobs.view_job"])
     client.force_login(viewer)
-    job = new_job(clock, JobState.DEAD)
+    job = JobFactory(state=JobState.DEAD)
     response = client.get(JOBS)
     assert response.status_code == 200
     assert "retry_jobs" not in response.content.decode()
@@ -183,7 +159,7 @@ def test_actions_need_the_change_permission(client, clock):
 
 def test_a_selection_over_the_limit_is_refused_whole(admin_client, clock, monkeypatch):
     monkeypatch.setattr("litejobs.admin.jobs.ACTION_LIMIT", 2)
-    jobs = [new_job(clock, JobState.DEAD, label=str(i)) for i in range(3)]
+    jobs = [JobFactory(state=JobState.DEAD, label=str(i)) for i in range(3)]
     messages = texts(act(admin_client, "retry_jobs", *(j.id for j in jobs)))
     assert any(m.startswith("[selection-too-large]") for m in messages)
     assert set(Job.objects.values_list("state", flat=True)) == {JobState.DEAD}
@@ -195,14 +171,11 @@ def test_a_selection_over_the_limit_is_refused_whole(admin_client, clock, monkey
 def test_only_live_workers_are_listed(admin_client, clock):
     now = clock.now()
     for worker_id, expires in (("alive", now + timedelta(seconds=30)), ("gone", now)):
-        WorkerRow.objects.create(
+        WorkerFactory(
             id=worker_id,
-            host=f"host-{worker_id}",
             pid=7,
             queues=["emails"],
             concurrency=4,
-            started_at=now,
-            last_heartbeat=now,
             lease_expires_at=expires,
             in_flight=[1, 2, 3],
         )
@@ -220,10 +193,10 @@ def test_the_queue_overview_counts_jobs_per_state(
     admin_client, clock, django_assert_max_num_queries
 ):
     now = clock.now()
-    new_job(clock, JobState.READY, label="a", run_at=now - timedelta(minutes=3))
-    new_job(clock, JobState.READY, label="b")
-    new_job(clock, JobState.FAILED, label="c")
-    new_job(clock, JobState.DEAD, label="d")
+    JobFactory(state=JobState.READY, label="a", run_at=now - timedelta(minutes=3))
+    JobFactory(state=JobState.READY, label="b")
+    JobFactory(state=JobState.FAILED, label="c")
+    JobFactory(state=JobState.DEAD, label="d")
     with django_assert_max_num_queries(5):
         response = admin_client.get(QUEUES)
     rows = {row["summary"].name: row for row in response.context["rows"]}
@@ -234,7 +207,7 @@ def test_the_queue_overview_counts_jobs_per_state(
 
 
 def test_pause_and_resume_from_the_overview(admin_client, clock):
-    new_job(clock)
+    JobFactory()
     response = admin_client.post(
         QUEUES, {"action": "pause", "queue": ["default"], "reason": "db upgrade"}, follow=True
     )
@@ -249,7 +222,7 @@ def test_pause_and_resume_from_the_overview(admin_client, clock):
 
 
 def test_pause_without_a_reason_is_refused(admin_client, clock):
-    new_job(clock)
+    JobFactory()
     response = admin_client.post(
         QUEUES, {"action": "pause", "queue": ["default"], "reason": ""}, follow=True
     )
@@ -258,8 +231,7 @@ def test_pause_without_a_reason_is_refused(admin_client, clock):
 
 
 def test_a_viewer_cannot_pause(client, clock):
-    viewer = User.objects.create_user("viewer", password="pw", is_staff=True)
-    viewer.user_permissions.add(Permission.objects.get(codename="view_queuestate"))
+    viewer = UserFactory(username="viewer", permissions=["litejobs.view_queuestate"])
     client.force_login(viewer)
     assert client.get(QUEUES).status_code == 200
     response = client.post(QUEUES, {"action": "pause", "queue": ["default"], "reason": "x"})

@@ -31,19 +31,8 @@ from litejobs.models import (
     WorkItem,
 )
 from project.payouts.models import Payout
-from tests.bulk_helpers import (
-    expired_code,
-    finance,
-    fresh_code,
-    item_of,
-    make_device,
-    make_finance,
-    make_payout,
-    wrong_code,
-)
-from tests.workqueue_helpers import make_user
-
-__all__ = ["finance"]  # fixtures
+from tests.bulk_helpers import expired_code, fresh_code, item_of, wrong_code
+from tests.factories import FinanceFactory, PayoutFactory, TOTPDeviceFactory, UserFactory
 
 ACTION = "payouts.release"
 
@@ -52,7 +41,7 @@ def payouts_set():
     """Three EUR payouts and two USD ones, queued."""
     amounts = [("1900.00", "EUR"), ("800.50", "EUR"), ("120.00", "EUR"), ("75.25", "USD")]
     amounts.append(("1000.00", "USD"))
-    return [make_payout(amount, currency) for amount, currency in amounts]
+    return [PayoutFactory(amount=amount, currency=currency) for amount, currency in amounts]
 
 
 def ids_of(payouts):
@@ -91,7 +80,7 @@ def test_the_preview_lists_every_item_with_its_amount_the_count_and_totals_per_c
 
 
 def test_the_preview_shows_and_binds_who_gets_paid(finance, clock):
-    payout = make_payout(payee="Casa Verde", account="DE00 5001 0517 0000 0000 03")
+    payout = PayoutFactory(payee="Casa Verde", account="DE00 5001 0517 0000 0000 03")
     made = bulk.preview(ACTION, [item_of(payout).pk], finance)
     [line] = made.lines
     assert line.bound == (("account", "DE00 5001 0517 0000 0000 03"), ("payee", "Casa Verde"))
@@ -99,8 +88,8 @@ def test_the_preview_shows_and_binds_who_gets_paid(finance, clock):
 
 
 def test_the_preview_leaves_out_items_that_cannot_be_acted_on_and_says_why(finance, clock):
-    kept, closed, held, gone = (make_payout() for _ in range(4))
-    bob = make_user("bob", "payouts.review_payout")
+    kept, closed, held, gone = (PayoutFactory() for _ in range(4))
+    bob = UserFactory(username="bob", permissions=["payouts.review_payout"])
     workqueues.claim(item_of(held), bob)
     closed_id = item_of(closed).pk
     workqueues.resolve(closed_id, bob, "rejected")
@@ -131,16 +120,20 @@ def test_bad_selections_are_refused(finance):
 
 
 def test_a_user_without_the_permission_cannot_start_the_action(db, clock):
-    payout = make_payout()
-    reviewer = make_user("rita", "payouts.review_payout")  # sees the queue, may not release
-    make_device(reviewer)
+    payout = PayoutFactory()
+    reviewer = UserFactory(
+        username="rita", permissions=["payouts.review_payout"]
+    )  # sees the queue, may not release
+    TOTPDeviceFactory(user=reviewer)
     with pytest.raises(BulkRefused) as refused:
         bulk.preview(ACTION, [item_of(payout).pk], reviewer)
     assert refused.value.code == "bulk-forbidden"
     assert "payouts.release_payout" in str(refused.value)
 
-    outsider = make_user("otto", "payouts.release_payout")  # the action's, not the queue's
-    make_device(outsider)
+    outsider = UserFactory(
+        username="otto", permissions=["payouts.release_payout"]
+    )  # the action's, not the queue's
+    TOTPDeviceFactory(user=outsider)
     with pytest.raises(WorkQueueForbidden):
         bulk.preview(ACTION, [item_of(payout).pk], outsider)
     assert bulk.unavailable_reason(bulk.get_action(ACTION), outsider)
@@ -148,9 +141,9 @@ def test_a_user_without_the_permission_cannot_start_the_action(db, clock):
 
 
 def test_a_user_without_a_confirmed_device_cannot_start_the_action_and_is_told_how(db, clock):
-    payout = make_payout()
-    phoneless = make_finance("pia", device=False)
-    make_device(phoneless, confirmed=False)  # an unconfirmed device does not count
+    payout = PayoutFactory()
+    phoneless = FinanceFactory(username="pia", device=None)
+    TOTPDeviceFactory(user=phoneless, confirmed=False)  # an unconfirmed device does not count
     with pytest.raises(BulkRefused) as refused:
         bulk.preview(ACTION, [item_of(payout).pk], phoneless)
     assert refused.value.code == "bulk-device-missing"
@@ -277,7 +270,7 @@ def test_throttling_engages_after_repeated_failures_and_lifts_after_the_wait(fin
 def test_a_set_that_changed_after_the_preview_is_refused_with_a_fresh_preview(finance, clock):
     payouts = payouts_set()
     made = bulk.preview(ACTION, ids_of(payouts), finance)
-    bob = make_user("bob", "payouts.review_payout")
+    bob = UserFactory(username="bob", permissions=["payouts.review_payout"])
     workqueues.resolve(item_of(payouts[0]).pk, bob, "rejected")  # left the queue since
     code = fresh_code(device_of(finance))
 
@@ -339,7 +332,7 @@ def test_a_tampered_another_users_or_expired_preview_is_refused(finance, clock):
         with pytest.raises(BulkRefused) as refused:
             bulk.confirm(token, code, finance)
         assert refused.value.code == "bulk-preview-invalid"
-    other = make_finance("frank")
+    other = FinanceFactory(username="frank")
     with pytest.raises(BulkRefused) as theirs:
         bulk.confirm(made.token, fresh_code(device_of(other)), other)
     assert theirs.value.code == "bulk-preview-invalid"
@@ -437,7 +430,7 @@ def test_a_double_submit_of_one_confirmation_executes_each_item_once(finance, cl
 
 @pytest.mark.django_db(transaction=True)
 def test_two_simultaneous_submits_of_one_confirmation_create_one_record(clock):
-    finance = make_finance()
+    finance = FinanceFactory()
     payouts = payouts_set()
     made = bulk.preview(ACTION, ids_of(payouts), finance)
     code = fresh_code(device_of(finance))
@@ -492,7 +485,7 @@ def test_a_failed_item_keeps_its_error_and_can_be_retried_alone(finance, clock, 
     with pytest.raises(BulkRefused) as not_failed:
         bulk.retry_item(record.items.filter(state="succeeded").first(), finance)
     assert not_failed.value.code == "bulk-item-not-failed"
-    outsider = make_user("rita", "payouts.review_payout")
+    outsider = UserFactory(username="rita", permissions=["payouts.review_payout"])
     with pytest.raises(BulkRefused):
         bulk.retry_item(failed, outsider)
 
@@ -611,7 +604,7 @@ def test_a_confirmation_racing_another_for_the_same_item_is_refused_with_a_fresh
 ):
     payouts = payouts_set()
     made = bulk.preview(ACTION, ids_of(payouts), finance)
-    other = make_finance("frank")
+    other = FinanceFactory(username="frank")
     theirs = bulk.preview(ACTION, ids_of(payouts[:1]), other)
     verify = devices.verify
 
@@ -667,7 +660,7 @@ def test_the_records_cannot_be_edited_or_deleted(finance, clock):
 
 def test_amount_answers_that_are_not_money_are_refused(finance, clock):
     action = bulk.get_action(ACTION)
-    payout = make_payout()
+    payout = PayoutFactory()
     for answer in (
         (1.5, "EUR"),
         (Decimal("-1"), "EUR"),
@@ -684,7 +677,7 @@ def test_amount_answers_that_are_not_money_are_refused(finance, clock):
 
 def test_bind_answers_that_cannot_be_bound_are_refused(finance, clock):
     action = bulk.get_action(ACTION)
-    payout = make_payout()
+    payout = PayoutFactory()
     for bind in (
         lambda row: "Acme",
         lambda row: {1: "x"},

@@ -10,18 +10,8 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from litejobs.models import BulkAction, BulkConfirmationAttempt, Job
 from project.payouts.models import Payout
-from tests.bulk_helpers import (
-    finance,
-    fresh_code,
-    item_of,
-    make_device,
-    make_finance,
-    make_payout,
-    wrong_code,
-)
-from tests.workqueue_helpers import make_user
-
-__all__ = ["finance"]  # fixtures
+from tests.bulk_helpers import fresh_code, item_of, wrong_code
+from tests.factories import FinanceFactory, PayoutFactory, TOTPDeviceFactory, UserFactory
 
 QUEUE = reverse("admin:litejobs_workitem_queue", kwargs={"queue": "payouts"})
 PREVIEW = reverse("admin:litejobs_bulkaction_preview", kwargs={"action": "payouts.release"})
@@ -43,14 +33,16 @@ def token_of(response) -> str:
 
 @pytest.mark.django_db
 def test_the_queue_page_offers_the_action_to_finance_only(client, clock):
-    make_payout()
-    page = signed_in(client, make_finance()).get(QUEUE).content.decode()
+    PayoutFactory()
+    page = signed_in(client, FinanceFactory()).get(QUEUE).content.decode()
     assert f'formaction="{PREVIEW}"' in page and "Release payouts: preview" in page
 
-    reviewer = make_user("rita", "payouts.review_payout")  # may work the queue, not release
+    reviewer = UserFactory(
+        username="rita", permissions=["payouts.review_payout"]
+    )  # may work the queue, not release
     assert "Release payouts" not in signed_in(client, reviewer).get(QUEUE).content.decode()
 
-    phoneless = make_finance("pia", device=False)
+    phoneless = FinanceFactory(username="pia", device=None)
     page = signed_in(client, phoneless).get(QUEUE).content.decode()
     assert "wq-money-unavailable" in page and f'formaction="{PREVIEW}"' not in page
     assert "no confirmed TOTP device" in page and "TOTP devices" in page  # how to add one
@@ -60,7 +52,11 @@ def test_the_queue_page_offers_the_action_to_finance_only(client, clock):
 def test_the_preview_page_lists_every_item_with_amounts_and_totals_and_moves_nothing(
     client, finance, clock
 ):
-    payouts = [make_payout("1900.00"), make_payout("800.50"), make_payout("75.25", "USD")]
+    payouts = [
+        PayoutFactory(amount="1900.00"),
+        PayoutFactory(amount="800.50"),
+        PayoutFactory(amount="75.25", currency="USD"),
+    ]
     response = preview_page(signed_in(client, finance), payouts)
 
     assert response.status_code == 200
@@ -81,13 +77,13 @@ def test_the_preview_page_lists_every_item_with_amounts_and_totals_and_moves_not
 
 @pytest.mark.django_db
 def test_users_who_may_not_start_the_action_get_403(client, clock):
-    payout = make_payout()
-    reviewer = make_user("rita", "payouts.review_payout")
-    make_device(reviewer)
+    payout = PayoutFactory()
+    reviewer = UserFactory(username="rita", permissions=["payouts.review_payout"])
+    TOTPDeviceFactory(user=reviewer)
     response = preview_page(signed_in(client, reviewer), [payout])
     assert response.status_code == 403 and "payouts.release_payout" in response.content.decode()
 
-    phoneless = make_finance("pia", device=False)
+    phoneless = FinanceFactory(username="pia", device=None)
     response = preview_page(signed_in(client, phoneless), [payout])
     assert response.status_code == 403
     assert "no confirmed TOTP device" in response.content.decode()
@@ -102,7 +98,7 @@ def test_users_who_may_not_start_the_action_get_403(client, clock):
 
 @pytest.mark.django_db
 def test_a_wrong_code_shows_the_preview_again_with_the_refusal(client, finance, clock):
-    payouts = [make_payout(), make_payout()]
+    payouts = [PayoutFactory(), PayoutFactory()]
     client = signed_in(client, finance)
     token = token_of(preview_page(client, payouts))
     device = TOTPDevice.objects.get(user=finance)
@@ -121,8 +117,8 @@ def test_a_wrong_code_shows_the_preview_again_with_the_refusal(client, finance, 
 def test_the_right_code_records_the_action_and_its_page_shows_every_outcome(
     client, clock, run_worker
 ):
-    finance = make_finance()
-    payouts = [make_payout("10.00"), make_payout("20.00", "USD")]
+    finance = FinanceFactory()
+    payouts = [PayoutFactory(amount="10.00"), PayoutFactory(amount="20.00", currency="USD")]
     client = signed_in(client, finance)
     token = token_of(preview_page(client, payouts))
     code = fresh_code(TOTPDevice.objects.get(user=finance))
@@ -159,7 +155,7 @@ def item_of_any(payout) -> int:
 
 @pytest.mark.django_db
 def test_a_changed_set_is_refused_with_a_fresh_preview(client, finance, clock):
-    payouts = [make_payout(), make_payout()]
+    payouts = [PayoutFactory(), PayoutFactory()]
     client = signed_in(client, finance)
     token = token_of(preview_page(client, payouts))
     Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("555.00"))
@@ -177,8 +173,8 @@ def test_a_changed_set_is_refused_with_a_fresh_preview(client, finance, clock):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_failed_item_can_be_retried_from_its_page(client, clock, run_worker):
-    finance = make_finance()
-    payouts = [make_payout("10.00"), make_payout("20.00")]
+    finance = FinanceFactory()
+    payouts = [PayoutFactory(amount="10.00"), PayoutFactory(amount="20.00")]
     client = signed_in(client, finance)
     token = token_of(preview_page(client, payouts))
     client.post(CONFIRM, {"token": token, "code": fresh_code(TOTPDevice.objects.get(user=finance))})
@@ -199,7 +195,9 @@ def test_a_failed_item_can_be_retried_from_its_page(client, clock, run_worker):
     assert failed.state == "succeeded"
     assert Payout.objects.filter(state="paid").count() == 2
 
-    ops = make_user("ops", "litejobs.view_bulkaction")  # may read the record, not act
+    ops = UserFactory(
+        username="ops", permissions=["litejobs.view_bulkaction"]
+    )  # may read the record, not act
     client.force_login(ops)
     assert (
         client.get(reverse("admin:litejobs_bulkaction_change", args=[record.pk])).status_code == 200
@@ -211,8 +209,8 @@ def test_a_failed_item_can_be_retried_from_its_page(client, clock, run_worker):
 def test_a_payee_changed_before_its_job_ran_shows_refused_with_the_confirmed_payee(
     client, clock, run_worker
 ):
-    finance = make_finance()
-    payouts = [make_payout("10.00", payee="Casa Verde"), make_payout("20.00")]
+    finance = FinanceFactory()
+    payouts = [PayoutFactory(amount="10.00", payee="Casa Verde"), PayoutFactory(amount="20.00")]
     client = signed_in(client, finance)
     token = token_of(preview_page(client, payouts))
     client.post(CONFIRM, {"token": token, "code": fresh_code(TOTPDevice.objects.get(user=finance))})
@@ -230,8 +228,8 @@ def test_a_payee_changed_before_its_job_ran_shows_refused_with_the_confirmed_pay
 
 @pytest.mark.django_db(transaction=True)
 def test_the_jobs_admin_retry_refuses_a_bulk_item_job(admin_client, clock, run_worker):
-    finance = make_finance()
-    payouts = [make_payout("10.00")]
+    finance = FinanceFactory()
+    payouts = [PayoutFactory(amount="10.00")]
     client = signed_in(admin_client, finance)
     token = token_of(preview_page(client, payouts))
     client.post(CONFIRM, {"token": token, "code": fresh_code(TOTPDevice.objects.get(user=finance))})
@@ -240,7 +238,7 @@ def test_the_jobs_admin_retry_refuses_a_bulk_item_job(admin_client, clock, run_w
     item = BulkAction.objects.get().items.get()
     Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("10.00"))
 
-    operator = make_user("ops", "litejobs.view_job", "litejobs.change_job")
+    operator = UserFactory(username="ops", permissions=["litejobs.view_job", "litejobs.change_job"])
     client.force_login(operator)
     response = client.post(
         reverse("admin:litejobs_job_changelist"),
@@ -295,15 +293,15 @@ def test_records_are_read_only_and_visible_to_finance_and_auditors_only(client, 
     assert (
         client.get(reverse("admin:litejobs_bulkconfirmationattempt_changelist")).status_code == 200
     )
-    stranger = make_user("sam", "payouts.view_payout")
+    stranger = UserFactory(username="sam", permissions=["payouts.view_payout"])
     client.force_login(stranger)
     assert client.get(reverse("admin:litejobs_bulkaction_changelist")).status_code == 403
 
 
 @pytest.mark.django_db
 def test_users_who_may_view_devices_see_only_their_own(client, clock, settings):
-    owner = make_finance("fiona", perms=("otp_totp.view_totpdevice",))
-    other = make_finance("frank", device=False, perms=("otp_totp.view_totpdevice",))
+    owner = FinanceFactory(username="fiona", permissions=("otp_totp.view_totpdevice",))
+    other = FinanceFactory(username="frank", device=None, permissions=("otp_totp.view_totpdevice",))
     device = TOTPDevice.objects.get(user=owner)
     change = reverse("admin:otp_totp_totpdevice_change", args=[device.pk])
     client.force_login(owner)

@@ -8,6 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from litejobs.models import Job, JobAttempt, JobState, QueueState
+from tests.factories import JobAttemptFactory, JobFactory, WorkerFactory
 from tests.testapp.jobs import charge_card, record
 
 pytestmark = pytest.mark.django_db
@@ -29,30 +30,12 @@ def failing(code, *args):
     return out.getvalue(), err.getvalue()
 
 
-def put(job_id, state, clock, **fields):
-    now = clock.now()
-    values = {"state": state, **fields}
-    if state in (JobState.DONE, JobState.DEAD, JobState.CANCELLED):
-        values.setdefault("finished_at", now)
-    if state == JobState.RUNNING:
-        values.setdefault("lease_expires_at", now + timedelta(minutes=1))
-        values.setdefault("lease_owner", "worker-1")
-    if state in (JobState.SCHEDULED, JobState.FAILED):
-        values.setdefault("run_at", now + timedelta(hours=1))
-    Job.objects.filter(pk=job_id).update(**values)
-    return Job.objects.get(pk=job_id)
-
-
-def new_job(clock, state=JobState.READY, label="x", **fields):
-    return put(record.enqueue(label=label).id, state, clock, **fields)
-
-
 # list / show -------------------------------------------------------------------------------
 
 
 def test_list_filters_and_limits(clock):
-    ready = [new_job(clock, label=f"r{i}") for i in range(3)]
-    dead = new_job(clock, JobState.DEAD, label="dead")
+    ready = [JobFactory(label=f"r{i}") for i in range(3)]
+    dead = JobFactory(state=JobState.DEAD, label="dead")
     out, _ = litejobs("list", "--json")
     rows = json.loads(out)
     assert [row["id"] for row in rows] == [dead.id, *(j.id for j in reversed(ready))]
@@ -112,7 +95,7 @@ def test_show_of_a_missing_job_exits_1(clock):
 
 
 def test_retry_exits_0_and_refusals_exit_1_with_the_code(clock):
-    dead = new_job(clock, JobState.DEAD, label="d")
+    dead = JobFactory(state=JobState.DEAD, label="d")
     out, _ = litejobs("retry", str(dead.id), "--by", "alice", "--json")
     assert json.loads(out) == {
         "job_id": dead.id,
@@ -126,8 +109,8 @@ def test_retry_exits_0_and_refusals_exit_1_with_the_code(clock):
 
 
 def test_cancel_and_promote(clock):
-    scheduled = new_job(clock, JobState.SCHEDULED, label="s")
-    running = new_job(clock, JobState.RUNNING, label="r")
+    scheduled = JobFactory(state=JobState.SCHEDULED, label="s")
+    running = JobFactory(state=JobState.RUNNING, label="r")
     out, _ = litejobs("promote", str(scheduled.id))
     assert "due now" in out
     assert Job.objects.get(pk=scheduled.id).run_at == clock.now()
@@ -143,7 +126,7 @@ def test_cancel_and_promote(clock):
 
 
 def test_key_live_refusal(clock):
-    done = new_job(clock, JobState.DONE, label="k")
+    done = JobFactory(state=JobState.DONE, label="k")
     live = record.enqueue(label="k")
     _, err = failing(1, "retry", str(done.id))
     assert err.startswith("[key-live]") and f"job {live.id}" in err
@@ -151,7 +134,7 @@ def test_key_live_refusal(clock):
 
 def test_by_defaults_to_the_os_user(clock, monkeypatch, caplog):
     monkeypatch.setattr("getpass.getuser", lambda: "ops-person")
-    dead = new_job(clock, JobState.DEAD)
+    dead = JobFactory(state=JobState.DEAD)
     with caplog.at_level("INFO", logger="litejobs.jobs.operations"):
         litejobs("retry", str(dead.id))
     assert "by=ops-person" in caplog.text
@@ -196,9 +179,9 @@ def test_pause_without_a_reason_is_bad_usage_and_a_blank_one_is_refused(clock):
 
 def test_purge(clock, settings):
     settings.LITEJOBS = {"RETENTION": {"done": "1d", "dead": "1d", "cancelled": "1d"}}
-    old = new_job(clock, JobState.DONE, label="old", finished_at=clock.now() - timedelta(days=2))
-    JobAttempt.objects.create(job=old, number=1, finished_at=clock.now(), outcome="failed")
-    new = new_job(clock, JobState.DONE, label="new")
+    old = JobFactory(state=JobState.DONE, label="old", finished_at=clock.now() - timedelta(days=2))
+    JobAttemptFactory(job=old)
+    new = JobFactory(state=JobState.DONE, label="new")
     out, _ = litejobs("purge", "--json")
     assert json.loads(out) == {
         "deleted": {"done": 1, "dead": 0, "cancelled": 0},
@@ -220,7 +203,7 @@ def test_doctor_is_0_when_healthy_and_3_with_a_dead_job(clock):
     out, _ = litejobs("doctor")
     assert out.strip() == "healthy"
 
-    dead = new_job(clock, JobState.DEAD, label="dead")
+    dead = JobFactory(state=JobState.DEAD, label="dead")
     out, _ = failing(3, "doctor", "--json")
     report = json.loads(out)
     assert report["healthy"] is False
@@ -231,20 +214,10 @@ def test_doctor_is_0_when_healthy_and_3_with_a_dead_job(clock):
 
 
 def test_doctor_max_ready_age(clock):
-    from litejobs.models import Worker
 
     now = clock.now()
-    Worker.objects.create(
-        id="w",
-        host="h",
-        pid=1,
-        queues=[],
-        concurrency=1,
-        started_at=now,
-        last_heartbeat=now,
-        lease_expires_at=now + timedelta(minutes=1),
-    )
-    new_job(clock, label="waiting", run_at=now - timedelta(minutes=3))
+    WorkerFactory()
+    JobFactory(label="waiting", run_at=now - timedelta(minutes=3))
     litejobs("doctor")  # 3m is under the default 5m
     out, _ = failing(3, "doctor", "--max-ready-age", "2m", "--json")
     assert [p["code"] for p in json.loads(out)["problems"]] == ["ready-backlog"]

@@ -12,34 +12,13 @@ from litejobs import operations
 from litejobs.exceptions import InvalidInput, JobNotFound, TransitionRefused
 from litejobs.jobs import claims, leases, transitions
 from litejobs.models import Job, JobAttempt, JobState, QueueState
-from litejobs.models import Worker as WorkerRow
 from litejobs.worker import Worker
 from tests.conftest import wait_for
+from tests.factories import JobAttemptFactory, JobFactory, WorkerFactory
 from tests.testapp.jobs import gated, gives_up, record
 from tests.testapp.models import Mark
 
 pytestmark = pytest.mark.django_db
-
-
-def put(job_id, state, clock, **fields):
-    """Move a job straight into ``state`` with the columns a real run would have set."""
-    now = clock.now()
-    values = {"state": state, **fields}
-    if state in (JobState.DONE, JobState.DEAD, JobState.CANCELLED):
-        values.setdefault("finished_at", now)
-        values.setdefault("attempts", 1)
-    if state == JobState.RUNNING:
-        values.setdefault("lease_expires_at", now + timedelta(minutes=1))
-        values.setdefault("lease_owner", "worker-1")
-        values.setdefault("attempts", 1)
-    if state in (JobState.SCHEDULED, JobState.FAILED):
-        values.setdefault("run_at", now + timedelta(hours=1))
-    Job.objects.filter(pk=job_id).update(**values)
-    return Job.objects.get(pk=job_id)
-
-
-def new_job(clock, state=JobState.READY, label="x", **fields):
-    return put(record.enqueue(label=label).id, state, clock, **fields)
 
 
 def claim(clock):
@@ -86,7 +65,7 @@ def test_retry_of_a_dead_job_runs_it_again_and_keeps_its_history(clock, run_work
 
 @pytest.mark.django_db(transaction=True)
 def test_a_retried_job_runs_to_completion(clock, run_worker):
-    job = new_job(clock, JobState.DEAD, label="again", error_class="builtins.RuntimeError")
+    job = JobFactory(state=JobState.DEAD, label="again", error_class="builtins.RuntimeError")
     operations.retry(job.id, by="alice")
     assert run_worker() == {"done": 1}
     assert Job.objects.get(pk=job.id).state == JobState.DONE
@@ -95,7 +74,7 @@ def test_a_retried_job_runs_to_completion(clock, run_worker):
 
 @pytest.mark.parametrize("state", [JobState.DONE, JobState.CANCELLED, JobState.FAILED])
 def test_retry_applies_to_finished_and_failed_jobs(clock, state):
-    job = new_job(clock, state, error_message="boom")
+    job = JobFactory(state=state, error_message="boom")
     operations.retry(job.id, by="alice")
     job.refresh_from_db()
     assert (job.state, job.attempts, job.error_message) == (JobState.READY, 0, "")
@@ -105,7 +84,7 @@ def test_retry_applies_to_finished_and_failed_jobs(clock, state):
     "state", [JobState.READY, JobState.SCHEDULED, JobState.RUNNING, JobState.WAITING]
 )
 def test_retry_of_a_live_job_is_refused_naming_its_state(clock, state):
-    job = new_job(clock, state)
+    job = JobFactory(state=state)
     before = Job.objects.filter(pk=job.id).values().get()
     with pytest.raises(TransitionRefused) as refused:
         operations.retry(job.id, by="alice")
@@ -115,7 +94,7 @@ def test_retry_of_a_live_job_is_refused_naming_its_state(clock, state):
 
 
 def test_retry_is_refused_while_a_live_job_holds_the_key(clock):
-    done = new_job(clock, JobState.DONE, label="k")
+    done = JobFactory(state=JobState.DONE, label="k")
     live = record.enqueue(label="k")  # the key is free once the first is done
     assert not live.deduped
     with pytest.raises(TransitionRefused) as refused:
@@ -133,7 +112,7 @@ def test_an_unknown_id_is_job_not_found(clock):
 
 
 def test_a_verb_needs_to_know_who_acts(clock):
-    job = new_job(clock, JobState.DONE)
+    job = JobFactory(state=JobState.DONE)
     with pytest.raises(InvalidInput) as refused:
         operations.retry(job.id, by=" ")
     assert refused.value.code == "by-missing"
@@ -141,7 +120,7 @@ def test_a_verb_needs_to_know_who_acts(clock):
 
 
 def test_verbs_log_who_acted(clock, caplog):
-    job = new_job(clock, JobState.DONE)
+    job = JobFactory(state=JobState.DONE)
     with caplog.at_level("INFO", logger="litejobs.jobs.operations"):
         operations.retry(job.id, by="alice")
     assert f"job retried id={job.id} by=alice" in caplog.text
@@ -154,7 +133,7 @@ def test_verbs_log_who_acted(clock, caplog):
     "state", [JobState.READY, JobState.SCHEDULED, JobState.FAILED, JobState.WAITING]
 )
 def test_cancel_of_a_waiting_job_is_immediate(clock, state):
-    job = new_job(clock, state)
+    job = JobFactory(state=state)
     outcome = operations.cancel(job.id, by="bob")
     job.refresh_from_db()
     assert (outcome.action, job.state, job.finished_at) == ("cancelled", "cancelled", clock.now())
@@ -162,7 +141,7 @@ def test_cancel_of_a_waiting_job_is_immediate(clock, state):
 
 @pytest.mark.parametrize("state", [JobState.DONE, JobState.DEAD, JobState.CANCELLED])
 def test_cancel_of_a_finished_job_is_refused(clock, state):
-    job = new_job(clock, state)
+    job = JobFactory(state=state)
     with pytest.raises(TransitionRefused) as refused:
         operations.cancel(job.id, by="bob")
     assert refused.value.code == "cancel-refused"
@@ -245,7 +224,7 @@ def test_cancel_reaches_a_body_running_in_a_worker(settings, tmp_path):
 
 @pytest.mark.parametrize("state", [JobState.SCHEDULED, JobState.FAILED])
 def test_promote_makes_a_waiting_job_due_now(clock, state):
-    job = new_job(clock, state)
+    job = JobFactory(state=state)
     assert job.run_at > clock.now()
     outcome = operations.promote(job.id, by="carol")
     job.refresh_from_db()
@@ -261,7 +240,7 @@ def test_promote_makes_a_waiting_job_due_now(clock, state):
     "state", [JobState.READY, JobState.RUNNING, JobState.DONE, JobState.DEAD, JobState.WAITING]
 )
 def test_promote_of_other_states_is_refused(clock, state):
-    job = new_job(clock, state)
+    job = JobFactory(state=state)
     with pytest.raises(TransitionRefused) as refused:
         operations.promote(job.id, by="carol")
     assert refused.value.code == "promote-refused"
@@ -316,24 +295,22 @@ def test_purge_honours_each_states_retention_in_batches(clock, settings):
     }
     now = clock.now()
     old_done = [
-        new_job(clock, JobState.DONE, label=f"d{i}", finished_at=now - timedelta(days=2)).id
+        JobFactory(state=JobState.DONE, label=f"d{i}", finished_at=now - timedelta(days=2)).id
         for i in range(5)
     ]
-    young_done = new_job(clock, JobState.DONE, label="young", finished_at=now - timedelta(hours=1))
-    old_cancelled = new_job(
-        clock, JobState.CANCELLED, label="c", finished_at=now - timedelta(days=3)
+    young_done = JobFactory(
+        state=JobState.DONE, label="young", finished_at=now - timedelta(hours=1)
     )
-    kept_cancelled = new_job(
-        clock, JobState.CANCELLED, label="c2", finished_at=now - timedelta(days=1)
+    old_cancelled = JobFactory(
+        state=JobState.CANCELLED, label="c", finished_at=now - timedelta(days=3)
     )
-    kept_dead = new_job(clock, JobState.DEAD, label="dead", finished_at=now - timedelta(days=10))
-    live = new_job(clock, JobState.READY, label="live", created_at=now - timedelta(days=400))
-    JobAttempt.objects.create(
-        job_id=old_done[0], number=1, finished_at=now - timedelta(days=2), outcome="failed"
+    kept_cancelled = JobFactory(
+        state=JobState.CANCELLED, label="c2", finished_at=now - timedelta(days=1)
     )
-    JobAttempt.objects.create(
-        job_id=kept_dead.id, number=1, finished_at=now - timedelta(days=10), outcome="failed"
-    )
+    kept_dead = JobFactory(state=JobState.DEAD, label="dead", finished_at=now - timedelta(days=10))
+    live = JobFactory(state=JobState.READY, label="live", created_at=now - timedelta(days=400))
+    JobAttemptFactory(job_id=old_done[0], finished_at=now - timedelta(days=2))
+    JobAttemptFactory(job=kept_dead, finished_at=now - timedelta(days=10))
 
     with CaptureQueriesContext(connection) as queries:
         counts = operations.purge()
@@ -354,7 +331,7 @@ def test_purge_honours_each_states_retention_in_batches(clock, settings):
 
 def test_purge_under_a_later_clock_removes_what_has_aged(clock, settings):
     settings.LITEJOBS = {"RETENTION": {"done": "7d"}}
-    job = new_job(clock, JobState.DONE)
+    job = JobFactory(state=JobState.DONE)
     assert operations.purge()["done"] == 0
     clock.advance("7d")
     assert operations.purge()["done"] == 0  # exactly the retention: still kept
@@ -387,11 +364,11 @@ def test_state_label_marks_due_scheduled_and_failed_jobs(clock):
 
 def test_queue_overview_counts_each_state_and_the_oldest_due_job(clock):
     now = clock.now()
-    new_job(clock, JobState.READY, label="a", run_at=now - timedelta(minutes=7))
-    new_job(clock, JobState.READY, label="b", run_at=now - timedelta(minutes=1))
-    new_job(clock, JobState.SCHEDULED, label="c")
-    new_job(clock, JobState.DEAD, label="d")
-    new_job(clock, JobState.DONE, label="e")
+    JobFactory(state=JobState.READY, label="a", run_at=now - timedelta(minutes=7))
+    JobFactory(state=JobState.READY, label="b", run_at=now - timedelta(minutes=1))
+    JobFactory(state=JobState.SCHEDULED, label="c")
+    JobFactory(state=JobState.DEAD, label="d")
+    JobFactory(state=JobState.DONE, label="e")
     operations.pause("reports", reason="quarter close", by="dave")
     overview = {s.name: s for s in operations.queue_overview()}
     default = overview["default"]
@@ -404,12 +381,12 @@ def test_queue_overview_counts_each_state_and_the_oldest_due_job(clock):
 def test_diagnose_finds_each_problem(clock):
     now = clock.now()
     assert operations.diagnose(max_ready_age=timedelta(minutes=5)).healthy
-    dead = new_job(clock, JobState.DEAD, label="dead", finished_at=now - timedelta(hours=2))
-    new_job(clock, JobState.DEAD, label="old", finished_at=now - timedelta(days=2))
-    lapsed = new_job(
-        clock, JobState.RUNNING, label="lapsed", lease_expires_at=now - timedelta(seconds=1)
+    dead = JobFactory(state=JobState.DEAD, label="dead", finished_at=now - timedelta(hours=2))
+    JobFactory(state=JobState.DEAD, label="old", finished_at=now - timedelta(days=2))
+    lapsed = JobFactory(
+        state=JobState.RUNNING, label="lapsed", lease_expires_at=now - timedelta(seconds=1)
     )
-    new_job(clock, JobState.READY, label="late", run_at=now - timedelta(minutes=6))
+    JobFactory(state=JobState.READY, label="late", run_at=now - timedelta(minutes=6))
     diagnosis = operations.diagnose(max_ready_age=timedelta(minutes=5))
     problems = {p.code: p for p in diagnosis.problems}
     assert set(problems) == {"dead-jobs", "lease-lapsed", "ready-backlog", "no-worker"}
@@ -418,16 +395,7 @@ def test_diagnose_finds_each_problem(clock):
     assert "6m" in problems["ready-backlog"].message
 
     # A live worker serving every queue answers "no-worker"; a pause turns the backlog to a note.
-    WorkerRow.objects.create(
-        id="w",
-        host="h",
-        pid=1,
-        queues=[],
-        concurrency=1,
-        started_at=now,
-        last_heartbeat=now,
-        lease_expires_at=now + timedelta(minutes=1),
-    )
+    WorkerFactory()
     operations.pause("default", reason="maintenance", by="dave")
     diagnosis = operations.diagnose(max_ready_age=timedelta(minutes=5))
     assert {p.code for p in diagnosis.problems} == {"dead-jobs", "lease-lapsed"}

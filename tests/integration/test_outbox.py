@@ -21,6 +21,7 @@ from litejobs.outbox.relay import OutboxRelay
 from litejobs.runtime.listening import connect
 from litejobs.worker import Worker
 from tests.conftest import wait_for
+from tests.factories import LeaderLeaseFactory
 from tests.outboxapp.jobs import asks_to_wait, audit_paid, record_paid
 from tests.testapp.models import Mark
 
@@ -435,15 +436,9 @@ def test_an_idle_relay_wakes_on_the_commit_not_on_its_poll(settings):
 def test_a_follower_takes_over_when_a_dead_leaders_lease_lapses_without_polling(settings):
     settings.LITEJOBS = {"RELAY_POLL_INTERVAL": "1h", "RELAY_LEASE": "15s"}
     now = datetime.now(UTC)
-    LeaderLease.objects.create(  # a leader that died two seconds before its lease lapses
-        name="relay",
-        owner="dead",
-        host="gone",
-        pid=1,
-        fence=1,
-        acquired_at=now,
-        renewed_at=now,
-        expires_at=now + timedelta(seconds=2),
+    # A leader that died two seconds before its lease lapses.
+    LeaderLeaseFactory(
+        owner="dead", host="gone", acquired_at=now, expires_at=now + timedelta(seconds=2)
     )
     follower = relay()
     thread = threading.Thread(target=follower.run)

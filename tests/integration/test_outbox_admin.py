@@ -7,7 +7,6 @@ import json
 import re
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.contrib.messages import get_messages
 from django.core.management import call_command
 from django.urls import reverse
@@ -17,6 +16,7 @@ from litejobs.models import Job, OutboxMessage, WebhookDelivery, WebhookEndpoint
 from litejobs.outbox import stage
 from litejobs.outbox.relay import OutboxRelay
 from litejobs.webhooks import create_endpoint
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -165,11 +165,13 @@ def test_endpoints_are_disabled_with_a_reason_and_enabled_again(admin_client, cl
 
 def test_a_viewer_sees_endpoints_but_cannot_act_or_edit(client, clock):
     endpoint = create_endpoint("https://93.184.215.14/hooks", ["*"])
-    viewer = User.objects.create_user("viewer", password="pw", is_staff=True)
-    viewer.user_permissions.add(
-        *Permission.objects.filter(
-            codename__in=["view_webhookendpoint", "view_webhookdelivery", "view_outboxmessage"]
-        )
+    viewer = UserFactory(
+        username="viewer",
+        permissions=[
+            "litejobs.view_webhookendpoint",
+            "litejobs.view_webhookdelivery",
+            "litejobs.view_outboxmessage",
+        ],
     )
     client.force_login(viewer)
     listing = client.get(ENDPOINTS)

@@ -16,22 +16,11 @@ from litejobs.exceptions import DeclarationError
 from litejobs.jobs import catalog as registry
 from litejobs.models import Job, JobAttempt, JobState
 from litejobs.scheduling import declarations
+from tests.factories import ReleasedJobFactory
 from tests.testapp.jobs import record
 from tests.testapp.models import Mark
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def stored(now, name, payload=None, **fields):
-    """A row as a web process of another release writes it, due at ``now``."""
-    return Job.objects.create(
-        name=name,
-        key=fields.pop("key", f"k:{name}:{fields.get('version', 1)}"),
-        payload=payload or {},
-        run_at=now,
-        created_at=now,
-        **fields,
-    )
 
 
 @pytest.fixture
@@ -56,7 +45,7 @@ def declared():
 
 
 def test_a_job_no_declaration_here_knows_is_handed_back_uncounted_with_a_backoff(clock, run_worker):
-    row = stored(clock.now(), "release.added")
+    row = ReleasedJobFactory(name="release.added")
     first = clock.now()
     delays = []
     for _ in range(5):
@@ -74,7 +63,7 @@ def test_a_job_no_declaration_here_knows_is_handed_back_uncounted_with_a_backoff
 
 
 def test_a_job_no_worker_can_run_is_dead_after_the_grace_with_the_reason(clock, run_worker):
-    row = stored(clock.now(), "release.added")
+    row = ReleasedJobFactory(name="release.added")
     with override_settings(LITEJOBS={"UNKNOWN_JOB_GRACE": "10s"}):
         assert run_worker() == {"handed_back": 1}
         clock.advance("9s")
@@ -91,7 +80,7 @@ def test_a_job_no_worker_can_run_is_dead_after_the_grace_with_the_reason(clock, 
 
 
 def test_a_handed_back_job_runs_once_a_worker_knows_it(clock, run_worker, declared):
-    row = stored(clock.now(), "release.added", {"label": "late"})
+    row = ReleasedJobFactory(name="release.added", payload={"label": "late"})
     assert run_worker() == {"handed_back": 1}
     diagnosis = operations.diagnose(max_ready_age=timedelta(minutes=5))
     [problem] = [p for p in diagnosis.problems if p.code == "unknown-job"]
@@ -111,7 +100,7 @@ def test_a_handed_back_job_runs_once_a_worker_knows_it(clock, run_worker, declar
 
 
 def test_an_operator_retry_gives_a_dead_unknown_job_a_fresh_grace(clock, run_worker):
-    row = stored(clock.now(), "release.added")
+    row = ReleasedJobFactory(name="release.added")
     with override_settings(LITEJOBS={"UNKNOWN_JOB_GRACE": "1s"}):
         run_worker()
         clock.advance("2s")
@@ -170,9 +159,9 @@ def test_an_enqueue_stores_the_declarations_payload_version(clock, shaped):
 
 
 def test_older_payloads_are_upgraded_before_the_body_runs(clock, run_worker, shaped):
-    stored(clock.now(), "t.shaped", {"name": "from-v1"}, version=1)
-    stored(clock.now(), "t.shaped", {"label": "from-v2"}, version=2)
-    stored(clock.now(), "t.shaped", {"label": "from-v3", "loud": True}, version=3)
+    ReleasedJobFactory(name="t.shaped", payload={"name": "from-v1"}, version=1)
+    ReleasedJobFactory(name="t.shaped", payload={"label": "from-v2"}, version=2)
+    ReleasedJobFactory(name="t.shaped", payload={"label": "from-v3", "loud": True}, version=3)
     assert run_worker() == {"done": 3}
     assert sorted(Mark.objects.values_list("label", flat=True)) == [
         "FROM-V3",
@@ -186,14 +175,16 @@ def test_an_upgrade_that_breaks_fails_the_attempt_like_the_body_would(clock, run
     def broken(ctx, label):
         raise AssertionError("the body must not run on a payload it cannot read")
 
-    row = stored(clock.now(), "t.broken", {"label": "x"}, version=1, max_attempts=3)
+    row = ReleasedJobFactory(name="t.broken", payload={"label": "x"}, version=1, max_attempts=3)
     assert run_worker() == {"failed": 1}
     row.refresh_from_db()
     assert row.error_class == "builtins.TypeError" and "upgrade[1]" in row.error_message
 
 
 def test_a_payload_newer_than_the_code_is_handed_back_not_run(clock, run_worker, shaped):
-    row = stored(clock.now(), "t.shaped", {"label": "from-v4", "colour": "red"}, version=4)
+    row = ReleasedJobFactory(
+        name="t.shaped", payload={"label": "from-v4", "colour": "red"}, version=4
+    )
     assert run_worker() == {"handed_back": 1}
     row.refresh_from_db()
     assert (row.state, row.attempts, row.error_class) == (
@@ -216,10 +207,9 @@ def test_a_worker_claims_concurrency_limited_jobs_whatever_its_own_declarations(
     plain = [d for d in registry.all_jobs() if d.concurrency is None]
     monkeypatch.setattr(registry, "all_jobs", lambda: plain)
     monkeypatch.setattr(declarations, "_schedules", {})
-    stored(
-        clock.now(),
-        record.name,
-        {"label": "limited"},
+    ReleasedJobFactory(
+        name=record.name,
+        payload={"label": "limited"},
         concurrency_key="new:limit",
         concurrency_limit=1,
     )

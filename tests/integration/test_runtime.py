@@ -13,6 +13,7 @@ from litejobs.models import Worker as WorkerRow
 from litejobs.runtime.listening import connect
 from litejobs.worker import Worker
 from tests.conftest import wait_for
+from tests.factories import JobFactory
 from tests.testapp.jobs import gated, per_account, reports_progress, slow_record
 from tests.testapp.models import Mark
 
@@ -101,20 +102,17 @@ def test_the_heartbeat_reaps_jobs_of_a_lost_worker(live_worker, clock):
     from datetime import timedelta
 
     lapsed = clock.now() - timedelta(minutes=5)
-    common = {
-        "name": "testapp.record",
+    ghost = {  # running on a worker that is gone: its lease lapsed five minutes ago
         "state": JobState.RUNNING,
-        "attempts": 1,
-        "max_attempts": 3,
         "run_at": lapsed,
         "created_at": lapsed,
         "lease_owner": "ghost",
         "lease_expires_at": lapsed,
         "fence": 1,
     }
-    retried = Job.objects.create(key="r", payload={"label": "r"}, **common)
-    cancelled = Job.objects.create(key="c", payload={"label": "c"}, cancel_requested=True, **common)
-    spent = Job.objects.create(key="s", payload={"label": "s"}, **{**common, "attempts": 3})
+    retried = JobFactory(key="r", label="r", **ghost)
+    cancelled = JobFactory(key="c", label="c", cancel_requested=True, **ghost)
+    spent = JobFactory(key="s", label="s", attempts=3, **ghost)
     live_worker(queues=["elsewhere"])  # reaps, but runs nothing
     wait_for(lambda: not Job.objects.filter(state=JobState.RUNNING).exists(), what="reaping")
     states = dict(Job.objects.values_list("key", "state"))

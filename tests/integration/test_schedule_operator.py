@@ -5,13 +5,13 @@ import json
 from io import StringIO
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.contrib.messages import get_messages
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from litejobs.models import Job, Occurrence, OccurrenceReplay, Schedule
 from litejobs.scheduling import runbook as schedules
+from tests.factories import UserFactory
 from tests.testapp.jobs import scheduled_mark
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -293,9 +293,8 @@ def test_occurrences_in_the_admin_and_the_replay_action(
 
 
 def test_a_view_only_operator_sees_schedules_but_cannot_switch_them(hourly, clock, client):
-    viewer = User.objects.create_user("viewer", password="x", is_staff=True)
-    viewer.user_permissions.set(
-        Permission.objects.filter(codename__in=["view_schedule", "view_occurrence"])
+    viewer = UserFactory(
+        username="viewer", permissions=["litejobs.view_schedule", "litejobs.view_occurrence"]
     )
     client.force_login(viewer)
     row = Schedule.objects.get(name="t.hourly")

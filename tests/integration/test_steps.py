@@ -10,6 +10,7 @@ from litejobs import publish_event
 from litejobs.exceptions import InvalidInput
 from litejobs.jobs.steps import HELD
 from litejobs.models import Job, JobState, JobStep, StepState
+from tests.factories import JobStepFactory
 from tests.testapp.jobs import (
     atomic_stepped,
     charge_once,
@@ -156,14 +157,7 @@ def test_a_cancelled_job_is_not_compensated(clock, run_worker):
 def _crashed_mid_charge(clock, label: str) -> Job:
     """A charge_once job as a crash mid-step leaves it: the step's marker, no outcome."""
     job = Job.objects.get(pk=charge_once.enqueue(label=label).id)
-    JobStep.objects.create(
-        job=job,
-        name="charge",
-        state=StepState.STARTED,
-        once=True,
-        executions=1,
-        created_at=clock.now(),
-    )
+    JobStepFactory(job=job, name="charge", state=StepState.STARTED, once=True, executions=1)
     return job
 
 

@@ -9,6 +9,7 @@ from django.db import connection
 from litejobs.jobs import claims, transitions
 from litejobs.models import Job, JobAttempt, JobState, QueueState
 from litejobs.runtime.listening import connect
+from tests.factories import QueueStateFactory
 from tests.testapp.jobs import (
     charge_card,
     cooperative_slow,
@@ -182,7 +183,7 @@ def test_a_terminal_job_changes_only_through_retry(clock, run_worker):
 
 def test_a_paused_queue_is_not_claimed_until_resumed(clock, run_worker):
     record.enqueue(label="x")
-    QueueState.objects.create(name="default", paused=True, changed_at=clock.now())
+    QueueStateFactory(name="default")
     assert run_worker() == {}
     QueueState.objects.filter(name="default").update(paused=False)
     assert run_worker() == {"done": 1}

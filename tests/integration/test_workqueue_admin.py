@@ -14,9 +14,7 @@ from django.urls import reverse
 from litejobs import clock as litejobs_clock
 from litejobs.contrib.workqueues import items as workqueues
 from litejobs.models import WorkItem, WorkItemState
-from tests.workqueue_helpers import declare_queue, make_dispute, make_user, reviewers
-
-__all__ = ["declare_queue", "reviewers"]  # fixtures
+from tests.factories import DisputeFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -51,7 +49,7 @@ def signed_in(client, user):
 
 def test_a_reviewer_sees_the_queue_in_the_admin_and_its_index(client, clock, reviewers):
     alice = reviewers[0]
-    workqueues.enqueue_item("disputes", make_dispute())
+    workqueues.enqueue_item("disputes", DisputeFactory())
     signed_in(client, alice)
     home = client.get("/admin/").content.decode()
     assert INDEX in home  # the litejobs section shows "Work items" to queue workers
@@ -63,7 +61,7 @@ def test_a_reviewer_sees_the_queue_in_the_admin_and_its_index(client, clock, rev
 
 def test_a_user_without_the_queue_permission_gets_403_and_cannot_act(client, clock, reviewers):
     carol = reviewers[2]
-    item = workqueues.enqueue_item("disputes", make_dispute())
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
     signed_in(client, carol)
     assert client.get(queue_url()).status_code == 403
     assert client.get(INDEX).status_code == 403
@@ -84,7 +82,7 @@ def test_an_anonymous_visitor_is_sent_to_the_login_and_unknown_queues_are_404(
 
 
 def test_a_queue_worker_may_open_an_items_detail_page(client, clock, reviewers):
-    item = workqueues.enqueue_item("disputes", make_dispute("1900", days=6))
+    item = workqueues.enqueue_item("disputes", DisputeFactory(amount="1900", days=6))
     response = signed_in(client, reviewers[0]).get(f"{INDEX}{item.pk}/change/")
     assert response.status_code == 200
     text = plain(response.content.decode())
@@ -96,11 +94,13 @@ def test_a_queue_worker_may_open_an_items_detail_page(client, clock, reviewers):
 
 def test_the_page_lists_by_score_then_age_with_the_inputs_and_the_rule(client, clock, reviewers):
     alice = reviewers[0]
-    low = workqueues.enqueue_item("disputes", make_dispute("50", days=0, evidence=True))
+    low = workqueues.enqueue_item(
+        "disputes", DisputeFactory(amount="50", days=0, evidence_provided=True)
+    )
     clock.advance("1m")
-    old = workqueues.enqueue_item("disputes", make_dispute("1900", days=6))
+    old = workqueues.enqueue_item("disputes", DisputeFactory(amount="1900", days=6))
     clock.advance("1m")
-    new = workqueues.enqueue_item("disputes", make_dispute("1900", days=6))
+    new = workqueues.enqueue_item("disputes", DisputeFactory(amount="1900", days=6))
     response = signed_in(client, alice).get(queue_url())
     assert response.status_code == 200
     assert row_ids(response) == [old.pk, new.pk, low.pk]
@@ -113,9 +113,9 @@ def test_the_page_lists_by_score_then_age_with_the_inputs_and_the_rule(client, c
 
 def test_the_page_shows_who_holds_a_claim_and_until_when(client, clock, reviewers):
     alice, bob, _ = reviewers
-    held = workqueues.enqueue_item("disputes", make_dispute("1900", days=6))
-    mine = workqueues.enqueue_item("disputes", make_dispute("1000", days=6))
-    lapsed = workqueues.enqueue_item("disputes", make_dispute("10", days=6))
+    held = workqueues.enqueue_item("disputes", DisputeFactory(amount="1900", days=6))
+    mine = workqueues.enqueue_item("disputes", DisputeFactory(amount="1000", days=6))
+    lapsed = workqueues.enqueue_item("disputes", DisputeFactory(amount="10", days=6))
     workqueues.claim(lapsed, bob, lease="10m")
     workqueues.claim(held, bob)
     workqueues.claim(mine, alice)
@@ -131,7 +131,7 @@ def test_the_page_shows_who_holds_a_claim_and_until_when(client, clock, reviewer
 def test_the_page_costs_a_bounded_number_of_queries_whatever_its_size(client, clock, reviewers):
     alice = reviewers[0]
     for n in range(120):
-        item = workqueues.enqueue_item("disputes", make_dispute(str(n), days=n % 9))
+        item = workqueues.enqueue_item("disputes", DisputeFactory(amount=str(n), days=n % 9))
         if n % 7 == 0:
             workqueues.claim(item, alice)
     signed_in(client, alice)
@@ -147,7 +147,9 @@ def test_the_page_costs_a_bounded_number_of_queries_whatever_its_size(client, cl
 
 def test_views_filter_mine_others_unclaimed_and_closed(client, clock, reviewers):
     alice, bob, _ = reviewers
-    a, b, c, d = (workqueues.enqueue_item("disputes", make_dispute(str(x))) for x in (4, 3, 2, 1))
+    a, b, c, d = (
+        workqueues.enqueue_item("disputes", DisputeFactory(amount=str(x))) for x in (4, 3, 2, 1)
+    )
     workqueues.claim(a, alice)
     workqueues.claim(b, bob)
     workqueues.claim(d, alice)
@@ -162,7 +164,7 @@ def test_views_filter_mine_others_unclaimed_and_closed(client, clock, reviewers)
 
 def test_next_page_links_walk_the_queue_without_repeats(client, clock, reviewers):
     for n in range(60):
-        workqueues.enqueue_item("disputes", make_dispute(str(n * 17 % 300), days=n % 4))
+        workqueues.enqueue_item("disputes", DisputeFactory(amount=str(n * 17 % 300), days=n % 4))
     signed_in(client, reviewers[0])
     seen, url = [], queue_url(per_page=25)
     while url:
@@ -181,7 +183,7 @@ def test_next_page_links_walk_the_queue_without_repeats(client, clock, reviewers
 def test_required_mode_refuses_a_resolve_without_a_claim_through_the_admin(
     client, clock, reviewers
 ):
-    item = workqueues.enqueue_item("disputes", make_dispute())
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
     signed_in(client, reviewers[0])
     response = client.post(queue_url(), {"row_action": f"resolve:{item.pk}:refund"}, follow=True)
     assert any(t.startswith("[claim-required]") for t in texts(response)), texts(response)
@@ -203,7 +205,7 @@ def test_required_mode_refuses_a_resolve_without_a_claim_through_the_admin(
 
 def test_claim_then_resolve_through_the_admin(client, clock, reviewers):
     alice = reviewers[0]
-    item = workqueues.enqueue_item("disputes", make_dispute())
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
     signed_in(client, alice)
     answer = client.post(
         queue_url(), {"row_action": f"claim:{item.pk}"}, HTTP_ACCEPT="application/json"
@@ -220,7 +222,7 @@ def test_acting_on_an_item_someone_else_holds_is_refused_with_a_clear_message(
     client, clock, reviewers
 ):
     alice, bob, _ = reviewers
-    item = workqueues.enqueue_item("disputes", make_dispute())
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
     workqueues.claim(item, alice)
     signed_in(client, bob)
     for action in (f"claim:{item.pk}", f"release:{item.pk}", f"resolve:{item.pk}:refund"):
@@ -234,7 +236,7 @@ def test_acting_on_an_item_someone_else_holds_is_refused_with_a_clear_message(
 
 def test_bulk_actions_report_each_refusal_and_do_the_rest(client, clock, reviewers):
     alice, bob, _ = reviewers
-    items = [workqueues.enqueue_item("disputes", make_dispute(str(n))) for n in range(4)]
+    items = [workqueues.enqueue_item("disputes", DisputeFactory(amount=str(n))) for n in range(4)]
     workqueues.claim(items[0], bob)
     signed_in(client, alice)
     response = client.post(
@@ -256,8 +258,8 @@ def test_bulk_actions_report_each_refusal_and_do_the_rest(client, clock, reviewe
 
 def test_claim_the_next_item_takes_the_most_urgent_unclaimed_one(client, clock, reviewers):
     alice, bob, _ = reviewers
-    urgent = workqueues.enqueue_item("disputes", make_dispute("1900", days=6))
-    other = workqueues.enqueue_item("disputes", make_dispute("10"))
+    urgent = workqueues.enqueue_item("disputes", DisputeFactory(amount="1900", days=6))
+    other = workqueues.enqueue_item("disputes", DisputeFactory(amount="10"))
     response = signed_in(client, alice).post(queue_url(), {"next": "1"})
     assert response["Location"].endswith(f"#item-{urgent.pk}")
     assert WorkItem.objects.get(pk=urgent.pk).claimed_by == alice
@@ -274,7 +276,7 @@ def test_a_disabled_queue_shows_and_accepts_no_claim_actions(
     client, clock, reviewers, declare_queue
 ):
     declare_queue("plain-review", claim="disabled")
-    item = workqueues.enqueue_item("plain-review", make_dispute())
+    item = workqueues.enqueue_item("plain-review", DisputeFactory())
     signed_in(client, reviewers[0])
     page = client.get(queue_url("plain-review")).content.decode()
     assert "wq-claim-btn" not in page and "wq-release-btn" not in page
@@ -291,7 +293,7 @@ def test_an_item_of_another_queue_cannot_be_reached_through_this_queues_page(
     client, clock, reviewers, declare_queue
 ):
     declare_queue("secret", claim="optional", permission="auth.change_user")
-    hidden = workqueues.enqueue_item("secret", make_dispute())
+    hidden = workqueues.enqueue_item("secret", DisputeFactory())
     signed_in(client, reviewers[0])
     response = client.post(queue_url(), {"row_action": f"resolve:{hidden.pk}:refund"}, follow=True)
     assert texts(response)[0].startswith("[item-not-found]")
@@ -362,7 +364,7 @@ def test_the_lease_text_and_the_mode_help_are_on_the_page(client, clock, reviewe
 
 
 def test_a_user_with_only_view_permission_on_items_sees_no_queue_page(client, clock):
-    viewer = make_user("viewer", "litejobs.view_workitem")
+    viewer = UserFactory(username="viewer", permissions=["litejobs.view_workitem"])
     signed_in(client, viewer)
     index = client.get(INDEX)
     assert index.status_code == 200 and "You may work no queue" in plain(index.content.decode())
@@ -373,7 +375,7 @@ def test_a_long_claim_shows_its_date_and_the_lease_in_its_own_unit(
     client, clock, reviewers, declare_queue
 ):
     declare_queue("slow-review", claim="optional", claim_lease="2d")
-    item = workqueues.enqueue_item("slow-review", make_dispute())
+    item = workqueues.enqueue_item("slow-review", DisputeFactory())
     workqueues.claim(item, reviewers[1])
     page = plain(signed_in(client, reviewers[0]).get(queue_url("slow-review")).content.decode())
     assert "bob , until 03 Mar 12:00" in page

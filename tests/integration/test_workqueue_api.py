@@ -24,9 +24,7 @@ from litejobs.exceptions import (
 )
 from litejobs.models import WorkItem, WorkItemState
 from project.payments.models import Dispute
-from tests.workqueue_helpers import declare_queue, make_dispute, make_user, reviewers
-
-__all__ = ["declare_queue", "reviewers"]  # fixtures
+from tests.factories import DisputeFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -92,7 +90,7 @@ def test_a_queue_citing_an_unknown_rule_is_a_system_check_error(declare_queue):
     with pytest.raises(SystemCheckError, match=r"litejobs\.E011"):
         call_command("check")
     with refused("score-rule-unknown"):
-        workqueues.enqueue_item("orphan", make_dispute())
+        workqueues.enqueue_item("orphan", DisputeFactory())
 
 
 def test_a_broken_queues_module_is_reported_by_the_checks_not_at_startup(monkeypatch):
@@ -107,7 +105,7 @@ def test_a_broken_queues_module_is_reported_by_the_checks_not_at_startup(monkeyp
 
 
 def test_enqueue_scores_the_row_and_keeps_the_inputs_in_order(clock):
-    dispute = make_dispute("1900", days=6, evidence=False)
+    dispute = DisputeFactory(amount="1900", days=6, evidence_provided=False)
     item = workqueues.enqueue_item("disputes", dispute)
     assert item.created
     assert item.state == WorkItemState.OPEN
@@ -124,7 +122,7 @@ def test_enqueue_scores_the_row_and_keeps_the_inputs_in_order(clock):
 
 
 def test_one_live_item_per_row_and_queue_enqueueing_again_rescores_it(clock):
-    dispute = make_dispute("100", days=1)
+    dispute = DisputeFactory(amount="100", days=1)
     first = workqueues.enqueue_item("disputes", dispute)
     dispute.evidence_provided = True
     dispute.save()
@@ -145,7 +143,7 @@ def test_one_live_item_per_row_and_queue_enqueueing_again_rescores_it(clock):
 
 def test_a_finished_item_frees_the_row_for_a_new_one(clock, reviewers):
     alice = reviewers[0]
-    dispute = make_dispute()
+    dispute = DisputeFactory()
     first = workqueues.enqueue_item("disputes", dispute)
     workqueues.claim(first, alice)
     workqueues.resolve(first, alice, "refund")
@@ -154,7 +152,7 @@ def test_a_finished_item_frees_the_row_for_a_new_one(clock, reviewers):
 
 
 def test_refresh_score_follows_the_row_and_a_bad_rule_answer_is_refused(clock, declare_queue):
-    dispute = make_dispute("500", days=0, evidence=True)
+    dispute = DisputeFactory(amount="500", days=0, evidence_provided=True)
     item = workqueues.enqueue_item("disputes", dispute)
     assert item.score == 10
     clock.advance("5d")
@@ -171,20 +169,22 @@ def test_refresh_score_follows_the_row_and_a_bad_rule_answer_is_refused(clock, d
 
 def test_enqueue_refuses_a_row_of_another_model_or_an_unsaved_one(clock):
     with refused("item-target-invalid"):
-        workqueues.enqueue_item("disputes", make_user("dave"))
+        workqueues.enqueue_item("disputes", UserFactory(username="dave"))
     with refused("item-target-invalid"):
-        workqueues.enqueue_item("disputes", Dispute(amount=1))
+        workqueues.enqueue_item("disputes", DisputeFactory.build(amount=1))
 
 
 def test_the_listing_orders_by_score_then_age(clock, reviewers):
     alice = reviewers[0]
-    low = workqueues.enqueue_item("disputes", make_dispute("50", days=0, evidence=True))
+    low = workqueues.enqueue_item(
+        "disputes", DisputeFactory(amount="50", days=0, evidence_provided=True)
+    )
     clock.advance("1h")
-    high_old = workqueues.enqueue_item("disputes", make_dispute("1900", days=6))
+    high_old = workqueues.enqueue_item("disputes", DisputeFactory(amount="1900", days=6))
     clock.advance("1h")
-    high_new = workqueues.enqueue_item("disputes", make_dispute("1900", days=6))
+    high_new = workqueues.enqueue_item("disputes", DisputeFactory(amount="1900", days=6))
     clock.advance("1h")
-    middle = workqueues.enqueue_item("disputes", make_dispute("1000", days=0))
+    middle = workqueues.enqueue_item("disputes", DisputeFactory(amount="1000", days=0))
     assert high_old.score == high_new.score == 82 > middle.score == 40 > low.score == 1
     page = workqueues.page("disputes", user=alice)
     assert [i.pk for i in page.items] == [high_old.pk, high_new.pk, middle.pk, low.pk]
@@ -194,7 +194,7 @@ def test_a_queue_without_a_score_lists_oldest_first(clock, declare_queue, review
     declare_queue("plain", claim="optional")
     made = []
     for amount in ("10", "5000", "300"):
-        made.append(workqueues.enqueue_item("plain", make_dispute(amount)))
+        made.append(workqueues.enqueue_item("plain", DisputeFactory(amount=amount)))
         clock.advance("1m")
     assert all(item.score == 0 and item.score_inputs == [] for item in made)
     page = workqueues.page("plain", user=reviewers[0])
@@ -204,7 +204,9 @@ def test_a_queue_without_a_score_lists_oldest_first(clock, declare_queue, review
 def test_keyset_pages_cover_the_listing_once_in_order(clock, reviewers):
     items = []
     for n in range(23):
-        items.append(workqueues.enqueue_item("disputes", make_dispute(str(50 * (n % 5)), days=1)))
+        items.append(
+            workqueues.enqueue_item("disputes", DisputeFactory(amount=str(50 * (n % 5)), days=1))
+        )
     expected = [i.pk for i in workqueues.items("disputes")]
     seen, cursor = [], None
     while True:
@@ -223,7 +225,7 @@ def test_keyset_pages_cover_the_listing_once_in_order(clock, reviewers):
 
 def test_a_claim_is_a_lease_that_expires_under_the_injected_clock(clock, reviewers):
     alice, bob, _ = reviewers
-    item = workqueues.enqueue_item("disputes", make_dispute())
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
     held = workqueues.claim(item, alice)
     assert held.state == WorkItemState.CLAIMED
     assert held.claimed_by == alice and held.claimed_by_name == "alice"
@@ -257,7 +259,7 @@ def test_a_claim_is_a_lease_that_expires_under_the_injected_clock(clock, reviewe
 
 def test_claiming_again_renews_the_holders_lease(clock, reviewers):
     alice = reviewers[0]
-    item = workqueues.enqueue_item("disputes", make_dispute())
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
     first = workqueues.claim(item, alice)
     clock.advance("50m")
     renewed = workqueues.claim(item, alice)
@@ -267,7 +269,7 @@ def test_claiming_again_renews_the_holders_lease(clock, reviewers):
 
 def test_release_opens_the_item_to_everyone_and_only_the_holder_may(clock, reviewers):
     alice, bob, _ = reviewers
-    item = workqueues.enqueue_item("disputes", make_dispute())
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
     workqueues.claim(item, alice)
     with refused("claim-held"):
         workqueues.release(item, bob)
@@ -281,7 +283,7 @@ def test_release_opens_the_item_to_everyone_and_only_the_holder_may(clock, revie
 
 def test_required_mode_refuses_an_action_without_the_acting_users_live_claim(clock, reviewers):
     alice, bob, _ = reviewers
-    item = workqueues.enqueue_item("disputes", make_dispute())
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
     with refused("claim-required") as error:
         workqueues.resolve(item, alice, "refund")
     assert "requires a claim before any action: claim item" in str(error.value)
@@ -305,8 +307,8 @@ def test_required_mode_refuses_an_action_without_the_acting_users_live_claim(clo
 def test_optional_mode_a_claim_is_a_hold_others_cannot_act_through(clock, declare_queue, reviewers):
     alice, bob, _ = reviewers
     declare_queue("optional", claim="optional", resolutions=["approved", "rejected"])
-    free = workqueues.enqueue_item("optional", make_dispute())
-    held = workqueues.enqueue_item("optional", make_dispute())
+    free = workqueues.enqueue_item("optional", DisputeFactory())
+    held = workqueues.enqueue_item("optional", DisputeFactory())
     assert workqueues.resolve(free, alice, "approved").state == WorkItemState.DONE
     workqueues.claim(held, bob)
     with refused("claim-held"):
@@ -314,13 +316,13 @@ def test_optional_mode_a_claim_is_a_hold_others_cannot_act_through(clock, declar
     clock.advance("61m")  # bob's hold ran out
     assert workqueues.resolve(held, alice, "rejected").resolved_by == alice
     with refused("resolution-invalid"):
-        workqueues.resolve(workqueues.enqueue_item("optional", make_dispute()), alice)
+        workqueues.resolve(workqueues.enqueue_item("optional", DisputeFactory()), alice)
 
 
 def test_disabled_mode_has_no_claims(clock, declare_queue, reviewers):
     alice = reviewers[0]
     declare_queue("no-claims", claim="disabled")
-    item = workqueues.enqueue_item("no-claims", make_dispute())
+    item = workqueues.enqueue_item("no-claims", DisputeFactory())
     with refused("claim-disabled"):
         workqueues.claim(item, alice)
     with refused("claim-disabled"):
@@ -332,7 +334,7 @@ def test_disabled_mode_has_no_claims(clock, declare_queue, reviewers):
 
 def test_a_user_without_the_queues_permission_can_do_nothing(clock, reviewers):
     carol = reviewers[2]
-    item = workqueues.enqueue_item("disputes", make_dispute())
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
     for attempt in (
         lambda: workqueues.claim(item, carol),
         lambda: workqueues.claim_next("disputes", carol),
@@ -343,7 +345,7 @@ def test_a_user_without_the_queues_permission_can_do_nothing(clock, reviewers):
         with pytest.raises(WorkQueueForbidden, match=r"payments\.review_dispute"):
             attempt()
     assert WorkItem.objects.get(pk=item.pk).state == WorkItemState.OPEN
-    inactive = make_user("eve", "payments.review_dispute")
+    inactive = UserFactory(username="eve", permissions=["payments.review_dispute"])
     inactive.is_active = False
     with pytest.raises(WorkQueueForbidden):
         workqueues.claim(item, inactive)
@@ -351,13 +353,13 @@ def test_a_user_without_the_queues_permission_can_do_nothing(clock, reviewers):
 
 def test_cancel_by_code_ignores_claims_and_by_a_person_follows_them(clock, reviewers):
     alice, bob, _ = reviewers
-    first = workqueues.enqueue_item("disputes", make_dispute())
+    first = workqueues.enqueue_item("disputes", DisputeFactory())
     workqueues.claim(first, alice)
     with refused("reason-required"):
         workqueues.cancel(first, reason=" ")
     gone = workqueues.cancel(first, reason="the customer withdrew")
     assert gone.state == WorkItemState.CANCELLED and gone.resolved_by_name == "(code)"
-    second = workqueues.enqueue_item("disputes", make_dispute())
+    second = workqueues.enqueue_item("disputes", DisputeFactory())
     workqueues.claim(second, alice)
     with refused("claim-held"):
         workqueues.cancel(second, user=bob, reason="duplicate")
@@ -369,7 +371,7 @@ def test_unknown_items_and_queues_are_named(clock, reviewers, declare_queue):
     declare_queue("other", claim="optional")
     with pytest.raises(WorkItemNotFound, match="No work item #999999 in any queue"):
         workqueues.claim(999999, alice)
-    item = workqueues.enqueue_item("disputes", make_dispute())
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
     with pytest.raises(WorkItemNotFound, match="in queue 'other'"):
         workqueues.claim(item.pk, alice, queue="other")
     with pytest.raises(WorkQueueNotFound, match="work_queue"):
@@ -380,8 +382,10 @@ def test_unknown_items_and_queues_are_named(clock, reviewers, declare_queue):
 
 def test_claim_next_takes_the_most_urgent_unclaimed_item(clock, reviewers):
     alice, bob, _ = reviewers
-    low = workqueues.enqueue_item("disputes", make_dispute("10", days=0, evidence=True))
-    high = workqueues.enqueue_item("disputes", make_dispute("1900", days=6))
+    low = workqueues.enqueue_item(
+        "disputes", DisputeFactory(amount="10", days=0, evidence_provided=True)
+    )
+    high = workqueues.enqueue_item("disputes", DisputeFactory(amount="1900", days=6))
     assert workqueues.claim_next("disputes", alice).pk == high.pk
     assert workqueues.claim_next("disputes", bob).pk == low.pk
     assert workqueues.claim_next("disputes", bob) is None
@@ -394,7 +398,7 @@ def test_claim_next_takes_the_most_urgent_unclaimed_item(clock, reviewers):
 
 def test_the_database_refuses_a_finished_item_moving_or_a_claim_without_expiry(clock, reviewers):
     alice = reviewers[0]
-    item = workqueues.enqueue_item("disputes", make_dispute())
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
     with pytest.raises(IntegrityError), transaction.atomic():
         WorkItem.objects.filter(pk=item.pk).update(state="claimed", claimed_by=alice)
     workqueues.claim(item, alice)
@@ -435,8 +439,11 @@ def run_together(count: int, action) -> list:
 
 @pytest.mark.django_db(transaction=True)
 def test_many_people_claiming_one_item_at_once_exactly_one_wins(clock):
-    people = [make_user(f"reviewer{i}", "payments.review_dispute") for i in range(12)]
-    item = workqueues.enqueue_item("disputes", make_dispute())
+    people = [
+        UserFactory(username=f"reviewer{i}", permissions=["payments.review_dispute"])
+        for i in range(12)
+    ]
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
     results = run_together(len(people), lambda i: workqueues.claim(item.pk, people[i]))
     winners = [r for r in results if isinstance(r, WorkItem)]
     losers = [r for r in results if isinstance(r, ClaimRefused)]
@@ -449,8 +456,11 @@ def test_many_people_claiming_one_item_at_once_exactly_one_wins(clock):
 @pytest.mark.django_db(transaction=True)
 def test_many_people_resolving_one_open_item_at_once_resolve_it_once(clock, declare_queue):
     declare_queue("race-optional", claim="optional")
-    people = [make_user(f"reviewer{i}", "payments.review_dispute") for i in range(8)]
-    item = workqueues.enqueue_item("race-optional", make_dispute())
+    people = [
+        UserFactory(username=f"reviewer{i}", permissions=["payments.review_dispute"])
+        for i in range(8)
+    ]
+    item = workqueues.enqueue_item("race-optional", DisputeFactory())
     results = run_together(len(people), lambda i: workqueues.resolve(item.pk, people[i]))
     winners = [r for r in results if isinstance(r, WorkItem)]
     assert len(winners) == 1
@@ -460,8 +470,13 @@ def test_many_people_resolving_one_open_item_at_once_resolve_it_once(clock, decl
 
 @pytest.mark.django_db(transaction=True)
 def test_people_asking_for_the_next_item_at_once_get_different_items(clock):
-    people = [make_user(f"reviewer{i}", "payments.review_dispute") for i in range(8)]
-    items = [workqueues.enqueue_item("disputes", make_dispute(str(i * 10))) for i in range(5)]
+    people = [
+        UserFactory(username=f"reviewer{i}", permissions=["payments.review_dispute"])
+        for i in range(8)
+    ]
+    items = [
+        workqueues.enqueue_item("disputes", DisputeFactory(amount=str(i * 10))) for i in range(5)
+    ]
     results = run_together(len(people), lambda i: workqueues.claim_next("disputes", people[i]))
     taken = [r.pk for r in results if isinstance(r, WorkItem)]
     assert sorted(taken) == sorted(i.pk for i in items)  # each item once, none twice
@@ -473,24 +488,24 @@ def test_people_asking_for_the_next_item_at_once_get_different_items(clock):
 
 def test_tenants_filter_the_listing_and_the_next_claim(clock, reviewers):
     alice = reviewers[0]
-    berlin = workqueues.enqueue_item("disputes", make_dispute("10"), tenant="berlin")
-    paris = workqueues.enqueue_item("disputes", make_dispute("1900"), tenant="paris")
+    berlin = workqueues.enqueue_item("disputes", DisputeFactory(amount="10"), tenant="berlin")
+    paris = workqueues.enqueue_item("disputes", DisputeFactory(amount="1900"), tenant="paris")
     assert [i.pk for i in workqueues.page("disputes", tenant="berlin").items] == [berlin.pk]
     assert workqueues.claim_next("disputes", alice, tenant="berlin").pk == berlin.pk
     assert workqueues.claim_next("disputes", alice, tenant="berlin") is None
     assert WorkItem.objects.get(pk=paris.pk).state == WorkItemState.OPEN
     with refused("tenant-invalid"):
-        workqueues.enqueue_item("disputes", make_dispute(), tenant="x" * 201)
+        workqueues.enqueue_item("disputes", DisputeFactory(), tenant="x" * 201)
 
 
 def test_purge_removes_finished_items_past_the_retention_in_batches(clock, reviewers):
     alice = reviewers[0]
-    old = [workqueues.enqueue_item("disputes", make_dispute()) for _ in range(5)]
+    old = [workqueues.enqueue_item("disputes", DisputeFactory()) for _ in range(5)]
     for item in old[:4]:
         workqueues.claim(item, alice)
         workqueues.resolve(item, alice, "refund")
     clock.advance("31d")
-    recent = workqueues.enqueue_item("disputes", make_dispute())
+    recent = workqueues.enqueue_item("disputes", DisputeFactory())
     workqueues.cancel(recent, reason="withdrawn")
     assert workqueues.purge(older_than="30d", batch=3) == 4
     left = set(WorkItem.objects.values_list("pk", flat=True))

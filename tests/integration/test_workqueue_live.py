@@ -16,9 +16,7 @@ from django.db import connection
 from litejobs.contrib.workqueues import consumers, live
 from litejobs.contrib.workqueues import items as workqueues
 from litejobs.routing import websocket_path, websocket_urlpatterns
-from tests.workqueue_helpers import make_dispute, reviewers
-
-__all__ = ["reviewers"]  # fixtures
+from tests.factories import DisputeFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -63,7 +61,7 @@ async def eventually(predicate, timeout: float = 5.0):
 
 def test_the_consumer_receives_an_update_when_someone_claims(clock, reviewers):
     alice, bob, _ = reviewers
-    item = workqueues.enqueue_item("disputes", make_dispute("1900", days=6))
+    item = workqueues.enqueue_item("disputes", DisputeFactory(amount="1900", days=6))
 
     async def scenario():
         socket = await open_page(bob, [item.pk])
@@ -85,7 +83,9 @@ def test_the_consumer_receives_an_update_when_someone_claims(clock, reviewers):
         )
         assert event["holder"] == "" and event["claim_expires_at"] is None
 
-        await database_sync_to_async(lambda: workqueues.enqueue_item("disputes", make_dispute()))()
+        await database_sync_to_async(
+            lambda: workqueues.enqueue_item("disputes", DisputeFactory())
+        )()
         event = await socket.receive_json_from(timeout=5)
         assert event == {"op": "insert", "queue": "disputes", "count": 1, "now": event["now"]}
         await socket.disconnect()
@@ -95,7 +95,7 @@ def test_the_consumer_receives_an_update_when_someone_claims(clock, reviewers):
 
 def test_a_change_that_is_rolled_back_is_never_shown(clock, reviewers):
     alice, bob, _ = reviewers
-    item = workqueues.enqueue_item("disputes", make_dispute())
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
 
     def claim_then_roll_back():
         from django.db import transaction
@@ -135,7 +135,7 @@ def test_a_user_who_loses_the_queue_stops_receiving_and_the_socket_closes(
     clock, reviewers, monkeypatch, revoke
 ):
     alice, bob, _ = reviewers
-    item = workqueues.enqueue_item("disputes", make_dispute())
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
     monkeypatch.setattr(consumers, "PERMISSION_RECHECK", 0)  # read it again for every event
 
     def take_away_from_bob():
@@ -167,7 +167,7 @@ def test_a_user_who_loses_the_queue_stops_receiving_and_the_socket_closes(
 
 def test_the_permission_is_read_again_at_most_every_few_seconds(clock, reviewers, monkeypatch):
     alice, bob, _ = reviewers
-    item = workqueues.enqueue_item("disputes", make_dispute())
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
     reads = []
     monkeypatch.setattr(consumers, "PERMISSION_RECHECK", 60)
     real = consumers._still_allowed
@@ -187,7 +187,7 @@ def test_the_permission_is_read_again_at_most_every_few_seconds(clock, reviewers
 
 def test_one_listen_connection_serves_every_page_of_a_process(clock, reviewers):
     alice, bob, _ = reviewers
-    item = workqueues.enqueue_item("disputes", make_dispute())
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
 
     async def scenario():
         first = await open_page(alice, [item.pk])
@@ -205,7 +205,7 @@ def test_one_listen_connection_serves_every_page_of_a_process(clock, reviewers):
 
 def test_after_the_listen_connection_drops_pages_resync_and_miss_nothing(clock, reviewers):
     alice, bob, _ = reviewers
-    item = workqueues.enqueue_item("disputes", make_dispute())
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
 
     def cut_and_claim():
         with connection.cursor() as cursor:

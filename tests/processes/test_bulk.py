@@ -12,8 +12,9 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from litejobs import bulk
 from litejobs.models import BulkAction, Job, JobState
 from project.payouts.models import Payout
-from tests.bulk_helpers import fresh_code, item_of, make_finance, make_payout
+from tests.bulk_helpers import fresh_code, item_of
 from tests.conftest import wait_for
+from tests.factories import FinanceFactory, PayoutFactory
 from tests.testapp.queues import GATED_PAYEE
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -22,9 +23,11 @@ FAST = {"LEASE": "3s", "HEARTBEAT": "1s", "POLL_INTERVAL": "2s"}
 
 
 def test_a_worker_killed_mid_batch_leaves_every_payout_paid_exactly_once(processes, tmp_path):
-    finance = make_finance()
-    payouts = [make_payout(f"{10 + n}.00", "EUR" if n % 2 else "USD") for n in range(12)]
-    payouts.insert(5, make_payout("99.00", payee=GATED_PAYEE))
+    finance = FinanceFactory()
+    payouts = [
+        PayoutFactory(amount=f"{10 + n}.00", currency="EUR" if n % 2 else "USD") for n in range(12)
+    ]
+    payouts.insert(5, PayoutFactory(amount="99.00", payee=GATED_PAYEE))
     made = bulk.preview("payouts.release_gated", [item_of(p).pk for p in payouts], finance)
     record = bulk.confirm(
         made.token, fresh_code(TOTPDevice.objects.get(user=finance)), finance

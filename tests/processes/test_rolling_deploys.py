@@ -6,10 +6,9 @@ import signal
 
 import pytest
 
-from litejobs import clock as system_clock
 from litejobs.models import Job, JobAttempt, JobState
 from tests.conftest import wait_for
-from tests.integration.test_rolling_deploys import stored
+from tests.factories import ReleasedJobFactory
 from tests.testapp.models import Mark
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -21,8 +20,8 @@ FAST = {"LEASE": "3s", "HEARTBEAT": "1s", "POLL_INTERVAL": "2s"}
 @pytest.mark.slow
 def test_a_worker_of_the_old_release_hands_jobs_back_to_one_of_the_new(processes):
     old = processes.worker("--concurrency", "1", TEST_RELEASE="old", **FAST)
-    added = stored(system_clock.now(), "release.added", {"label": "added"})
-    newer = stored(system_clock.now(), "release.shaped", {"label": "v2"}, version=2)
+    added = ReleasedJobFactory(name="release.added", payload={"label": "added"})
+    newer = ReleasedJobFactory(name="release.shaped", payload={"label": "v2"}, version=2)
     wait_for(
         lambda: (
             Job.objects.filter(pk__in=[added.pk, newer.pk], handed_back_at__isnull=False)
@@ -42,7 +41,7 @@ def test_a_worker_of_the_old_release_hands_jobs_back_to_one_of_the_new(processes
     )
     os.killpg(old.pid, signal.SIGKILL)
     old.wait(10)
-    older = stored(system_clock.now(), "release.shaped", {"name": "v1"}, version=1)
+    older = ReleasedJobFactory(name="release.shaped", payload={"name": "v1"}, version=1)
     wait_for(lambda: Job.objects.get(pk=older.pk).state == JobState.DONE, what="the v1 payload")
 
     marks = dict(Mark.objects.values_list("label", "value"))
