@@ -30,10 +30,16 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check litejobs project tests scripts
 	$(VENV)/bin/ruff format --check litejobs project tests scripts
 
-# The suite includes the `makemigrations --check` test; it starts the embedded PostgreSQL
-# when DATABASE_URL is unset and stops it at the end if it started it.
+# A process has one settings module, so the suite is two pytest sessions: the library's tests
+# (tests.settings), then the demo project's own (tests/demo/, tests.demo.settings); each keeps to
+# its part of the paths in PYTEST_ARGS. Both run, and either failing fails the target. With
+# DATABASE_URL unset, each starts its embedded PostgreSQL and stops it at the end if it started
+# it. The suite includes the `makemigrations --check` test.
 pytest: $(STAMP)
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	@status=0; \
+	$(VENV)/bin/pytest $(PYTEST_ARGS) || status=$$?; \
+	$(VENV)/bin/pytest --ds tests.demo.settings $(PYTEST_ARGS) || status=$$?; \
+	exit $$status
 
 # The docs site: the generated reference must match the code, and the build is strict (a broken
 # link, an anchor that does not exist or a page missing from the nav fails it). Output: site/.

@@ -1,22 +1,21 @@
 """factory-boy factories for the rows tests build by hand: jobs in any state and their failed
-attempts and steps, worker and leader rows, queue switches, staff users holding permissions,
-TOTP devices, and the disputes and payouts of the work-queue and bulk tests.
+attempts and steps, worker and leader rows, queue switches, staff users holding permissions and
+TOTP devices. Both sessions of the suite use them (the demo's tests too); the test app's own rows
+have theirs in ``tests/testapp/factories.py``.
 
-Times are ``litejobs.clock.now()``: under the ``clock`` fixture, its frozen instant. Models are
-named by label, so importing this module needs no app of them installed.
+Times are ``litejobs.clock.now()``: under the ``clock`` fixture, its frozen instant.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
-from decimal import Decimal
 
 import factory
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import Permission
 from factory.django import DjangoModelFactory
 
-from litejobs import clock, workqueues
+from litejobs import clock
 from litejobs.core.enums import TERMINAL, AttemptOutcome, JobState, LeaderRole, StepState
 from litejobs.exceptions import UnknownJob
 from litejobs.jobs import catalog
@@ -183,69 +182,3 @@ class TOTPDeviceFactory(DjangoModelFactory):
     name = "finance phone"
     key = TOTP_KEY
     confirmed = True
-
-
-#: What finance holds: the payouts queue's permission, the release action's, viewing payouts.
-FINANCE_PERMISSIONS = ("payouts.review_payout", "payouts.release_payout", "payouts.view_payout")
-
-
-class FinanceFactory(UserFactory):
-    """fiona, who may release payouts, with the finance phone (``device=None``: without)."""
-
-    username = "fiona"
-    device = factory.RelatedFactory(TOTPDeviceFactory, factory_related_name="user")
-
-    @factory.post_generation
-    def permissions(user, create, extracted, **kwargs):
-        grant(user, FINANCE_PERMISSIONS if extracted is None else extracted)
-
-
-class DisputeFactory(DjangoModelFactory):
-    """A dispute of ``amount`` EUR opened ``days`` ago (and a few minutes more per dispute, so
-    that no two are the same age)."""
-
-    class Meta:
-        model = "payments.Dispute"
-
-    class Params:
-        days = 1
-
-    reference = factory.Sequence(lambda n: f"T-{n:05d}")
-    customer_email = factory.Sequence(lambda n: f"c{n}@example.com")
-    amount = Decimal("100")
-    currency = "EUR"
-    reason = "not received"
-    opened_at = factory.LazyAttributeSequence(
-        lambda dispute, n: clock.now() - timedelta(days=dispute.days, minutes=n)
-    )
-    evidence_provided = False
-
-    @classmethod
-    def _adjust_kwargs(cls, **kwargs):
-        kwargs["amount"] = Decimal(kwargs["amount"])
-        return kwargs
-
-
-class PayoutFactory(DjangoModelFactory):
-    """A pending payout of ``amount`` to Acme, queued in ``payouts`` as the app queues one."""
-
-    class Meta:
-        model = "payouts.Payout"
-        skip_postgeneration_save = True
-
-    reference = factory.Sequence(lambda n: f"T-PO-{n:05d}")
-    payee = "Acme"
-    account = "DE00 1111 2222 3333 4444 55"
-    amount = Decimal("100.00")
-    currency = "EUR"
-    created_at = factory.LazyFunction(clock.now)
-
-    @classmethod
-    def _adjust_kwargs(cls, **kwargs):
-        kwargs["amount"] = Decimal(kwargs["amount"])
-        return kwargs
-
-    @factory.post_generation
-    def queued(payout, create, extracted, **kwargs):
-        if create:
-            workqueues.enqueue_item("payouts", payout)

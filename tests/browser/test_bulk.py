@@ -15,10 +15,10 @@ from django.db import connection
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from litejobs.models import BulkAction, BulkConfirmationAttempt
-from project.payouts.models import Payout
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_web
 from tests.bulk_helpers import fresh_code, item_of, wrong_code
-from tests.factories import FinanceFactory, PayoutFactory
+from tests.testapp.factories import FinanceFactory, PayoutFactory
+from tests.testapp.models import Payout
 
 pytestmark = [
     pytest.mark.slow,
@@ -56,7 +56,7 @@ def let_the_throttle_pass(device: TOTPDevice) -> int:
 
 def test_finance_releases_ticked_payouts_with_a_code_from_the_phone(processes):
     finance = FinanceFactory(
-        username="fiona", permissions=("payouts.review_payout", "payouts.release_payout")
+        username="fiona", permissions=("testapp.review_payout", "testapp.release_payout")
     )
     device = TOTPDevice.objects.get(user=finance)
     chosen = [

@@ -16,7 +16,8 @@ import pytest
 from litejobs import workqueues
 from litejobs.models import WorkItem, WorkItemState
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_web
-from tests.factories import DisputeFactory, UserFactory
+from tests.factories import UserFactory
+from tests.testapp.factories import DisputeFactory
 
 #: How soon another person's page must show a claim (what live pages promise).
 LIVE_WITHIN = 1.0
@@ -43,9 +44,9 @@ def sign_in(browser, base: str, username: str, path: str):
 
 def test_two_people_on_one_queue_page_see_each_others_claims_within_a_second(processes):
     alice = UserFactory(
-        username="alice", permissions=["payments.review_dispute", "payments.view_dispute"]
+        username="alice", permissions=["testapp.review_dispute", "testapp.view_dispute"]
     )
-    UserFactory(username="bob", permissions=["payments.review_dispute", "payments.view_dispute"])
+    UserFactory(username="bob", permissions=["testapp.review_dispute", "testapp.view_dispute"])
     items = [
         workqueues.enqueue_item("disputes", DisputeFactory(amount=amount, days=days))
         for amount, days in (("1900", 6), ("800", 3), ("120", 1))

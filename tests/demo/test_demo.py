@@ -28,6 +28,7 @@ from project.demo.seed import OPERATORS_GROUP, load_order_fixture, seed_demo_dat
 from project.orders.jobs import send_receipt
 from project.orders.models import Order
 from tests.conftest import ROOT, wait_for
+from tests.factories import UserFactory
 
 
 def free_port() -> int:
@@ -378,10 +379,9 @@ def test_metrics_need_a_staff_login_or_the_bearer_token(client, settings):
     assert anonymous["WWW-Authenticate"].startswith("Bearer")
     assert b"litejobs_" not in anonymous.content
 
-    user_model = get_user_model()
-    client.force_login(user_model.objects.create_user("shopper", password="x"))
+    client.force_login(UserFactory(username="shopper", is_staff=False))
     assert client.get("/metrics").status_code == 403
-    client.force_login(user_model.objects.create_user("ops2", password="x", is_staff=True))
+    client.force_login(UserFactory(username="ops2"))
     staff = client.get("/metrics")
     assert staff.status_code == 200 and staff["Content-Type"].startswith("text/plain")
     client.logout()

@@ -1,14 +1,16 @@
-"""The demo's dispute queue: seeded once, and two reviewers clear it side by side."""
+"""The demo's dispute queue: declared, seeded once, and two reviewers clear it side by side."""
 
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 
 from litejobs import workqueues
+from litejobs.contrib.workqueues import declarations as queues
 from litejobs.exceptions import LitejobsError
 from litejobs.models import WorkItem, WorkItemState
 from project.demo.seed import seed_demo_data
@@ -78,3 +80,13 @@ def test_two_reviewers_clear_the_queue_side_by_side_never_on_the_same_item(clock
     assert done.count() == 120
     for item in done:
         assert item.pk in worked[item.resolved_by_name]
+
+
+def test_the_demo_queue_is_declared_with_its_mode_rule_lease_and_permission():
+    queue = queues.get("disputes")
+    assert queue.model is Dispute
+    assert queue.claim == "required"
+    assert queue.score == "dispute.urgency"
+    assert queue.claim_lease == timedelta(hours=1)
+    assert queue.permission == "payments.review_dispute"
+    assert queues.get_rule("dispute.urgency").label == "urgency"

@@ -1,5 +1,6 @@
 """The demo's payouts: seeded once, and finance releases a batch with a code computed from the
-secret ``make demo`` prints — every payout paid once, the audit record showing it."""
+secret ``make demo`` prints — every payout paid once, the audit record showing it; and the
+demo's admin shows each user only their own TOTP devices."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from project.demo.runner import DemoRunner, _finance_device
 from project.demo.seed import seed_demo_data
 from project.payouts.models import Payout
 from project.payouts.seed import FINANCE_TOTP_KEY, PAYOUT_COUNT, seed_payouts
+from tests.factories import TOTPDeviceFactory, UserFactory
 
 
 def banner(report) -> str:
@@ -80,9 +82,7 @@ def test_finance_cannot_read_any_totp_device_and_the_admin_hides_every_key(clien
     for url in (config, qrcode, change):
         assert client.get(url).status_code == 403
     # Not even a superuser's session can show a saved key or QR code in the demo's admin.
-    from django.contrib.auth import get_user_model
-
-    root = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    root = UserFactory(username="root", is_superuser=True)
     client.force_login(root)
     assert client.get(config).status_code == 403 and client.get(qrcode).status_code == 403
     page = client.get(change).content.decode()
@@ -131,3 +131,17 @@ def test_finance_releases_a_demo_batch_with_a_code_from_the_printed_secret(clock
     assert BulkConfirmationAttempt.objects.get().result == "confirmed"
     audit = client.get(reverse("admin:litejobs_bulkaction_change", args=[record.pk]))
     assert "60 succeeded" in audit.content.decode()
+
+
+@pytest.mark.django_db
+def test_users_who_may_view_devices_see_only_their_own(client, clock, settings):
+    owner = UserFactory(username="fiona", permissions=["otp_totp.view_totpdevice"])
+    other = UserFactory(username="frank", permissions=["otp_totp.view_totpdevice"])
+    device = TOTPDeviceFactory(user=owner)
+    change = reverse("admin:otp_totp_totpdevice_change", args=[device.pk])
+    client.force_login(owner)
+    assert client.get(change).status_code == 200
+    client.force_login(other)
+    assert client.get(change).status_code in (302, 403)  # not found for them, or refused
+    listing = client.get(reverse("admin:otp_totp_totpdevice_changelist")).content.decode()
+    assert "fiona" not in listing

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from litejobs.contrib.workqueues import declarations as queues
-from tests.factories import DisputeFactory, FinanceFactory, UserFactory
+from tests.factories import UserFactory
+from tests.testapp.factories import DisputeFactory, FinanceFactory
 
 
 @pytest.fixture
@@ -14,12 +15,10 @@ def reviewers(db):
     """alice and bob may work the dispute queue; carol is staff without its permission."""
     return (
         UserFactory(
-            username="alice", permissions=["payments.review_dispute", "payments.view_dispute"]
+            username="alice", permissions=["testapp.review_dispute", "testapp.view_dispute"]
         ),
-        UserFactory(
-            username="bob", permissions=["payments.review_dispute", "payments.view_dispute"]
-        ),
-        UserFactory(username="carol", permissions=["payments.view_dispute"]),
+        UserFactory(username="bob", permissions=["testapp.review_dispute", "testapp.view_dispute"]),
+        UserFactory(username="carol", permissions=["testapp.view_dispute"]),
     )
 
 
@@ -30,7 +29,7 @@ def declare_queue():
 
     def make(name: str, **options):
         options.setdefault("model", DisputeFactory._meta.model)
-        options.setdefault("permission", "payments.review_dispute")
+        options.setdefault("permission", "testapp.review_dispute")
         queue = queues.work_queue(name, **options)
         names.append(name)
         return queue

@@ -30,9 +30,10 @@ from litejobs.models import (
     JobState,
     WorkItem,
 )
-from project.payouts.models import Payout
 from tests.bulk_helpers import expired_code, fresh_code, item_of, wrong_code
-from tests.factories import FinanceFactory, PayoutFactory, TOTPDeviceFactory, UserFactory
+from tests.factories import TOTPDeviceFactory, UserFactory
+from tests.testapp.factories import FinanceFactory, PayoutFactory
+from tests.testapp.models import Payout
 
 ACTION = "payouts.release"
 
@@ -89,7 +90,7 @@ def test_the_preview_shows_and_binds_who_gets_paid(finance, clock):
 
 def test_the_preview_leaves_out_items_that_cannot_be_acted_on_and_says_why(finance, clock):
     kept, closed, held, gone = (PayoutFactory() for _ in range(4))
-    bob = UserFactory(username="bob", permissions=["payouts.review_payout"])
+    bob = UserFactory(username="bob", permissions=["testapp.review_payout"])
     workqueues.claim(item_of(held), bob)
     closed_id = item_of(closed).pk
     workqueues.resolve(closed_id, bob, "rejected")
@@ -122,16 +123,16 @@ def test_bad_selections_are_refused(finance):
 def test_a_user_without_the_permission_cannot_start_the_action(db, clock):
     payout = PayoutFactory()
     reviewer = UserFactory(
-        username="rita", permissions=["payouts.review_payout"]
+        username="rita", permissions=["testapp.review_payout"]
     )  # sees the queue, may not release
     TOTPDeviceFactory(user=reviewer)
     with pytest.raises(BulkRefused) as refused:
         bulk.preview(ACTION, [item_of(payout).pk], reviewer)
     assert refused.value.code == "bulk-forbidden"
-    assert "payouts.release_payout" in str(refused.value)
+    assert "testapp.release_payout" in str(refused.value)
 
     outsider = UserFactory(
-        username="otto", permissions=["payouts.release_payout"]
+        username="otto", permissions=["testapp.release_payout"]
     )  # the action's, not the queue's
     TOTPDeviceFactory(user=outsider)
     with pytest.raises(WorkQueueForbidden):
@@ -270,7 +271,7 @@ def test_throttling_engages_after_repeated_failures_and_lifts_after_the_wait(fin
 def test_a_set_that_changed_after_the_preview_is_refused_with_a_fresh_preview(finance, clock):
     payouts = payouts_set()
     made = bulk.preview(ACTION, ids_of(payouts), finance)
-    bob = UserFactory(username="bob", permissions=["payouts.review_payout"])
+    bob = UserFactory(username="bob", permissions=["testapp.review_payout"])
     workqueues.resolve(item_of(payouts[0]).pk, bob, "rejected")  # left the queue since
     code = fresh_code(device_of(finance))
 
@@ -485,7 +486,7 @@ def test_a_failed_item_keeps_its_error_and_can_be_retried_alone(finance, clock, 
     with pytest.raises(BulkRefused) as not_failed:
         bulk.retry_item(record.items.filter(state="succeeded").first(), finance)
     assert not_failed.value.code == "bulk-item-not-failed"
-    outsider = UserFactory(username="rita", permissions=["payouts.review_payout"])
+    outsider = UserFactory(username="rita", permissions=["testapp.review_payout"])
     with pytest.raises(BulkRefused):
         bulk.retry_item(failed, outsider)
 
@@ -702,7 +703,7 @@ def test_an_action_binding_an_unknown_field_is_a_check_error(db):
         amount=lambda row: (row.amount, "EUR"),
         bind=("payee", "iban"),
         execute=lambda row, run: None,
-        permission="payouts.release_payout",
+        permission="testapp.release_payout",
     )
     try:
         errors = [e for e in run_checks(tags=["litejobs"]) if e.id == "litejobs.E012"]
@@ -718,7 +719,7 @@ def test_an_action_on_an_undeclared_queue_is_a_check_error(db):
         queue="no-such-queue",
         amount=lambda row: (row.amount, "EUR"),
         execute=lambda row, run: None,
-        permission="payouts.release_payout",
+        permission="testapp.release_payout",
     )
     try:
         errors = [e for e in run_checks(tags=["litejobs"]) if e.id == "litejobs.E012"]
@@ -732,7 +733,7 @@ def test_a_warning_names_the_setting_that_hides_totp_keys_in_the_admin(db, setti
     def w060():
         return [e for e in run_checks(tags=["litejobs"]) if e.id == "litejobs.W060"]
 
-    assert not w060()  # the demo's settings hide them
+    assert not w060()  # the test settings hide them
     settings.OTP_ADMIN_HIDE_SENSITIVE_DATA = False
     [warning] = w060()
     assert "OTP_ADMIN_HIDE_SENSITIVE_DATA = True" in warning.hint

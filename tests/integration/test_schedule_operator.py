@@ -138,12 +138,12 @@ def test_replay_disable_and_enable_from_the_cli(hourly, clock, run_worker):
 
 
 def test_run_manual_from_the_cli(clock):
-    _, err = failing(1, "run-manual", "orders.reconcile-day", "--reason", "repair", "--by", "eve")
+    _, err = failing(1, "run-manual", "tests.reconcile-day", "--reason", "repair", "--by", "eve")
     assert "[manual-refused]" in err and "admin, ops" in err
     data = json.loads(
         litejobs(
             "run-manual",
-            "orders.reconcile-day",
+            "tests.reconcile-day",
             "--reason",
             "data repair",
             "--by",

@@ -14,7 +14,8 @@ from django.urls import reverse
 from litejobs import clock as litejobs_clock
 from litejobs.contrib.workqueues import items as workqueues
 from litejobs.models import WorkItem, WorkItemState
-from tests.factories import DisputeFactory, UserFactory
+from tests.factories import UserFactory
+from tests.testapp.factories import DisputeFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -307,7 +308,7 @@ def fill(count: int) -> None:
     """``count`` live items of the dispute queue in one statement (targets need not exist)."""
     from django.contrib.contenttypes.models import ContentType
 
-    from project.payments.models import Dispute
+    from tests.testapp.models import Dispute
 
     content_type = ContentType.objects.get_for_model(Dispute).pk
     now = litejobs_clock.now()

@@ -23,8 +23,8 @@ from litejobs.exceptions import (
     WorkQueueNotFound,
 )
 from litejobs.models import WorkItem, WorkItemState
-from project.payments.models import Dispute
-from tests.factories import DisputeFactory, UserFactory
+from tests.factories import UserFactory
+from tests.testapp.factories import DisputeFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -35,16 +35,6 @@ def refused(code: str):
 
 
 # Declarations ------------------------------------------------------------------------------
-
-
-def test_the_demo_queue_is_declared_with_its_mode_rule_lease_and_permission():
-    queue = queues.get("disputes")
-    assert queue.model is Dispute
-    assert queue.claim == "required"
-    assert queue.score == "dispute.urgency"
-    assert queue.claim_lease == timedelta(hours=1)
-    assert queue.permission == "payments.review_dispute"
-    assert queues.get_rule("dispute.urgency").label == "urgency"
 
 
 @pytest.mark.parametrize(
@@ -342,10 +332,10 @@ def test_a_user_without_the_queues_permission_can_do_nothing(clock, reviewers):
         lambda: workqueues.resolve(item, carol, "refund"),
         lambda: workqueues.cancel(item, user=carol, reason="no"),
     ):
-        with pytest.raises(WorkQueueForbidden, match=r"payments\.review_dispute"):
+        with pytest.raises(WorkQueueForbidden, match=r"testapp\.review_dispute"):
             attempt()
     assert WorkItem.objects.get(pk=item.pk).state == WorkItemState.OPEN
-    inactive = UserFactory(username="eve", permissions=["payments.review_dispute"])
+    inactive = UserFactory(username="eve", permissions=["testapp.review_dispute"])
     inactive.is_active = False
     with pytest.raises(WorkQueueForbidden):
         workqueues.claim(item, inactive)
@@ -440,7 +430,7 @@ def run_together(count: int, action) -> list:
 @pytest.mark.django_db(transaction=True)
 def test_many_people_claiming_one_item_at_once_exactly_one_wins(clock):
     people = [
-        UserFactory(username=f"reviewer{i}", permissions=["payments.review_dispute"])
+        UserFactory(username=f"reviewer{i}", permissions=["testapp.review_dispute"])
         for i in range(12)
     ]
     item = workqueues.enqueue_item("disputes", DisputeFactory())
@@ -457,7 +447,7 @@ def test_many_people_claiming_one_item_at_once_exactly_one_wins(clock):
 def test_many_people_resolving_one_open_item_at_once_resolve_it_once(clock, declare_queue):
     declare_queue("race-optional", claim="optional")
     people = [
-        UserFactory(username=f"reviewer{i}", permissions=["payments.review_dispute"])
+        UserFactory(username=f"reviewer{i}", permissions=["testapp.review_dispute"])
         for i in range(8)
     ]
     item = workqueues.enqueue_item("race-optional", DisputeFactory())
@@ -471,7 +461,7 @@ def test_many_people_resolving_one_open_item_at_once_resolve_it_once(clock, decl
 @pytest.mark.django_db(transaction=True)
 def test_people_asking_for_the_next_item_at_once_get_different_items(clock):
     people = [
-        UserFactory(username=f"reviewer{i}", permissions=["payments.review_dispute"])
+        UserFactory(username=f"reviewer{i}", permissions=["testapp.review_dispute"])
         for i in range(8)
     ]
     items = [

@@ -16,7 +16,7 @@ from django.db import connection
 from litejobs.contrib.workqueues import consumers, live
 from litejobs.contrib.workqueues import items as workqueues
 from litejobs.routing import websocket_path, websocket_urlpatterns
-from tests.factories import DisputeFactory
+from tests.testapp.factories import DisputeFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -143,9 +143,7 @@ def test_a_user_who_loses_the_queue_stops_receiving_and_the_socket_closes(
             get_user_model().objects.filter(pk=bob.pk).update(is_active=False)
         else:
             bob.user_permissions.remove(
-                Permission.objects.get(
-                    content_type__app_label="payments", codename="review_dispute"
-                )
+                Permission.objects.get(content_type__app_label="testapp", codename="review_dispute")
             )
 
     async def scenario():

@@ -11,10 +11,10 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from litejobs import bulk
 from litejobs.models import BulkAction, Job, JobState
-from project.payouts.models import Payout
 from tests.bulk_helpers import fresh_code, item_of
 from tests.conftest import wait_for
-from tests.factories import FinanceFactory, PayoutFactory
+from tests.testapp.factories import FinanceFactory, PayoutFactory
+from tests.testapp.models import Payout
 from tests.testapp.queues import GATED_PAYEE
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

@@ -9,7 +9,8 @@ import pytest
 from django.db import connection
 
 from litejobs.models import Job, JobState, Occurrence
-from tests.conftest import ROOT, database_url
+from tests import database
+from tests.conftest import ROOT
 
 MANAGE = ROOT / "tests" / "no_extras" / "manage.py"
 
@@ -79,7 +80,7 @@ print(json.dumps({
 def manage(*args: str) -> subprocess.CompletedProcess:
     env = {
         "PATH": "/usr/bin:/bin",
-        "DATABASE_URL": database_url(connection.settings_dict),
+        "DATABASE_URL": database.url_from_settings(connection.settings_dict),
         "PYTHONPATH": str(ROOT),
     }
     done = subprocess.run(

@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, database_url, wait_for
+from tests import database
+from tests.conftest import ROOT, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -101,7 +102,7 @@ def unmigrated_database(django_db_blocker):
     with django_db_blocker.unblock(), connection.cursor() as cursor:
         cursor.execute(f'DROP DATABASE IF EXISTS "{name}"')
         cursor.execute(f'CREATE DATABASE "{name}"')
-    yield database_url({**connection.settings_dict, "NAME": name})
+    yield database.url_from_settings({**connection.settings_dict, "NAME": name})
     with django_db_blocker.unblock(), connection.cursor() as cursor:
         cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
@@ -141,6 +142,8 @@ def test_without_logging_configured_the_runtimes_say_what_they_serve(processes):
 def test_a_runtime_refused_by_the_server_for_good_says_why_instead_of_waiting(processes):
     from django.db import connection
 
-    missing = database_url({**connection.settings_dict, "NAME": "litejobs_no_such_database"})
+    missing = database.url_from_settings(
+        {**connection.settings_dict, "NAME": "litejobs_no_such_database"}
+    )
     result = manage(processes, "runworker", "--once", DATABASE_URL=missing)
     assert_refused(result, "litejobs.E042", "does not exist", "createdb")

@@ -63,7 +63,7 @@ def test_invalid_declarations_are_refused_with_the_fix():
             "queue": "payouts",
             "amount": amount,
             "execute": execute,
-            "permission": "payouts.release_payout",
+            "permission": "testapp.release_payout",
             **override,
         }
         with pytest.raises(DeclarationError) as refused:

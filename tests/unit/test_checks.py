@@ -131,7 +131,7 @@ def test_a_job_declared_outside_startup_is_reported_with_its_module():
     # The jobs of the installed apps' jobs.py (and of what startup imports) are discovered.
     startup = {
         "tests.testapp.jobs",
-        "project.orders.jobs",
+        "tests.outboxapp.jobs",
         "litejobs.webhooks.delivery",
         "litejobs.contrib.bulk.execution",
     }

@@ -327,3 +327,33 @@ def test_webhook_signatures_need_no_settings_and_no_models():
         [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert done.stdout.strip() == "verified", done.stderr
+
+
+# The test suite and the demo ------------------------------------------------------------------
+
+
+def test_only_the_demo_tests_import_the_demo_project():
+    """The library's tests run on their own settings and test apps: a change to the demo project
+    breaks only the demo's tests (``tests/demo/``)."""
+    tests = ROOT / "tests"
+    importing = sorted(
+        str(path.relative_to(ROOT))
+        for path in tests.rglob("*.py")
+        if (tests / "demo") not in path.parents
+        and "project" in {name.partition(".")[0] for name in imported_names(path)}
+    )
+    assert importing == []
+    from django.conf import settings
+
+    assert "project" not in {app.partition(".")[0] for app in settings.INSTALLED_APPS}
+
+
+def imported_names(path: Path) -> set[str]:
+    """The modules a file imports, anywhere in it."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.add(node.module or "")
+    return found

@@ -156,7 +156,7 @@ def _fields(definition):
 def test_the_installed_schedules_pass_the_checks():
     assert not [m for m in checks.run_checks(tags=["litejobs"]) if m.level >= checks.ERROR]
     names = {d.name for d in declarations.all_schedules()}
-    assert {"litejobs.housekeeping", "orders.nightly-reconcile", "orders.statement-9am"} <= names
+    assert {"litejobs.housekeeping", "tests.tick"} <= names
 
 
 def test_a_scheduler_tick_too_close_to_its_lease_is_an_error():
