@@ -65,6 +65,12 @@ def test_a_worker_killed_mid_batch_leaves_every_payout_paid_exactly_once(process
     gated.refresh_from_db()
     assert gated.attempts == 2  # the killed attempt left no outcome; the re-run paid it
     jobs = Job.objects.filter(name=bulk.ITEM_JOB)
+    # An item's outcome commits before its job's completion (atomic=False: a batched ack).
+    wait_for(
+        lambda: not jobs.filter(state=JobState.RUNNING).exists(),
+        timeout=10,
+        what="the item jobs' completions",
+    )
     assert jobs.count() == len(payouts)
     assert set(jobs.values_list("state", flat=True)) == {JobState.DONE}
     assert BulkAction.objects.count() == 1

@@ -35,8 +35,11 @@ def test_a_worker_of_the_old_release_hands_jobs_back_to_one_of_the_new(processes
     assert "job handed back" in processes.log(old)
 
     new = processes.worker("--concurrency", "1", TEST_RELEASE="new", **FAST)
+    # The old worker, still running, races the new one for each hand-back as it falls due (the
+    # new one wins about every other); the backoff doubles, so a few of them take a minute.
     wait_for(
         lambda: Job.objects.filter(state=JobState.DONE).count() == 2,
+        timeout=120,
         what="the new worker to run both",
     )
     os.killpg(old.pid, signal.SIGKILL)
