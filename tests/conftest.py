@@ -1,4 +1,11 @@
-"""Shared fixtures: an injected clock, in-process workers, and real worker processes."""
+"""Shared fixtures: an injected clock, in-process workers, and real worker processes; and the
+split of the suite into its two sessions.
+
+A process has one settings module, so the suite runs as two pytest sessions: the library's
+tests on ``tests.settings`` (``pytest``), and the demo project's own tests (``tests/demo/``) on
+``tests.demo.settings`` (``pytest --ds tests.demo.settings``); ``make pytest`` runs both. Each
+session keeps to its own part of the paths it is given.
+"""
 
 from __future__ import annotations
 
@@ -10,25 +17,82 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from django.db import connection
 
 from litejobs.clock import FrozenClock, use_clock
 from litejobs.worker import Worker
+from tests import database
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The demo project's own tests, and the settings of the session that runs them.
+DEMO_TESTS = ROOT / "tests" / "demo"
+DEMO_SETTINGS = "tests.demo.settings"
+_LEFT = pytest.StashKey[list[str]]()
+_DESELECTED = pytest.StashKey[int]()
+
+
+def demo_session() -> bool:
+    """Whether this session runs the demo project's tests (on ``tests.demo.settings``)."""
+    return os.environ.get("DJANGO_SETTINGS_MODULE") == DEMO_SETTINGS
+
+
+def _in_demo(path: Path) -> bool:
+    return path == DEMO_TESTS or DEMO_TESTS in path.parents
+
+
+def pytest_configure(config):
+    """Keep the session to its part: paths of the other part are left to the other session, and
+    a folder holding both (``tests/``) runs this session's part of it."""
+    demo = demo_session()
+    kept, left = [], []
+    for arg in config.args:
+        path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
+        if _in_demo(path) == demo:
+            kept.append(arg)
+        elif demo and path in DEMO_TESTS.parents:
+            kept.append(str(DEMO_TESTS))
+        else:
+            left.append(arg)
+    config.args = kept
+    config.stash[_LEFT] = left
+    config.stash[_DESELECTED] = 0
+
+
+def pytest_ignore_collect(collection_path, config):
+    """The library's session leaves the demo's tests out (they need the demo's settings)."""
+    if not demo_session() and collection_path == DEMO_TESTS:
+        return True
+    return None
+
+
+def pytest_report_header(config):
+    if demo_session():
+        part = "the demo project's tests (tests/demo/), on tests.demo.settings"
+    else:
+        part = "the library's tests; tests/demo/ runs on its own: pytest --ds tests.demo.settings"
+    left = config.stash[_LEFT]
+    return [part, *([f"left to the other session: {' '.join(left)}"] if left else [])]
+
+
+def pytest_deselected(items):
+    config = items[0].config if items else None
+    if config is not None:
+        config.stash[_DESELECTED] += len(items)
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """Stop the embedded PostgreSQL if this test session started it."""
-    if os.environ.get("DATABASE_URL"):
-        return
-    from project import database
-
-    if database.started_here:
-        database.stop_embedded()
+    """Stop the suite's embedded PostgreSQL if this session started it. A session given only
+    the other part's paths, or whose selection (``-k``, ``-m``) left none of its tests, ran
+    nothing of its part: that is no failure."""
+    database.stop_if_started_here()
+    config = session.config
+    nothing_asked = config.stash[_LEFT] and not config.args
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and (
+        nothing_asked or config.stash[_DESELECTED]
+    ):
+        session.exitstatus = pytest.ExitCode.OK
 
 
 @pytest.fixture
@@ -54,18 +118,6 @@ def run_worker():
     return run
 
 
-def database_url(settings_dict: dict) -> str:
-    """A DATABASE_URL for the database Django is connected to (the test database)."""
-    user = quote(settings_dict.get("USER") or "")
-    password = quote(settings_dict.get("PASSWORD") or "")
-    host = settings_dict.get("HOST") or ""
-    port = settings_dict.get("PORT") or ""
-    netloc = f"{user}:{password}@{host}{':' + str(port) if port else ''}"
-    url = f"postgres://{netloc}/{settings_dict['NAME']}"
-    socket_host = settings_dict.get("OPTIONS", {}).get("host")
-    return f"{url}?host={socket_host}" if socket_host else url
-
-
 class Processes:
     """Real ``manage.py`` processes started by a test; all killed at teardown."""
 
@@ -77,7 +129,7 @@ class Processes:
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "tests.settings",
-            "DATABASE_URL": database_url(connection.settings_dict),
+            "DATABASE_URL": database.url_from_settings(connection.settings_dict),
             "PYTHONUNBUFFERED": "1",
             "LITEJOBS_LOG_LEVEL": "INFO",
         }

@@ -129,6 +129,19 @@ def held_for(ctx, label: str, seconds: float) -> None:
     Mark.objects.create(label=label, value=os.getpid())
 
 
+@job(queue="emails", key=lambda address: f"email:{address}")
+def send_email(ctx, address: str) -> None:
+    """A job of the ``emails`` queue (the queue the CLI, checks and startup tests name)."""
+    Mark.objects.create(label=f"email:{address}")
+
+
+@job(key=lambda day: f"reconcile:{day}", timeout="2s")
+def reconcile(ctx, day: str) -> str:
+    """The manual job of ``schedules.py``: records the day it reconciled."""
+    Mark.objects.create(label=f"reconcile:{day}")
+    return day
+
+
 @job(key=lambda label: f"progress:{label}")
 def reports_progress(ctx, label: str) -> None:
     ctx.progress(5, 10, note="halfway")

@@ -1,0 +1,106 @@
+"""Two people on one queue page in a real browser: a claim by one shows on the other's page.
+
+Two real web servers (``manage.py runserver``, daphne's ASGI server, exactly what ``make demo``
+runs) serve the test database; alice's browser talks to the first, bob's to the second, so the
+update crosses processes the way it does behind a load balancer: PostgreSQL NOTIFY reaches the
+LISTEN connection of every web process. The browser is Debian's chromium driven by Playwright.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import pytest
+
+from litejobs import workqueues
+from litejobs.models import WorkItem, WorkItemState
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_web
+from tests.factories import UserFactory
+from tests.testapp.factories import DisputeFactory
+
+#: How soon another person's page must show a claim (what live pages promise).
+LIVE_WITHIN = 1.0
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        not CHROMIUM.exists() or shutil.which("chromium") is None,
+        reason="needs Debian's chromium (.ci/run installs it: apt-get install chromium)",
+    ),
+]
+
+
+def sign_in(browser, base: str, username: str, path: str):
+    page = browser.new_context().new_page()
+    page.goto(f"{base}/admin/login/?next={path}")
+    page.fill("#id_username", username)
+    page.fill("#id_password", username)
+    page.click("input[type=submit]")
+    page.wait_for_selector('#wq-live[data-state="live"]', timeout=15_000)
+    return page
+
+
+def test_two_people_on_one_queue_page_see_each_others_claims_within_a_second(processes):
+    alice = UserFactory(
+        username="alice", permissions=["testapp.review_dispute", "testapp.view_dispute"]
+    )
+    UserFactory(username="bob", permissions=["testapp.review_dispute", "testapp.view_dispute"])
+    items = [
+        workqueues.enqueue_item("disputes", DisputeFactory(amount=amount, days=days))
+        for amount, days in (("1900", 6), ("800", 3), ("120", 1))
+    ]
+    first, second, third = items
+    path = "/admin/litejobs/workitem/queue/disputes/"
+    web1, web2 = start_web(processes, "web1"), start_web(processes, "web2")
+
+    from playwright.sync_api import sync_playwright
+
+    timings = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            alices = sign_in(browser, web1, "alice", path)
+            bobs = sign_in(browser, web2, "bob", path)
+            row = f"#item-{first.pk}"
+            assert bobs.get_attribute(row, "data-status") == "open"
+            assert "urgency 82: EUR 1,900 · 6 days · evidence missing" in " ".join(
+                bobs.inner_text(f"{row} .wq-score").split()
+            )
+
+            # alice claims the most urgent dispute; bob's page (another server) shows it.
+            started = time.monotonic()
+            alices.click(f"{row} .wq-claim-btn")
+            bobs.wait_for_selector(f'{row}[data-status="theirs"]', timeout=5_000)
+            timings["claim"] = time.monotonic() - started
+            assert "alice" in bobs.inner_text(f"{row} .wq-claim")
+            assert not bobs.is_visible(f"{row} .wq-claim-btn")  # no button to act on it
+            assert alices.get_attribute(row, "data-status") == "mine"
+
+            # bob asks for the next item: never alice's.
+            bobs.click("#wq-claim-next")
+            bobs.wait_for_selector(f'#item-{second.pk}[data-status="mine"]', timeout=5_000)
+            alices.wait_for_selector(f'#item-{second.pk}[data-status="theirs"]', timeout=5_000)
+
+            # alice resolves hers; bob sees it done, alice sees bob's release.
+            started = time.monotonic()
+            alices.click(f"{row} .wq-resolve-btn >> text=Refund")
+            bobs.wait_for_selector(f'{row}[data-status="done"]', timeout=5_000)
+            timings["resolve"] = time.monotonic() - started
+            assert "done (Refund) by alice" in bobs.inner_text(f"{row} .wq-claim")
+            bobs.click(f"#item-{second.pk} .wq-release-btn")
+            alices.wait_for_selector(f'#item-{second.pk}[data-status="open"]', timeout=5_000)
+
+            # With claims required, alice cannot resolve what she does not hold: no button.
+            assert not alices.is_visible(f"#item-{third.pk} .wq-resolve-btn")
+        finally:
+            browser.close()
+
+    assert timings["claim"] <= LIVE_WITHIN, timings
+    assert timings["resolve"] <= LIVE_WITHIN, timings
+    stored = {item.pk: item for item in WorkItem.objects.all()}
+    assert stored[first.pk].state == WorkItemState.DONE
+    assert stored[first.pk].resolved_by_id == alice.pk
+    assert stored[second.pk].state == WorkItemState.OPEN
+    assert stored[third.pk].state == WorkItemState.OPEN

@@ -1,0 +1,299 @@
+"""Bulk money actions in the admin: the queue page's button, the preview, the code, the record."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from django.urls import reverse
+from django_otp.plugins.otp_totp.models import TOTPDevice
+
+from litejobs.models import BulkAction, BulkConfirmationAttempt, Job
+from tests.bulk_helpers import fresh_code, item_of, wrong_code
+from tests.factories import TOTPDeviceFactory, UserFactory
+from tests.testapp.factories import FinanceFactory, PayoutFactory
+from tests.testapp.models import Payout
+
+QUEUE = reverse("admin:litejobs_workitem_queue", kwargs={"queue": "payouts"})
+PREVIEW = reverse("admin:litejobs_bulkaction_preview", kwargs={"action": "payouts.release"})
+CONFIRM = reverse("admin:litejobs_bulkaction_confirm", kwargs={"action": "payouts.release"})
+
+
+def signed_in(client, user):
+    client.force_login(user)
+    return client
+
+
+def preview_page(client, payouts):
+    return client.post(PREVIEW, {"item": [item_of(p).pk for p in payouts]})
+
+
+def token_of(response) -> str:
+    return response.context["preview"].token
+
+
+@pytest.mark.django_db
+def test_the_queue_page_offers_the_action_to_finance_only(client, clock):
+    PayoutFactory()
+    page = signed_in(client, FinanceFactory()).get(QUEUE).content.decode()
+    assert f'formaction="{PREVIEW}"' in page and "Release payouts: preview" in page
+
+    reviewer = UserFactory(
+        username="rita", permissions=["testapp.review_payout"]
+    )  # may work the queue, not release
+    assert "Release payouts" not in signed_in(client, reviewer).get(QUEUE).content.decode()
+
+    phoneless = FinanceFactory(username="pia", device=None)
+    page = signed_in(client, phoneless).get(QUEUE).content.decode()
+    assert "wq-money-unavailable" in page and f'formaction="{PREVIEW}"' not in page
+    assert "no confirmed TOTP device" in page and "TOTP devices" in page  # how to add one
+
+
+@pytest.mark.django_db
+def test_the_preview_page_lists_every_item_with_amounts_and_totals_and_moves_nothing(
+    client, finance, clock
+):
+    payouts = [
+        PayoutFactory(amount="1900.00"),
+        PayoutFactory(amount="800.50"),
+        PayoutFactory(amount="75.25", currency="USD"),
+    ]
+    response = preview_page(signed_in(client, finance), payouts)
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    for payout in payouts:
+        assert f'id="bulk-line-{item_of(payout).pk}"' in page
+        assert str(payout) in page
+    assert "EUR 1,900.00" in page and "EUR 800.50" in page and "USD 75.25" in page
+    assert "EUR 2,700.50" in page and "USD 75.25" in page  # totals per currency
+    assert '<td id="bulk-count">3</td>' in page
+    assert 'name="code"' in page and 'autocomplete="one-time-code"' in page
+    assert "Pays each payout to its payee" in page  # what will happen
+    assert "paid to" in page  # and who gets paid, where: the values the code binds
+    assert '<td class="bulk-bound">account: DE00 1111 2222 3333 4444 55 · payee: Acme</td>' in page
+    assert not BulkAction.objects.exists() and not Job.objects.exists()
+    assert set(Payout.objects.values_list("state", flat=True)) == {"pending"}
+
+
+@pytest.mark.django_db
+def test_users_who_may_not_start_the_action_get_403(client, clock):
+    payout = PayoutFactory()
+    reviewer = UserFactory(username="rita", permissions=["testapp.review_payout"])
+    TOTPDeviceFactory(user=reviewer)
+    response = preview_page(signed_in(client, reviewer), [payout])
+    assert response.status_code == 403 and "testapp.release_payout" in response.content.decode()
+
+    phoneless = FinanceFactory(username="pia", device=None)
+    response = preview_page(signed_in(client, phoneless), [payout])
+    assert response.status_code == 403
+    assert "no confirmed TOTP device" in response.content.decode()
+    assert 'name="code"' not in response.content.decode()
+
+    assert signed_in(client, reviewer).post(CONFIRM, {"token": "x", "code": "1"}).status_code in (
+        302,
+        403,
+    )
+    assert not BulkAction.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_wrong_code_shows_the_preview_again_with_the_refusal(client, finance, clock):
+    payouts = [PayoutFactory(), PayoutFactory()]
+    client = signed_in(client, finance)
+    token = token_of(preview_page(client, payouts))
+    device = TOTPDevice.objects.get(user=finance)
+
+    response = client.post(CONFIRM, {"token": token, "code": wrong_code(device)})
+
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "bulk-code-invalid" in page and 'id="bulk-confirm"' in page
+    assert response.context["preview"].token == token  # the same preview, to try again
+    assert not BulkAction.objects.exists()
+    assert BulkConfirmationAttempt.objects.get().remote_addr == "127.0.0.1"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_right_code_records_the_action_and_its_page_shows_every_outcome(
+    client, clock, run_worker
+):
+    finance = FinanceFactory()
+    payouts = [PayoutFactory(amount="10.00"), PayoutFactory(amount="20.00", currency="USD")]
+    client = signed_in(client, finance)
+    token = token_of(preview_page(client, payouts))
+    code = fresh_code(TOTPDevice.objects.get(user=finance))
+
+    response = client.post(CONFIRM, {"token": token, "code": code})
+    record = BulkAction.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("admin:litejobs_bulkaction_change", args=[record.pk])
+    page = client.get(response["Location"]).content.decode()
+    assert 'data-status="executing"' in page and 'http-equiv="refresh"' in page
+
+    # The double submit lands on the same record, and starts nothing.
+    again = client.post(CONFIRM, {"token": token, "code": code})
+    assert again["Location"] == response["Location"] and BulkAction.objects.count() == 1
+
+    run_worker()
+    page = client.get(response["Location"]).content.decode()
+    assert 'data-status="succeeded"' in page and 'http-equiv="refresh"' not in page
+    for payout in payouts:
+        assert (
+            f'id="bulk-item-{item_of_any(payout)}" class="bulk-item" data-state="succeeded"' in page
+        )
+    assert "EUR 10.00 · USD 20.00" in page and "finance phone" in page
+    assert "confirmed" in page and "already-confirmed" in page  # the attempts
+    listing = client.get(reverse("admin:litejobs_bulkaction_changelist")).content.decode()
+    assert "2 succeeded" in listing
+
+
+def item_of_any(payout) -> int:
+    from litejobs.models import WorkItem
+
+    return WorkItem.objects.get(queue="payouts", object_id=str(payout.pk)).pk
+
+
+@pytest.mark.django_db
+def test_a_changed_set_is_refused_with_a_fresh_preview(client, finance, clock):
+    payouts = [PayoutFactory(), PayoutFactory()]
+    client = signed_in(client, finance)
+    token = token_of(preview_page(client, payouts))
+    Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("555.00"))
+
+    response = client.post(
+        CONFIRM, {"token": token, "code": fresh_code(TOTPDevice.objects.get(user=finance))}
+    )
+
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert "bulk-set-changed" in page and "EUR 555.00" in page
+    assert response.context["preview"].token != token
+    assert not BulkAction.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_item_can_be_retried_from_its_page(client, clock, run_worker):
+    finance = FinanceFactory()
+    payouts = [PayoutFactory(amount="10.00"), PayoutFactory(amount="20.00")]
+    client = signed_in(client, finance)
+    token = token_of(preview_page(client, payouts))
+    client.post(CONFIRM, {"token": token, "code": fresh_code(TOTPDevice.objects.get(user=finance))})
+    Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("11.00"))
+    run_worker()
+    record = BulkAction.objects.get()
+    failed = record.items.get(state="failed")
+    page = client.get(
+        reverse("admin:litejobs_bulkaction_change", args=[record.pk])
+    ).content.decode()
+    assert "bulk-amount-changed" in page and "Retry this item" in page
+
+    Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("10.00"))
+    retry = reverse("admin:litejobs_bulkaction_retry", args=[record.pk, failed.pk])
+    assert client.post(retry).status_code == 302
+    run_worker()
+    failed.refresh_from_db()
+    assert failed.state == "succeeded"
+    assert Payout.objects.filter(state="paid").count() == 2
+
+    ops = UserFactory(
+        username="ops", permissions=["litejobs.view_bulkaction"]
+    )  # may read the record, not act
+    client.force_login(ops)
+    assert (
+        client.get(reverse("admin:litejobs_bulkaction_change", args=[record.pk])).status_code == 200
+    )
+    assert client.post(retry).status_code == 403
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_payee_changed_before_its_job_ran_shows_refused_with_the_confirmed_payee(
+    client, clock, run_worker
+):
+    finance = FinanceFactory()
+    payouts = [PayoutFactory(amount="10.00", payee="Casa Verde"), PayoutFactory(amount="20.00")]
+    client = signed_in(client, finance)
+    token = token_of(preview_page(client, payouts))
+    client.post(CONFIRM, {"token": token, "code": fresh_code(TOTPDevice.objects.get(user=finance))})
+    Payout.objects.filter(pk=payouts[0].pk).update(payee="Mallory Ltd")
+    run_worker()
+
+    record = BulkAction.objects.get()
+    page = client.get(reverse("admin:litejobs_bulkaction_change", args=[record.pk])).content
+    page = page.decode()
+    assert "paid to (as confirmed)" in page and "payee: Casa Verde" in page
+    assert "Mallory" not in page
+    assert "[bulk-binding-changed]" in page and "payee changed since it was confirmed" in page
+    assert Payout.objects.get(pk=payouts[0].pk).state == "pending"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_jobs_admin_retry_refuses_a_bulk_item_job(admin_client, clock, run_worker):
+    finance = FinanceFactory()
+    payouts = [PayoutFactory(amount="10.00")]
+    client = signed_in(admin_client, finance)
+    token = token_of(preview_page(client, payouts))
+    client.post(CONFIRM, {"token": token, "code": fresh_code(TOTPDevice.objects.get(user=finance))})
+    Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("11.00"))
+    run_worker()
+    item = BulkAction.objects.get().items.get()
+    Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("10.00"))
+
+    operator = UserFactory(username="ops", permissions=["litejobs.view_job", "litejobs.change_job"])
+    client.force_login(operator)
+    response = client.post(
+        reverse("admin:litejobs_job_changelist"),
+        {"action": "retry_jobs", "_selected_action": [str(item.job_id)]},
+        follow=True,
+    )
+    shown = [str(m) for m in response.context["messages"]]
+    assert any("[bulk-retry-required]" in m for m in shown), shown
+    run_worker()
+    assert Job.objects.get(pk=item.job_id).state == "dead"
+    assert Payout.objects.get(pk=payouts[0].pk).state == "pending"
+
+
+@pytest.mark.django_db
+def test_the_code_typed_never_reaches_an_error_report(client, finance, clock, monkeypatch):
+    from django.core.signals import got_request_exception
+    from django.views.debug import ExceptionReporter
+
+    from litejobs.contrib import bulk
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(bulk, "confirm", broken)
+    reports = []
+
+    def capture(sender, request, **kwargs):
+        reports.append(ExceptionReporter(request, RuntimeError, RuntimeError("x"), None))
+
+    got_request_exception.connect(capture)
+    client = signed_in(client, finance)
+    client.raise_request_exception = False
+    try:
+        response = client.post(CONFIRM, {"token": "t", "code": "493817"})
+    finally:
+        got_request_exception.disconnect(capture)
+    assert response.status_code == 500
+    [report] = reports
+    assert "493817" not in report.get_traceback_text()
+    assert "493817" not in report.get_traceback_html()
+    assert report.filter.get_post_parameters(report.request)["code"] == "********************"
+
+
+@pytest.mark.django_db
+def test_records_are_read_only_and_visible_to_finance_and_auditors_only(client, finance, clock):
+    for url in (
+        reverse("admin:litejobs_bulkaction_add"),
+        reverse("admin:litejobs_bulkconfirmationattempt_add"),
+    ):
+        assert signed_in(client, finance).get(url).status_code == 403
+    assert client.get(reverse("admin:litejobs_bulkaction_changelist")).status_code == 200
+    assert (
+        client.get(reverse("admin:litejobs_bulkconfirmationattempt_changelist")).status_code == 200
+    )
+    stranger = UserFactory(username="sam", permissions=["testapp.view_payout"])
+    client.force_login(stranger)
+    assert client.get(reverse("admin:litejobs_bulkaction_changelist")).status_code == 403

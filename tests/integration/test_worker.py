@@ -1,0 +1,374 @@
+"""The worker in-process: outcomes, retries, dead letters, timeouts and fences."""
+
+import logging
+import threading
+from datetime import timedelta
+
+import psycopg
+import pytest
+from django.db import connection
+
+from litejobs.jobs import claims, transitions
+from litejobs.models import Job, JobAttempt, JobState, QueueState
+from litejobs.runtime.listening import connect
+from tests.factories import QueueStateFactory
+from tests.testapp.jobs import (
+    charge_card,
+    cooperative_slow,
+    flaky,
+    gives_up,
+    looks_up,
+    loses_its_claim,
+    noop,
+    record,
+    stubborn,
+)
+from tests.testapp.models import Mark
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_job_runs_once_and_its_result_is_stored(clock, run_worker):
+    enqueued = record.enqueue(label="hello", value=7)
+    counts = run_worker()
+    job = Job.objects.get(pk=enqueued.id)
+    assert counts == {"done": 1}
+    assert job.state == JobState.DONE
+    assert job.result == 7
+    assert job.attempts == 1
+    assert job.finished_at == clock.now()
+    assert list(Mark.objects.values_list("label", "value")) == [("hello", 7)]
+
+
+def test_a_run_logs_its_start_and_end_lines_only_at_info(clock, run_worker, caplog):
+    caplog.set_level(logging.WARNING, logger="litejobs")
+    record.enqueue(label="quiet")
+    run_worker()
+    assert not [r for r in caplog.records if r.getMessage().startswith("job ")]
+    caplog.set_level(logging.INFO, logger="litejobs")
+    enqueued = record.enqueue(label="told", value=1)
+    run_worker()
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("job ")]
+    assert lines[0] == f"job start id={enqueued.id} name={record.name} attempt=1/3 queue=default"
+    assert lines[1].startswith(
+        f"job end id={enqueued.id} name={record.name} outcome=done attempt=1"
+    )
+
+
+def test_retry_times_follow_the_policy_under_the_injected_clock(clock, run_worker):
+    enqueued = flaky.enqueue(label="f", failures=3)
+    expected_delays = [10, 20, 40]  # exponential from 10s, no jitter
+    for attempt, delay in enumerate(expected_delays, start=1):
+        run_worker()
+        job = Job.objects.get(pk=enqueued.id)
+        assert job.state == JobState.FAILED
+        assert job.attempts == attempt
+        assert job.run_at == clock.now() + timedelta(seconds=delay)
+        assert run_worker() == {}  # not due yet: nothing runs
+        clock.advance(timedelta(seconds=delay))
+    run_worker()
+    job = Job.objects.get(pk=enqueued.id)
+    assert job.state == JobState.DONE
+    assert job.attempts == 4
+    assert Mark.objects.filter(label="f").count() == 1  # failed attempts rolled back
+
+
+def test_dead_letter_after_the_last_attempt_keeps_the_history(clock, run_worker):
+    enqueued = flaky.enqueue(label="d", failures=10)
+    for _ in range(4):
+        run_worker()
+        clock.advance("2h")
+    job = Job.objects.get(pk=enqueued.id)
+    assert job.state == JobState.DEAD
+    assert job.error_class == "builtins.RuntimeError"
+    assert job.error_message == "flaky failure 4"
+    assert "Traceback" in job.error_traceback
+    history = list(JobAttempt.objects.filter(job=job).values_list("number", "outcome"))
+    assert history == [(1, "failed"), (2, "failed"), (3, "failed"), (4, "failed")]
+    assert run_worker() == {}
+
+
+def test_permanent_and_give_up_on_stop_at_once(clock, run_worker):
+    first = gives_up.enqueue(label="p")
+    second = looks_up.enqueue(label="k")
+    run_worker()
+    for job_id, error in (
+        (first.id, "litejobs.exceptions.Permanent"),
+        (second.id, "builtins.KeyError"),
+    ):
+        job = Job.objects.get(pk=job_id)
+        assert (job.state, job.attempts, job.error_class) == (JobState.DEAD, 1, error)
+
+
+def test_sensitive_values_never_reach_the_error_details(clock, run_worker):
+    enqueued = charge_card.enqueue(card_number="4111111111111111")
+    run_worker()
+    job = Job.objects.get(pk=enqueued.id)
+    attempt = JobAttempt.objects.get(job=job)
+    for text in (job.error_message, job.error_traceback, attempt.error_message):
+        assert "4111111111111111" not in text
+    assert "[redacted]" in job.error_message
+
+
+def test_a_timeout_cancels_a_cooperative_body(clock, run_worker, settings):
+    enqueued = cooperative_slow.enqueue(label="t")
+    counts = run_worker()
+    job = Job.objects.get(pk=enqueued.id)
+    assert counts == {"failed": 1}
+    assert job.state == JobState.FAILED
+    assert job.error_class == "litejobs.Timeout"
+    assert JobAttempt.objects.get(job=job).outcome == "timeout"
+    assert not Mark.objects.exists()  # its transaction rolled back
+
+
+def test_a_body_ignoring_its_timeout_is_abandoned_and_its_late_completion_refused(
+    clock, run_worker, settings
+):
+    settings.LITEJOBS = {"TIMEOUT_GRACE": "0.3s"}
+    enqueued = stubborn.enqueue(label="s", seconds=2.5)
+    run_worker()
+    job = Job.objects.get(pk=enqueued.id)
+    assert job.state == JobState.DEAD
+    assert job.error_class == "litejobs.Timeout"
+    # The stubborn thread finishes later; its write is rolled back by the refused completion.
+    import time
+
+    time.sleep(2.0)
+    assert not Mark.objects.filter(label="s").exists()
+    assert Job.objects.get(pk=enqueued.id).state == JobState.DEAD
+
+
+def _claim(limit=10):
+    from litejobs import clock as injected
+
+    now = injected.now()
+    with connection.cursor() as cursor:
+        return claims.claim(
+            cursor,
+            owner="test",
+            queues=[],
+            limit=limit,
+            now=now,
+            lease=timedelta(minutes=1),
+        ).jobs
+
+
+def _steal(job_id):
+    """Another claim takes the job: its fence moves on (from another connection)."""
+    with connect("default") as other:
+        other.execute(
+            "UPDATE litejobs_job SET fence = nextval('litejobs_fence') WHERE id = %s", [job_id]
+        )
+
+
+def test_a_completion_with_a_stale_fence_is_refused(clock):
+    record.enqueue(label="x")
+    [job] = _claim()
+    _steal(job.id)
+    with connection.cursor() as cursor:
+        assert not transitions.complete(cursor, job, now=clock.now(), result_json=None)
+    assert Job.objects.get(pk=job.id).state == JobState.RUNNING
+
+
+class RunnerStatements:
+    """Counts what the worker's runner threads send for the jobs they run: statements (claims
+    and a new connection's set-up aside, as their number depends on timing) and transactions (a
+    BEGIN and a COMMIT each, sent when a commit ends an open transaction)."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.statements: list[str] = []
+        self.transactions = 0
+        execute, commit = psycopg.Cursor.execute, psycopg.Connection.commit
+
+        def counted_execute(cursor, query, *args, **kwargs):
+            runner = threading.current_thread().name.startswith("litejobs-runner")
+            text = str(query)
+            if runner and "set_config('TimeZone'" not in text and "FOR UPDATE SKIP" not in text:
+                self.statements.append(text)
+            return execute(cursor, query, *args, **kwargs)
+
+        def counted_commit(conn):
+            busy = conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+            if busy and threading.current_thread().name.startswith("litejobs-runner"):
+                self.transactions += 1
+            return commit(conn)
+
+        monkeypatch.setattr(psycopg.Cursor, "execute", counted_execute)
+        monkeypatch.setattr(psycopg.Connection, "commit", counted_commit)
+
+
+def test_an_atomic_body_that_sends_nothing_completes_in_one_statement(
+    clock, run_worker, monkeypatch
+):
+    noop.enqueue(n=1)
+    sent = RunnerStatements(monkeypatch)
+    assert run_worker(concurrency=1) == {"done": 1}
+    # The completion alone: no BEGIN and no COMMIT round trip.
+    assert len(sent.statements) == 1 and "UPDATE litejobs_job" in sent.statements[0]
+    assert sent.transactions == 0
+
+
+def test_an_atomic_body_that_writes_completes_in_its_transaction(clock, run_worker, monkeypatch):
+    record.enqueue(label="w")
+    sent = RunnerStatements(monkeypatch)
+    assert run_worker(concurrency=1) == {"done": 1}
+    assert len(sent.statements) == 2 and sent.transactions == 1
+    assert Mark.objects.get().label == "w"
+
+
+def test_a_body_that_sends_nothing_is_refused_when_its_claim_moved_on(clock, run_worker):
+    enqueued = loses_its_claim.enqueue(label="x")
+    assert run_worker(concurrency=1) == {"refused": 1}
+    job = Job.objects.get(pk=enqueued.id)
+    assert (job.state, job.result, job.finished_at) == (JobState.RUNNING, None, None)
+
+
+def test_a_batched_acknowledgement_refuses_only_the_stale_fence(clock):
+    for label in "abc":
+        record.enqueue(label=label)
+    jobs = _claim()
+    _steal(jobs[1].id)
+    with connection.cursor() as cursor:
+        done = transitions.complete_batch(cursor, [(job, clock.now(), None) for job in jobs])
+    assert done == {jobs[0].id, jobs[2].id}
+    states = dict(Job.objects.values_list("id", "state"))
+    assert states == {jobs[0].id: "done", jobs[1].id: "running", jobs[2].id: "done"}
+
+
+def test_the_fence_never_decreases_in_the_database(clock):
+    record.enqueue(label="x")
+    [job] = _claim()
+    with pytest.raises(Exception, match="cannot decrease"), connect("default") as other:
+        other.execute("UPDATE litejobs_job SET fence = fence - 1 WHERE id = %s", [job.id])
+
+
+def test_a_terminal_job_changes_only_through_retry(clock, run_worker):
+    enqueued = record.enqueue(label="x")
+    run_worker()
+    with connect("default") as other:
+        with pytest.raises(psycopg.errors.CheckViolation, match="changes only through retry"):
+            other.execute("UPDATE litejobs_job SET state = 'running' WHERE id = %s", [enqueued.id])
+        other.execute(
+            "UPDATE litejobs_job SET state = 'ready', attempts = 0 WHERE id = %s", [enqueued.id]
+        )
+
+
+def test_a_paused_queue_is_not_claimed_until_resumed(clock, run_worker):
+    record.enqueue(label="x")
+    QueueStateFactory(name="default")
+    assert run_worker() == {}
+    QueueState.objects.filter(name="default").update(paused=False)
+    assert run_worker() == {"done": 1}
+
+
+def test_workers_only_serve_their_queues(clock, run_worker):
+    record.enqueue(label="x")
+    assert run_worker(queues=["other"]) == {}
+    assert run_worker(queues=["default"]) == {"done": 1}
+
+
+def _plan_nodes(node: dict):
+    yield node
+    for child in node.get("Plans", ()):
+        yield from _plan_nodes(child)
+
+
+def test_the_claim_walks_its_index_even_when_statistics_saw_only_finished_jobs(clock):
+    """ANALYZE of a table of finished jobs makes the planner expect no claimable row at all;
+    the claim must still read its index in order rather than sort the backlog (the bench's W9)."""
+    from litejobs.bench.workloads import HISTORY
+    from litejobs.sql import query
+
+    with connection.cursor() as cursor:
+        cursor.execute(HISTORY, {"name": record.name, "queue": "default", "count": 50_000})
+        cursor.execute("VACUUM (ANALYZE) litejobs_job")
+    record.enqueue_many([{"label": f"backlog {n}"} for n in range(2_000)])
+    now = clock.now()
+    params = {
+        "owner": "test",
+        "queues": None,
+        "limit": 10,
+        "now": now,
+        "lease": timedelta(minutes=1),
+        "db_now": now,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {query('claim')}", params)
+        raw = cursor.fetchone()[0]
+    plan = list(_plan_nodes(raw[0]["Plan"]))
+    assert {node.get("Index Name") for node in plan} >= {"litejobs_job_claimable"}, raw
+    assert not any(node["Node Type"] == "Sort" for node in plan), raw
+
+
+SECRET_CARD = {
+    "number": "4111111111111111",
+    "holder": "Ada Lovelace",
+    "cvc": 737,
+    "tags": ["vip-9"],
+}
+SECRETS = ("4111111111111111", "Ada Lovelace", "737", "vip-9")
+
+
+def assert_scrubbed(text: str) -> None:
+    for secret in SECRETS:
+        assert secret not in text, (secret, text)
+
+
+def test_nested_sensitive_values_never_reach_any_stored_or_logged_error(clock, run_worker, caplog):
+    from litejobs.models import JobStep
+    from tests.testapp.jobs import secret_saga
+
+    enqueued = secret_saga.enqueue(label="s", card=SECRET_CARD)
+    with caplog.at_level("INFO", logger="litejobs"):
+        run_worker()
+    job = Job.objects.get(pk=enqueued.id)
+    assert job.state == JobState.DEAD
+    [attempt] = JobAttempt.objects.filter(job=job)
+    steps = {step.name: step for step in JobStep.objects.filter(job=job)}
+    texts = {
+        "job error": job.error_message,
+        "job traceback": job.error_traceback,
+        "attempt error": attempt.error_message,
+        "attempt traceback": attempt.error_traceback,
+        "step error": steps["reserve"].error,
+        "compensation step error": steps["compensate:charge"].error,
+        "log": caplog.text,
+    }
+    for text in texts.values():
+        assert_scrubbed(text)
+    assert "compensations failed: compensate:charge: ValueError: refund to [redacted]" in (
+        job.error_message
+    )
+    assert "no stock for [redacted]" in job.error_message
+    assert "refund to [redacted] refused" in steps["compensate:charge"].error
+    assert "compensation failed" in caplog.text
+
+
+def test_a_runner_error_is_logged_without_sensitive_values(clock, run_worker, caplog, monkeypatch):
+    from litejobs.worker import runner
+    from tests.testapp.jobs import secret_saga
+
+    def broken(job):
+        raise RuntimeError(f"cannot run {job.payload}")
+
+    monkeypatch.setattr(runner.catalog, "run_of", broken)
+    secret_saga.enqueue(label="r", card=SECRET_CARD)
+    with caplog.at_level("INFO", logger="litejobs"):
+        run_worker()
+    assert "job runner error" in caplog.text and "cannot run" in caplog.text
+    assert_scrubbed(caplog.text)
+
+
+def test_the_stored_message_is_scrubbed_after_compensation_failures_are_appended(
+    clock, run_worker, monkeypatch
+):
+    from litejobs.jobs.steps import Steps
+    from tests.testapp.jobs import secret_saga
+
+    # Whatever a compensation failure says, the runner scrubs the message it is appended to.
+    monkeypatch.setattr(Steps, "compensate", lambda self: [f"compensate:charge: {SECRET_CARD}"])
+    enqueued = secret_saga.enqueue(label="c", card=SECRET_CARD)
+    run_worker()
+    job = Job.objects.get(pk=enqueued.id)
+    assert "compensations failed: compensate:charge: {" in job.error_message
+    assert_scrubbed(job.error_message)

@@ -1,0 +1,148 @@
+"""The docs' reference is complete and current, and the README stays a newcomer's first page.
+
+Everything here scans the whole package (``litejobs/``), not particular modules, so it keeps
+holding while modules move: a setting, error code, check id or CLI verb added anywhere must be
+in the reference pages before the suite passes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from litejobs.conf import DEFAULTS
+from tests.conftest import ROOT
+
+DOCS = ROOT / "docs"
+REFERENCE = DOCS / "reference"
+README = ROOT / "README.md"
+
+#: ``code="x"`` / ``code = "x"`` (error codes), and codes that open a message: ``"[x] ..."``.
+CODE_ASSIGNED = re.compile(r"""\bcode\s*=\s*["']([a-z][a-z0-9]*(?:-[a-z0-9]+)+)["']""")
+CODE_PREFIX = re.compile(r"""["']\[([a-z][a-z0-9]*(?:-[a-z0-9]+)+)\] """)
+CHECK_ID = re.compile(r"\blitejobs\.[EW]\d+\b")
+#: Repository paths a page names (``tests/test_x.py``, ``project/asgi.py``), globs included.
+REPOSITORY_PATH = re.compile(r"`((?:tests|project|fixtures)/[\w./*-]+)`")
+#: Files the repository does not ship; no page or README may send a reader to them.
+ABSENT_FILES = ("SPEC.md", "BENCH.md", "STYLE.md")
+
+
+@cache
+def generator():
+    """scripts/docs_reference.py, loaded by path (scripts/ is no package)."""
+    spec = importlib.util.spec_from_file_location(
+        "docs_reference", ROOT / "scripts" / "docs_reference.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses resolve their annotations through it
+    spec.loader.exec_module(module)
+    return module
+
+
+def package_sources() -> list[Path]:
+    return sorted((ROOT / "litejobs").rglob("*.py"))
+
+
+def found_in_package(pattern: re.Pattern[str]) -> set[str]:
+    return {
+        match.group(1) if pattern.groups else match.group(0)
+        for path in package_sources()
+        for match in pattern.finditer(path.read_text(encoding="utf-8"))
+    }
+
+
+def page(name: str) -> str:
+    return (REFERENCE / name).read_text(encoding="utf-8")
+
+
+def docs_pages() -> list[Path]:
+    return sorted(DOCS.rglob("*.md"))
+
+
+def missing(names: set[str], text: str) -> list[str]:
+    """The names that ``text`` does not show as code (`` `name` ``)."""
+    return sorted(name for name in names if f"`{name}`" not in text)
+
+
+def test_every_setting_is_in_the_settings_reference():
+    assert missing(set(DEFAULTS), page("settings.md")) == []
+
+
+def test_every_error_code_is_in_the_errors_reference():
+    codes = found_in_package(CODE_ASSIGNED) | found_in_package(CODE_PREFIX)
+    assert len(codes) > 50, "the scan found too few codes: did the pattern break?"
+    assert missing(codes, page("errors.md")) == []
+
+
+def test_every_check_id_is_in_the_checks_reference():
+    ids = found_in_package(CHECK_ID)
+    assert {"litejobs.E001", "litejobs.W040"} <= ids
+    assert missing(ids, page("checks.md")) == []
+
+
+def test_every_cli_verb_is_in_the_cli_reference():
+    verbs = set(generator().litejobs_verbs())
+    assert {"list", "retry", "doctor", "schedule show", "bench"} <= verbs
+    text = page("cli.md")
+    assert sorted(verb for verb in verbs if f"### `{verb}`" not in text) == []
+    for runtime in generator().RUNTIMES:
+        assert f"### `{runtime}`" in text
+
+
+def test_generated_reference_matches_the_code():
+    stale = [str(path.relative_to(ROOT)) for path in generator().stale_pages()]
+    assert stale == [], f"stale reference pages {stale}: run `make docs-reference` and commit"
+
+
+def test_the_settings_generator_reads_each_comment():
+    """A key takes the comment above it; one without shares the previous key's; a comment that
+    goes on from the previous one carries that series' heading."""
+    source = (
+        "DEFAULTS = {\n"
+        "    # The first: one line,\n"
+        '    "A": 1,\n'
+        "    # and the second.\n"
+        '    "B": "2s",\n'
+        '    "C": [],\n'
+        '    "D": {"x": "1d"},  # An inline one.\n'
+        "}\n"
+    )
+    settings = generator().settings_of(source)
+    assert [(s.name, s.default, s.meaning) for s in settings] == [
+        ("A", "1", "The first: one line."),
+        ("B", '"2s"', "The first: the second."),
+        ("C", "[]", "The first: the second."),
+        ("D", '{"x": "1d"}', "An inline one."),
+    ]
+
+
+def test_the_readme_is_a_short_first_page():
+    text = README.read_text(encoding="utf-8")
+    head = "\n".join(text.splitlines()[:40])
+    assert "make demo" in head and "make test" in head
+    assert len(text.encode()) < 20_000
+    assert "psycopg[binary]" in text
+    for step in ("INSTALLED_APPS", "LOGGING", "migrate", "runworker", "runscheduler"):
+        assert step in text
+
+
+def test_readme_links_reach_files_in_the_repository():
+    text = README.read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    local = [link for link in links if "://" not in link]
+    assert any(link.startswith("docs/") for link in local)
+    assert [link for link in local if not (ROOT / link).exists()] == []
+
+
+@pytest.mark.parametrize("path", [README, ROOT / "CHANGELOG.md", *docs_pages()], ids=str)
+def test_no_page_names_files_the_repository_does_not_ship(path):
+    text = path.read_text(encoding="utf-8")
+    assert [name for name in ABSENT_FILES if name in text] == []
+    assert not re.search(r"\bSPEC\b|§", text), "state the rule itself, not where it came from"
+    named = REPOSITORY_PATH.findall(text)
+    assert [name for name in named if not list(ROOT.glob(name))] == []

@@ -1,0 +1,359 @@
+"""The layout's guarantees: no import cycles (function-local imports included), imports only
+downward, the optional packages only where their features are, and every documented path."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+PACKAGE = ROOT / "litejobs"
+
+#: The old paths users already type: each re-exports the objects of the module that moved.
+SHIMS = {
+    "litejobs.bulk",
+    "litejobs.clock",
+    "litejobs.consumers",
+    "litejobs.operations",
+    "litejobs.queues",
+    "litejobs.routing",
+    "litejobs.tasks",
+    "litejobs.tracing",
+    "litejobs.views",
+    "litejobs.workflows",
+    "litejobs.workqueues",
+}
+#: The leaves of the public face that the core may read: they import only the core.
+CORE_LEAVES = {"litejobs.conf", "litejobs.exceptions"}
+#: Where each optional package may be imported (litejobs[live], [otp], [metrics]).
+EXTRAS = {
+    "channels": {"litejobs.contrib.workqueues.consumers", "litejobs.contrib.workqueues.routing"},
+    "daphne": set(),
+    "django_otp": {"litejobs.contrib.bulk.devices"},
+    "prometheus_client": {"litejobs.contrib.metrics.collector", "litejobs.contrib.metrics.views"},
+}
+
+
+def module_name(path: Path, root: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def sources(root: Path = PACKAGE) -> dict[str, Path]:
+    """Every module of litejobs (migrations aside: they import nothing of litejobs)."""
+    return {
+        module_name(path, root): path
+        for path in root.rglob("*.py")
+        if "migrations" not in path.parts
+    }
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """Every module ``name`` imports, from every import statement anywhere in the file (inside
+    functions too, and under ``if TYPE_CHECKING``). ``from x import y`` names the module
+    ``x.y`` when it is one, else ``x``; importing a module does not count as importing the
+    packages above it (they are imported first by Python, but do not depend on it)."""
+    found = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                candidate = f"{target}.{alias.name}"
+                found.add(candidate if candidate in known else target)
+    return found - {name}
+
+
+def graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """litejobs' module graph: module -> the litejobs modules it imports."""
+    modules = sources(root)
+    known = set(modules)
+    return {
+        name: {m for m in imports_of(name, path, known) if m in known}
+        for name, path in modules.items()
+    }
+
+
+def external_imports(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """module -> the top-level packages outside litejobs it imports."""
+    modules = sources(root)
+    return {
+        name: {m.partition(".")[0] for m in imports_of(name, path, set(modules))}
+        for name, path in modules.items()
+    }
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Each cycle of the graph (one per strongly connected component), as a path that ends
+    where it starts."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(edges.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(path_through(edges, set(component)))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def path_through(edges: dict[str, set[str]], component: set[str]) -> list[str]:
+    """A cycle inside ``component``: from its first module back to it."""
+    start = min(component)
+    trail, seen = [start], {start}
+    while True:
+        step = min(m for m in edges[trail[-1]] if m in component)
+        if step in seen:
+            return [*trail[trail.index(step) :], step]
+        trail.append(step)
+        seen.add(step)
+
+
+def test_no_module_imports_itself_through_others():
+    found = cycles(graph())
+    assert not found, "import cycles:\n" + "\n".join(" -> ".join(cycle) for cycle in found)
+
+
+def test_the_cycle_check_finds_a_cycle_of_function_local_imports(tmp_path):
+    # The check's own proof: two modules importing each other inside functions is a cycle.
+    package = tmp_path / "litejobs"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "one.py").write_text("def f():\n    from . import two\n")
+    (package / "two.py").write_text("def g():\n    from .one import f\n")
+    assert cycles(graph(package)) == [["litejobs.one", "litejobs.two", "litejobs.one"]]
+
+
+def test_only_contrib_the_app_and_the_old_paths_import_contrib():
+    offenders = {
+        (module, imported)
+        for module, imported_all in graph().items()
+        for imported in imported_all
+        if imported.startswith("litejobs.contrib")
+        and not module.startswith("litejobs.contrib")
+        and module not in {"litejobs.apps", *SHIMS}
+    }
+    assert not offenders
+
+
+def test_the_core_imports_nothing_above_it():
+    edges = graph()
+    upward = {
+        (module, imported)
+        for module in edges
+        if module.startswith("litejobs.core")
+        for imported in edges[module]
+        if not imported.startswith("litejobs.core") and imported != "litejobs.conf"
+    }
+    leaves = {
+        (module, imported)
+        for module in CORE_LEAVES
+        for imported in edges[module]
+        if not imported.startswith("litejobs.core")
+    }
+    assert not upward and not leaves
+
+
+def test_the_optional_packages_are_imported_only_by_their_features():
+    found = {
+        (module, package)
+        for module, packages in external_imports().items()
+        for package in packages & EXTRAS.keys()
+        if module not in EXTRAS[package]
+    }
+    assert not found
+
+
+def test_every_old_path_is_a_thin_shim_of_the_objects_that_moved():
+    for name in SHIMS:
+        path = sources()[name]
+        docstring = ast.get_docstring(ast.parse(path.read_text())) or ""
+        assert docstring.startswith("Moved to"), name
+
+
+# Every documented import and settings path ---------------------------------------------------
+
+#: (the documented path, the object it must be, by its new path).
+DOCUMENTED = [
+    ("litejobs.tasks.LitejobsBackend", "litejobs.contrib.django_tasks.backend.LitejobsBackend"),
+    ("litejobs.queues.work_queue", "litejobs.contrib.workqueues.declarations.work_queue"),
+    ("litejobs.queues.score_rule", "litejobs.contrib.workqueues.declarations.score_rule"),
+    ("litejobs.outbox.stage", "litejobs.outbox.staging.stage"),
+    ("litejobs.outbox.subscriber", "litejobs.outbox.staging.subscriber"),
+    ("litejobs.outbox.topic", "litejobs.outbox.staging.topic"),
+    ("litejobs.outbox.Message", "litejobs.outbox.staging.Message"),
+    ("litejobs.workqueues.enqueue_item", "litejobs.contrib.workqueues.items.enqueue_item"),
+    ("litejobs.workqueues.claim", "litejobs.contrib.workqueues.items.claim"),
+    ("litejobs.workqueues.claim_next", "litejobs.contrib.workqueues.items.claim_next"),
+    ("litejobs.workqueues.release", "litejobs.contrib.workqueues.items.release"),
+    ("litejobs.workqueues.resolve", "litejobs.contrib.workqueues.items.resolve"),
+    ("litejobs.workqueues.refresh_score", "litejobs.contrib.workqueues.items.refresh_score"),
+    ("litejobs.bulk.bulk_money_action", "litejobs.contrib.bulk.declarations.bulk_money_action"),
+    ("litejobs.bulk.preview", "litejobs.contrib.bulk.preview.preview"),
+    ("litejobs.bulk.confirm", "litejobs.contrib.bulk.confirmation.confirm"),
+    ("litejobs.bulk.retry_item", "litejobs.contrib.bulk.execution.retry_item"),
+    ("litejobs.workflows.workflow", "litejobs.jobs.workflows.workflow"),
+    ("litejobs.workflows.Step", "litejobs.jobs.workflows.Step"),
+    ("litejobs.workflows.Compensation", "litejobs.jobs.workflows.Compensation"),
+    ("litejobs.workflows.use_case", "litejobs.jobs.workflows.use_case"),
+    (
+        "litejobs.routing.websocket_urlpatterns",
+        "litejobs.contrib.workqueues.routing.websocket_urlpatterns",
+    ),
+    (
+        "litejobs.consumers.WorkQueueConsumer",
+        "litejobs.contrib.workqueues.consumers.WorkQueueConsumer",
+    ),
+    ("litejobs.views.metrics", "litejobs.contrib.metrics.views.metrics"),
+    ("litejobs.webhooks.verify_signature", "litejobs.webhooks.signing.verify_signature"),
+    ("litejobs.webhooks.verify_request", "litejobs.webhooks.signing.verify_request"),
+    ("litejobs.webhooks.create_endpoint", "litejobs.webhooks.endpoints.create_endpoint"),
+    ("litejobs.webhooks.RETRY_AFTER_MAX", "litejobs.webhooks.transport.RETRY_AFTER_MAX"),
+    ("litejobs.clock.now", "litejobs.core.clock.now"),
+    ("litejobs.clock.use_clock", "litejobs.core.clock.use_clock"),
+    ("litejobs.clock.FrozenClock", "litejobs.core.clock.FrozenClock"),
+    ("litejobs.clock.SystemClock", "litejobs.core.clock.SystemClock"),
+    ("litejobs.tracing.TraceparentMiddleware", "litejobs.core.tracing.TraceparentMiddleware"),
+    ("litejobs.conf.settings", "litejobs.conf.settings"),
+    ("litejobs.operations.purge", "litejobs.jobs.operations.purge"),
+    ("litejobs.operations.retry", "litejobs.jobs.operations.retry"),
+    ("litejobs.operations.pause", "litejobs.jobs.queues.pause"),
+    ("litejobs.exceptions.SignatureInvalid", "litejobs.exceptions.SignatureInvalid"),
+    ("litejobs.exceptions.LitejobsError", "litejobs.core.errors.LitejobsError"),
+    ("litejobs.job", "litejobs.jobs.declaration.job"),
+    ("litejobs.Retry", "litejobs.core.retry.Retry"),
+    ("litejobs.schedule", "litejobs.scheduling.declarations.schedule"),
+    ("litejobs.manual", "litejobs.scheduling.manual.manual"),
+    ("litejobs.event", "litejobs.jobs.events.event"),
+    ("litejobs.publish_event", "litejobs.jobs.events.publish_event"),
+    ("litejobs.Enqueued", "litejobs.jobs.enqueue.Enqueued"),
+]
+
+
+def resolve(path: str):
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+@pytest.mark.parametrize(("documented", "new"), DOCUMENTED)
+def test_a_documented_path_is_the_object_that_moved(documented, new):
+    assert resolve(documented) is resolve(new)
+
+
+#: Names the README shows that are no import path: job and schedule names, logger names of
+#: runtimes, stored error classes, check ids.
+NOT_PATHS = re.compile(
+    r"litejobs\.(?:[EW]\d{3}|webhook_delivery|bulk_item|housekeeping|Timeout|LeaseExpired"
+    r"|StepOutcomeUnknown|UnknownJob|[a-z_]+\.v\d)$"
+)
+
+
+def test_every_path_the_readme_shows_resolves():
+    readme = (ROOT / "README.md").read_text()
+    unresolved = []
+    for module, names in re.findall(r"from (litejobs[\w.]*) import ([\w, ]+)", readme):
+        for name in (n.strip() for n in names.split(",")):
+            try:
+                getattr(importlib.import_module(module), name)
+            except (ImportError, AttributeError):
+                unresolved.append(f"from {module} import {name}")
+    for dotted in set(re.findall(r"`(litejobs(?:\.\w+)+)", readme)):
+        if NOT_PATHS.match(dotted):
+            continue
+        try:
+            importlib.import_module(dotted)
+        except ImportError:
+            try:
+                resolve(dotted)
+            except (ImportError, AttributeError):
+                unresolved.append(dotted)
+    assert not unresolved
+    from django.conf import settings
+
+    assert resolve(settings.TASKS["default"]["BACKEND"]) is resolve(DOCUMENTED[0][1])
+    from litejobs.conf import DEFAULTS
+
+    assert resolve(DEFAULTS["CLOCK"]) is resolve("litejobs.core.clock.SystemClock")
+
+
+def test_webhook_signatures_need_no_settings_and_no_models():
+    """A receiver that is no litejobs project imports the signing functions alone."""
+    script = (
+        "import sys, time\n"
+        "from litejobs.webhooks.signing import sign, verify_signature\n"
+        "now = int(time.time())\n"
+        "header = sign('a-receiver-secret-of-length', b'{}', now, delivery='7', event='t.x')\n"
+        "assert verify_signature('a-receiver-secret-of-length', header, b'{}', delivery='7',"
+        " event='t.x') == now\n"
+        "assert not [m for m in sys.modules if m.startswith('litejobs.models')], 'models'\n"
+        "print('verified')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.stdout.strip() == "verified", done.stderr
+
+
+# The test suite and the demo ------------------------------------------------------------------
+
+
+def test_only_the_demo_tests_import_the_demo_project():
+    """The library's tests run on their own settings and test apps: a change to the demo project
+    breaks only the demo's tests (``tests/demo/``)."""
+    tests = ROOT / "tests"
+    importing = sorted(
+        str(path.relative_to(ROOT))
+        for path in tests.rglob("*.py")
+        if (tests / "demo") not in path.parents
+        and "project" in {name.partition(".")[0] for name in imported_names(path)}
+    )
+    assert importing == []
+    from django.conf import settings
+
+    assert "project" not in {app.partition(".")[0] for app in settings.INSTALLED_APPS}
+
+
+def imported_names(path: Path) -> set[str]:
+    """The modules a file imports, anywhere in it."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.add(node.module or "")
+    return found
