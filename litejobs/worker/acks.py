@@ -1,4 +1,4 @@
-"""Batched, fenced acknowledgement of ``atomic=False`` jobs (SPEC §14).
+"""Batched, fenced acknowledgement of ``atomic=False`` jobs (one UPDATE per batch).
 
 A body that commits its own writes as it goes needs no per-job completion transaction: its
 completion waits here and joins one UPDATE for up to ``ACK_BATCH`` jobs, flushed within
