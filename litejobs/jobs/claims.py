@@ -75,7 +75,12 @@ class ClaimedJob:
 
 
 def _claim_params(
-    owner: str, queues: Sequence[str], limit: int, now: datetime, lease: timedelta
+    owner: str,
+    queues: Sequence[str],
+    limit: int,
+    now: datetime,
+    lease: timedelta,
+    avoid: Sequence[int],
 ) -> dict[str, Any]:
     return {
         "owner": owner,
@@ -83,6 +88,7 @@ def _claim_params(
         "limit": limit,
         "now": now,
         "lease": lease,
+        "avoid": list(avoid),
         "db_now": lease_instant(),
     }
 
@@ -103,14 +109,16 @@ def claim(
     limit: int,
     now: datetime,
     lease: timedelta,
+    avoid: Sequence[int] = (),
 ) -> Claim:
     """Claim up to ``limit`` due jobs without a concurrency limit (commits with the cursor).
 
     ``now`` decides which jobs are due; each lease runs ``lease`` from the database's clock.
     The answer also says whether concurrency-limited jobs are due, so the (locking) limited
     claim runs only when it has something to take, and every worker takes every kind of job.
+    Jobs whose ids are in ``avoid`` are left to other workers.
     """
-    run_query(cursor, "claim", _claim_params(owner, queues, limit, now, lease))
+    run_query(cursor, "claim", _claim_params(owner, queues, limit, now, lease, avoid))
     answered = fetch_all(cursor)
     jobs = [ClaimedJob.from_row(found) for found in answered if found["id"] is not None]
     return Claim(jobs, limited_due=len(jobs) < len(answered))
@@ -124,10 +132,11 @@ def claim_limited(
     limit: int,
     now: datetime,
     lease: timedelta,
+    avoid: Sequence[int] = (),
 ) -> list[ClaimedJob]:
     """Claim due concurrency-limited jobs; call in a transaction (the lock holds until its end)."""
     run_query(cursor, "lock_limited_claims", {"lock_id": LIMITED_CLAIM_LOCK})
-    run_query(cursor, "claim_limited", _claim_params(owner, queues, limit, now, lease))
+    run_query(cursor, "claim_limited", _claim_params(owner, queues, limit, now, lease, avoid))
     return [replace(ClaimedJob.from_row(found), limited=True) for found in fetch_all(cursor)]
 
 

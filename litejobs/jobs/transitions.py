@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from ..core.enums import JobState
 from ..sql import fetch_all, fetch_one, run_query
@@ -93,10 +93,11 @@ def hand_back(
     grace: timedelta,
     error_class: str,
     error_message: str,
-) -> bool:
+) -> datetime | None:
     """Hand a job this code cannot run back uncounted, due after a backoff; fenced.
 
-    False when the fence is stale or the grace since its first hand-back is spent.
+    Answers when the job was first handed back, or None when the fence is stale or the grace
+    since its first hand-back is spent.
     """
     run_query(
         cursor,
@@ -110,7 +111,8 @@ def hand_back(
             "error_message": error_message,
         },
     )
-    return fetch_one(cursor) is not None
+    row = fetch_one(cursor)
+    return None if row is None else cast("datetime", row["handed_back_at"])
 
 
 def release(cursor: Any, jobs: Sequence[ClaimedJob]) -> set[int]:

@@ -46,7 +46,8 @@ WHERE job.name = %(name)s AND job.state IN ({live})
 -- Take up to `limit` due jobs without a concurrency limit: one statement, one new fence each.
 -- Due-ness uses the worker's `now`; the lease expiry the database's clock ({db_now}).
 -- A last row of NULLs says that concurrency-limited jobs are due too (so an idle poll stays
--- one statement and the limited claim runs only when it has work).
+-- one statement and the limited claim runs only when it has work). `avoid`: the ids this
+-- worker handed back because its code cannot run them, left to other workers.
 WITH picked AS (
     SELECT id FROM litejobs_job
     WHERE state NOT IN ({unclaimable})  -- matches litejobs_job_claimable; see UNCLAIMABLE
@@ -54,6 +55,7 @@ WITH picked AS (
       AND run_at <= %(now)s
       AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
       AND queue NOT IN (SELECT name FROM litejobs_queuestate WHERE paused)
+      AND id <> ALL(%(avoid)s::bigint[])
     ORDER BY priority DESC, run_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
@@ -76,6 +78,7 @@ WHERE EXISTS (
       AND concurrency_key IS NOT NULL
       AND run_at <= %(now)s
       AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+      AND id <> ALL(%(avoid)s::bigint[])
 )
 
 -- name: lock_limited_claims
@@ -101,6 +104,7 @@ WITH running AS (
       AND run_at <= %(now)s
       AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
       AND queue NOT IN (SELECT name FROM litejobs_queuestate WHERE paused)
+      AND id <> ALL(%(avoid)s::bigint[])
 ), picked AS (
     SELECT candidates.id FROM candidates
     LEFT JOIN running ON running.concurrency_key = candidates.concurrency_key
@@ -182,7 +186,7 @@ SET state = 'scheduled', attempts = attempts - 1, lease_expires_at = NULL,
     error_class = %(error_class)s, error_message = %(error_message)s
 WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
   AND (handed_back_at IS NULL OR handed_back_at > %(now)s::timestamptz - %(grace)s::interval)
-RETURNING id
+RETURNING handed_back_at
 
 -- name: release
 -- Hand claimed jobs back uncounted (drain, database outage, claimed but never started).

@@ -3,8 +3,9 @@
 ``process`` (``Worker``: the main loop — leases, wake-ups, timeouts, the drain), ``runner``
 (the threads that run bodies, talking to the process through ``RunnerHost``), ``outcome``
 (how a run ends, and the pure failure decision), ``settling`` (the one place a run's ending
-is written, counted and logged), ``dispatch`` (the shared claim buffer), ``holdings`` (held
-leases and the lease watch), ``acks`` (batched acknowledgements) and ``supervisor``
+is written, counted and logged), ``dispatch`` (the shared claim buffer), ``handbacks`` (the
+jobs it handed back, left to other workers), ``holdings`` (held leases and the lease watch),
+``acks`` (batched acknowledgements) and ``supervisor``
 (``--pool processes``).
 """
 

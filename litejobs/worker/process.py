@@ -31,6 +31,7 @@ from ..runtime.startup import describe_database
 from ..runtime.stopping import GracefulStop
 from ..sql import hot_cursor
 from .dispatch import Dispatcher
+from .handbacks import HandedBack
 from .holdings import Held, Holdings, LeaseWatch, RunnerHandle
 from .outcome import Ending, Release
 from .runner import Runner
@@ -82,6 +83,7 @@ class Worker:
         self.started_at = clock.now()
         self.holdings = Holdings()
         self.dispatcher = Dispatcher(claim_batch or settings.CLAIM_BATCH, max_jobs)
+        self.handed_back = HandedBack()
         self.outage = Outage(f"worker {self.host}:{self.pid}")
         self.stop_event = threading.Event()
         self.control = Listener(self.alias, NOTIFY_CHANNEL)
@@ -90,6 +92,7 @@ class Worker:
             alias=self.alias,
             holdings=self.holdings,
             dispatcher=self.dispatcher,
+            handed_back=self.handed_back,
             outage=self.outage,
             stop_event=self.stop_event,
         )
@@ -157,14 +160,7 @@ class Worker:
         """
         sent = time.monotonic()
         with self.control.cursor() as cursor:
-            answer = claims.claim(
-                cursor,
-                owner=self.id,
-                queues=self.queues,
-                limit=limit,
-                now=clock.now(),
-                lease=self.lease,
-            )
+            answer = claims.claim(cursor, **self._claim_args(limit))
         if answer.jobs:
             self.holdings.add(answer.jobs, sent)
         self._limited_due = answer.limited_due
@@ -178,15 +174,20 @@ class Worker:
         if self._limited_due:
             self.dispatcher.poke()
 
-    def claim_on(self, connection: BaseDatabaseWrapper, limit: int) -> list[ClaimedJob]:
-        """Claim up to ``limit`` jobs on a runner's connection and hold them."""
-        args: dict[str, Any] = {
+    def _claim_args(self, limit: int) -> dict[str, Any]:
+        now = clock.now()
+        return {
             "owner": self.id,
             "queues": self.queues,
             "limit": limit,
-            "now": clock.now(),
+            "now": now,
             "lease": self.lease,
+            "avoid": self.handed_back.ids(now),
         }
+
+    def claim_on(self, connection: BaseDatabaseWrapper, limit: int) -> list[ClaimedJob]:
+        """Claim up to ``limit`` jobs on a runner's connection and hold them."""
+        args = self._claim_args(limit)
         sent = time.monotonic()
         with hot_cursor(connection) as cursor:
             answer = claims.claim(cursor, **args)

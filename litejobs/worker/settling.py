@@ -15,6 +15,7 @@ import time
 import traceback
 from collections.abc import Callable
 from contextlib import AbstractContextManager as ContextManager
+from datetime import datetime
 from typing import Any
 
 from django.db import connections, transaction
@@ -30,6 +31,7 @@ from ..jobs.steps import HELD, OperatorNeeded, Steps
 from ..runtime.outage import Outage, is_outage
 from .acks import Acknowledger
 from .dispatch import Dispatcher
+from .handbacks import HandedBack
 from .holdings import Holdings
 from .outcome import (
     Completed,
@@ -60,6 +62,7 @@ class Settler:
         alias: str,
         holdings: Holdings,
         dispatcher: Dispatcher,
+        handed_back: HandedBack,
         outage: Outage,
         stop_event: threading.Event,
     ) -> None:
@@ -67,6 +70,7 @@ class Settler:
         self.alias = alias
         self.holdings = holdings
         self.dispatcher = dispatcher
+        self.handed_back = handed_back
         self.outage = outage
         self.stop_event = stop_event
         self.counts: dict[str, int] = {}
@@ -223,8 +227,10 @@ class Settler:
         dead-letter it with the reason instead."""
         grace = settings.duration("UNKNOWN_JOB_GRACE")
         message = f"Waiting for a worker that can run it: {error.args[0]}"
-        handed_back = self._write(
-            lambda cursor: transitions.hand_back(
+        first: dict[str, datetime] = {}
+
+        def write(cursor: Any) -> bool:
+            when = transitions.hand_back(
                 cursor,
                 job,
                 now=clock.now(),
@@ -232,8 +238,13 @@ class Settler:
                 error_class=f"litejobs.{type(error).__name__}",
                 error_message=message[:MESSAGE_LIMIT],
             )
-        )
-        if handed_back:
+            if when is not None:
+                first["handed_back_at"] = when
+            return when is not None
+
+        if self._write(write):
+            # Left to the other workers, so this one does not win it back as it falls due.
+            self.handed_back.add(job.id, first["handed_back_at"] + grace)
             logger.warning(
                 "job handed back id=%s name=%s version=%s code=%s: no declaration here can run "
                 "it; a worker that can will take it",

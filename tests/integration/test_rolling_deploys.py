@@ -9,6 +9,7 @@ workers of two releases: ``tests/processes/test_rolling_deploys.py``.
 from datetime import timedelta
 
 import pytest
+from django.db import connection, transaction
 from django.test import override_settings
 
 from litejobs import job, operations
@@ -16,6 +17,7 @@ from litejobs.exceptions import DeclarationError
 from litejobs.jobs import catalog as registry
 from litejobs.models import Job, JobAttempt, JobState
 from litejobs.scheduling import declarations
+from litejobs.worker import Worker
 from tests.factories import ReleasedJobFactory
 from tests.testapp.jobs import record
 from tests.testapp.models import Mark
@@ -107,6 +109,32 @@ def test_an_operator_retry_gives_a_dead_unknown_job_a_fresh_grace(clock, run_wor
         assert run_worker() == {"dead": 1}
         operations.retry(row.id, by="ops")
         assert run_worker() == {"handed_back": 1}  # waits again instead of dying at once
+
+
+class Rollback(Exception):
+    pass
+
+
+def test_a_worker_leaves_a_job_it_handed_back_to_the_others_until_the_grace_ends(clock):
+    """Else the old release keeps winning the claim race against the new one as it falls due."""
+    row = ReleasedJobFactory(
+        name="release.added", key="limited", concurrency_key="added", concurrency_limit=1
+    )
+    plain = ReleasedJobFactory(name="release.added", key="plain")
+    old = Worker(once=True, concurrency=1, install_signals=False)
+    with override_settings(LITEJOBS={"UNKNOWN_JOB_GRACE": "10s"}):
+        old.run()
+        assert old.counts == {"handed_back": 2}
+        clock.advance("1s")  # both are due again
+        with pytest.raises(Rollback), transaction.atomic():
+            newer = Worker(once=True, install_signals=False)
+            assert {j.id for j in newer.claim_on(connection, 10)} == {row.id, plain.id}
+            raise Rollback
+        assert old.claim_on(connection, 10) == []
+        clock.advance("8s")
+        assert old.claim_on(connection, 10) == []
+        clock.advance("1s")  # the grace since the first hand-back is spent: it takes them back
+        assert {j.id for j in old.claim_on(connection, 10)} == {row.id, plain.id}
 
 
 # Payload versions ------------------------------------------------------------------------------

@@ -290,6 +290,7 @@ def test_the_claim_walks_its_index_even_when_statistics_saw_only_finished_jobs(c
         "limit": 10,
         "now": now,
         "lease": timedelta(minutes=1),
+        "avoid": [1, 2, 3],  # jobs this worker handed back
         "db_now": now,
     }
     with connection.cursor() as cursor:
