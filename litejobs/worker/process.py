@@ -99,6 +99,8 @@ class Worker:
         self._runners: list[Runner] = []
         #: The earliest known future run_at; when it passes the worker claims and asks again.
         self._next_due: datetime | None = None
+        #: The instant the main loop's last claim looked for due jobs from.
+        self._claimed_from: datetime | None = None
         #: Whether the main loop's last claim saw concurrency-limited jobs due (for a runner).
         self._limited_due = False
         self._watch_stop = threading.Event()
@@ -159,8 +161,10 @@ class Worker:
         transaction on its connection).
         """
         sent = time.monotonic()
+        args = self._claim_args(limit)
+        self._claimed_from = args["now"]
         with self.control.cursor() as cursor:
-            answer = claims.claim(cursor, **self._claim_args(limit))
+            answer = claims.claim(cursor, **args)
         if answer.jobs:
             self.holdings.add(answer.jobs, sent)
         self._limited_due = answer.limited_due
@@ -256,10 +260,7 @@ class Worker:
                     self.dispatcher.poke()
                     fresh = False
                 elif self._next_due is not None and self._next_due <= clock.now():
-                    # Due now: claim, and learn the next due time (one statement per instant).
-                    self._wake()
-                    self._next_due = None
-                    self._ask_next_due()
+                    self._claim_due()
                 if now >= next_heartbeat:
                     self._heartbeat()
                     next_heartbeat = now + self.heartbeat_every
@@ -296,9 +297,22 @@ class Worker:
                 if not runner.is_alive() and not runner.retired:
                     raise RuntimeError(f"{runner.name} stopped unexpectedly")
 
-    def _ask_next_due(self) -> None:
+    def _claim_due(self) -> None:
+        """Due now: claim, then learn the next due time (one statement per instant).
+
+        The next due time is asked for after the instant the claim looked from, not after the
+        claim returned: a job that fell due while the claim ran is then due at once, not
+        forgotten until some later wake-up.
+        """
+        self._claimed_from = None
+        self._wake()
+        self._next_due = None
+        # When no claim ran here (the runners were busy), they claim what is due when free.
+        self._ask_next_due(after=self._claimed_from)
+
+    def _ask_next_due(self, after: datetime | None = None) -> None:
         with self.control.cursor() as cursor:
-            due = claims.next_due(cursor, queues=self.queues, now=clock.now())
+            due = claims.next_due(cursor, queues=self.queues, now=after or clock.now())
         if due is not None and (self._next_due is None or due < self._next_due):
             self._next_due = due
 

@@ -11,6 +11,8 @@ from django.db import connection
 from litejobs.jobs import claims, transitions
 from litejobs.models import Job, JobAttempt, JobState, QueueState
 from litejobs.runtime.listening import connect
+from litejobs.worker import Worker
+from tests.conftest import wait_for
 from tests.factories import QueueStateFactory
 from tests.testapp.jobs import (
     charge_card,
@@ -373,3 +375,34 @@ def test_the_stored_message_is_scrubbed_after_compensation_failures_are_appended
     job = Job.objects.get(pk=enqueued.id)
     assert "compensations failed: compensate:charge: {" in job.error_message
     assert_scrubbed(job.error_message)
+
+
+def test_a_job_that_falls_due_while_the_claim_runs_is_due_at_once(clock, monkeypatch):
+    """The main loop asks for the next due time after the instant its claim looked from: one
+    asked after the claim returned would skip a job that fell due meanwhile until some later
+    wake-up (a poll, or another job's)."""
+    now = clock.now()
+    first = record.enqueue(label="first", run_at=now)
+    second = record.enqueue(label="second", run_at=now + timedelta(milliseconds=10))
+    claim = claims.claim
+
+    def slow_claim(cursor, **args):
+        answer = claim(cursor, **args)
+        clock.advance("50ms")  # the claim took a while: the second job fell due meanwhile
+        return answer
+
+    monkeypatch.setattr(claims, "claim", slow_claim)
+    worker = Worker(concurrency=1, install_signals=False)
+    taken = []
+    runner = threading.Thread(target=lambda: taken.append(worker.dispatcher.next(lambda _: [])))
+    runner.start()  # a runner finds nothing, then waits for a job
+    try:
+        wait_for(lambda: worker.dispatcher._waiting == 1, what="the runner to wait")
+        worker._claim_due()
+        runner.join(5)
+        assert [job.id for job in taken] == [first.id]
+        assert worker._next_due == now + timedelta(milliseconds=10)  # due already: claimed next
+        assert Job.objects.get(pk=second.id).state == JobState.SCHEDULED  # not claimed yet
+    finally:
+        worker.dispatcher.stop()
+        worker.control.close()
