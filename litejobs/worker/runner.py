@@ -179,6 +179,10 @@ class Runner(threading.Thread):
                 result_json = _result_json(job, result)
                 if ctx.cancel_reason in CLAIM_GONE:
                     raise StaleFence(f"job {job.id} lost its claim before completing")
+                if _wrote_nothing(connection):
+                    # Nothing to commit with the completion: it joins the next batched
+                    # acknowledgement, as an atomic=False job's does.
+                    return Unfenced(result_json)
                 written = _complete(connection, job, result_json)
                 if not written:
                     raise StaleFence(
@@ -238,12 +242,24 @@ class Runner(threading.Thread):
                     logger.debug("could not cancel the query of job %s", job.id, exc_info=True)
 
 
+def _wrote_nothing(connection: BaseDatabaseWrapper) -> bool:
+    """Whether an atomic body sent no statement and left nothing to run at its commit.
+
+    Its transaction has not begun, so no write can commit with its completion; an
+    ``on_commit`` callback it registered keeps the completion in the transaction, so the
+    callback still runs only once the job is done.
+    """
+    idle = connection.connection.info.transaction_status == TransactionStatus.IDLE
+    return idle and not connection.run_on_commit
+
+
 def _complete(connection: BaseDatabaseWrapper, job: ClaimedJob, result_json: str | None) -> bool:
     """Write an atomic job's fenced completion in the transaction of its body.
 
-    A body that sent no statement on this connection has not begun its transaction yet: the
-    completion alone is then the whole transaction, so it runs as one autocommit statement
-    (no BEGIN, no COMMIT round trip) and Django's commit after it has nothing left to do.
+    A body that sent no statement on this connection but registered an ``on_commit``
+    callback has not begun its transaction yet: the completion alone is then the whole
+    transaction, so it runs as one autocommit statement (no BEGIN, no COMMIT round trip) and
+    Django's commit after it has nothing left to do but run the callback.
     """
     pg = connection.connection
     alone = pg.info.transaction_status == TransactionStatus.IDLE

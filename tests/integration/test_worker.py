@@ -21,6 +21,7 @@ from tests.testapp.jobs import (
     gives_up,
     looks_up,
     loses_its_claim,
+    marks_after_commit,
     noop,
     record,
     stubborn,
@@ -179,14 +180,19 @@ class RunnerStatements:
 
     def __init__(self, monkeypatch) -> None:
         self.statements: list[str] = []
+        self.acknowledgements: list[str] = []  # sent by the batched acknowledgement's thread
         self.transactions = 0
         execute, commit = psycopg.Cursor.execute, psycopg.Connection.commit
 
         def counted_execute(cursor, query, *args, **kwargs):
-            runner = threading.current_thread().name.startswith("litejobs-runner")
+            thread = threading.current_thread().name
             text = str(query)
-            if runner and "set_config('TimeZone'" not in text and "FOR UPDATE SKIP" not in text:
+            if "set_config('TimeZone'" in text or "FOR UPDATE SKIP" in text:
+                pass
+            elif thread.startswith("litejobs-runner"):
                 self.statements.append(text)
+            elif thread == "litejobs-acks":
+                self.acknowledgements.append(text)
             return execute(cursor, query, *args, **kwargs)
 
         def counted_commit(conn):
@@ -199,15 +205,29 @@ class RunnerStatements:
         monkeypatch.setattr(psycopg.Connection, "commit", counted_commit)
 
 
-def test_an_atomic_body_that_sends_nothing_completes_in_one_statement(
+def test_atomic_bodies_that_send_nothing_are_acknowledged_in_batches(
     clock, run_worker, monkeypatch
 ):
-    noop.enqueue(n=1)
+    """Nothing can commit with their completions, so they share one fenced UPDATE."""
+    noop.enqueue_many([{"n": n} for n in range(50)])
+    sent = RunnerStatements(monkeypatch)
+    assert run_worker(concurrency=2) == {"done": 50}
+    assert sent.statements == [] and sent.transactions == 0  # no statement per job
+    assert 1 <= len(sent.acknowledgements) <= 5  # up to ACK_BATCH (100) each, as they finish
+    assert all("UPDATE litejobs_job" in text for text in sent.acknowledgements)
+    assert Job.objects.filter(state=JobState.DONE).count() == 50
+
+
+def test_an_atomic_body_with_an_on_commit_callback_completes_before_it_runs(
+    clock, run_worker, monkeypatch
+):
+    marks_after_commit.enqueue(label="sent")
     sent = RunnerStatements(monkeypatch)
     assert run_worker(concurrency=1) == {"done": 1}
-    # The completion alone: no BEGIN and no COMMIT round trip.
-    assert len(sent.statements) == 1 and "UPDATE litejobs_job" in sent.statements[0]
-    assert sent.transactions == 0
+    assert Mark.objects.get().label == "sent:done"  # the callback saw the job done
+    # The completion alone before the callback: no BEGIN and no COMMIT round trip.
+    assert "UPDATE litejobs_job" in sent.statements[0] and sent.transactions == 0
+    assert sent.acknowledgements == []
 
 
 def test_an_atomic_body_that_writes_completes_in_its_transaction(clock, run_worker, monkeypatch):

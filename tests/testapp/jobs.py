@@ -154,6 +154,20 @@ def noop(ctx, n: int) -> None:
     """Does nothing (throughput tests)."""
 
 
+@job(key=lambda label: f"after-commit:{label}")
+def marks_after_commit(ctx, label: str) -> None:
+    """Sends no statement, but asks for a mark once its transaction commits."""
+    from django.db import transaction
+
+    from litejobs.models import Job
+
+    def mark() -> None:
+        state = Job.objects.get(pk=ctx.job_id).state
+        Mark.objects.create(label=f"{label}:{state}")
+
+    transaction.on_commit(mark)
+
+
 @job(key=lambda label: f"loses-claim:{label}")
 def loses_its_claim(ctx, label: str) -> None:
     """Sends nothing on its own connection; another claim takes its job meanwhile."""
