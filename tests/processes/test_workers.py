@@ -15,6 +15,7 @@ from tests.conftest import wait_for
 from tests.testapp.jobs import (
     crash_proof,
     gated,
+    gated_outside,
     gated_unfenced,
     held_for,
     limited,
@@ -60,18 +61,33 @@ def test_an_unfenced_job_killed_before_its_batched_ack_runs_again_and_is_done_on
 ):
     gate = tmp_path / "gate"
     enqueued = gated_unfenced.enqueue(label="unacked", gate=str(gate))
+    _killed_before_the_ack_flushes(processes, gate, enqueued.id)
+    # At-least-once: the body ran twice, the job is recorded done once.
+    assert sorted(Mark.objects.filter(label="unacked").values_list("value", flat=True)) == [1, 2]
+    assert Job.objects.filter(key="gated-unfenced:unacked").count() == 1
+
+
+def test_an_atomic_job_that_sent_no_statement_killed_before_its_ack_runs_again(processes, tmp_path):
+    """Its completion joined the batched acknowledgement: nothing could commit with it."""
+    gate = tmp_path / "gate"
+    enqueued = gated_outside.enqueue(label="outside", gate=str(gate))
+    _killed_before_the_ack_flushes(processes, gate, enqueued.id)
+    assert Path(f"{gate}.done.2").exists()  # its outside effect happened twice
+    assert Job.objects.get(pk=enqueued.id).attempts == 2
+
+
+def _killed_before_the_ack_flushes(processes, gate, job_id) -> None:
+    """Run the gated job on a worker whose acknowledgements never flush, SIGKILL it after the
+    body, and let a second worker run it to done."""
     # This worker's acknowledgements never flush: the batch waits for 1,000 jobs or an hour.
     first = processes.worker("--concurrency", "1", ACK_FLUSH="1h", ACK_BATCH=1000, **FAST)
     wait_for(lambda: Path(f"{gate}.done.1").exists(), what="the body to finish")
-    assert state_of(enqueued.id) == JobState.RUNNING
+    assert state_of(job_id) == JobState.RUNNING
     os.killpg(first.pid, signal.SIGKILL)
     first.wait(10)
 
     processes.worker("--concurrency", "1", **FAST)
-    wait_for(lambda: state_of(enqueued.id) == JobState.DONE, what="the job to complete")
-    # At-least-once: the body ran twice, the job is recorded done once.
-    assert sorted(Mark.objects.filter(label="unacked").values_list("value", flat=True)) == [1, 2]
-    assert Job.objects.filter(key="gated-unfenced:unacked").count() == 1
+    wait_for(lambda: state_of(job_id) == JobState.DONE, what="the job to complete")
 
 
 def test_sigterm_drains_an_interrupted_job_back_to_ready_uncounted(processes, tmp_path):

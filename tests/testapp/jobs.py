@@ -105,6 +105,12 @@ def gated_unfenced(ctx, label: str, gate: str) -> None:
     Path(f"{gate}.done.{ctx.attempt}").write_text(str(os.getpid()))
 
 
+@job(key=lambda label, gate: f"gated-outside:{label}", retry=Retry(attempts=3))
+def gated_outside(ctx, label: str, gate: str) -> None:
+    """Atomic, but its effect is outside the database (a file): it sends no statement."""
+    Path(f"{gate}.done.{ctx.attempt}").write_text(str(os.getpid()))
+
+
 @job(
     key=lambda label, fail_first="": f"stamped:{label}",
     retry=Retry(attempts=2, backoff="fixed", base="2s", jitter="none"),
