@@ -53,8 +53,10 @@ class Acknowledger(threading.Thread):
         self._stopping = False
 
     def add(self, job: ClaimedJob, result_json: str | None, started: float) -> None:
+        # Kept as how long the run took, so its end line reports the run, not the flush wait.
+        took = time.monotonic() - started
         with self._cond:
-            self._pending.append((job, clock.now(), result_json, started))
+            self._pending.append((job, clock.now(), result_json, took))
             if len(self._pending) == 1 or len(self._pending) >= self.batch:
                 self._cond.notify()
 
@@ -107,11 +109,12 @@ class Acknowledger(threading.Thread):
                     len(batch),
                     type(error).__name__,
                 )
-                for job, _, _, started in batch:
-                    self.finished(job, RunOutcome.UNACKNOWLEDGED, started)
+                for job, _, _, took in batch:
+                    self.finished(job, RunOutcome.UNACKNOWLEDGED, time.monotonic() - took)
                 return
         self.outage.succeeded()
-        for job, _, _, started in batch:
+        for job, _, _, took in batch:
+            started = time.monotonic() - took
             if job.id in completed:
                 self.finished(job, RunOutcome.DONE, started)
             else:

@@ -7,6 +7,7 @@ from datetime import timedelta
 import psycopg
 import pytest
 from django.db import connection
+from django.test import override_settings
 
 from litejobs.jobs import claims, transitions
 from litejobs.models import Job, JobAttempt, JobState, QueueState
@@ -56,6 +57,18 @@ def test_a_run_logs_its_start_and_end_lines_only_at_info(clock, run_worker, capl
     assert lines[1].startswith(
         f"job end id={enqueued.id} name={record.name} outcome=done attempt=1"
     )
+
+
+def test_the_end_line_of_an_acknowledged_job_reports_its_run_not_the_flush_wait(
+    clock, run_worker, caplog
+):
+    caplog.set_level(logging.INFO, logger="litejobs")
+    enqueued = noop.enqueue(n=1)
+    with override_settings(LITEJOBS={"ACK_FLUSH": "1s"}):  # the flush waits a second
+        assert run_worker(concurrency=1) == {"done": 1}
+    [line] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("job end")]
+    assert line.startswith(f"job end id={enqueued.id} name={noop.name} outcome=done")
+    assert float(line.split("duration_ms=")[1]) < 500
 
 
 def test_retry_times_follow_the_policy_under_the_injected_clock(clock, run_worker):
