@@ -21,9 +21,11 @@ DEFAULTS: dict[str, Any] = {
     "DATABASE": "default",
     # How long a claim is valid without renewal; a lost worker's jobs run again after it.
     "LEASE": "60s",
-    # How often a worker renews its leases and its Worker row (well below LEASE).
+    # How often a worker renews its leases and its Worker row (well below LEASE); each
+    # heartbeat also looks whether jobs are due, the backstop of LISTEN/NOTIFY.
     "HEARTBEAT": "20s",
-    # The backstop poll of an idle worker (LISTEN/NOTIFY wakes it before that).
+    # The backstop poll of an idle worker when no heartbeat looked for due jobs within it
+    # (LISTEN/NOTIFY wakes it before that).
     "POLL_INTERVAL": "30s",
     # Jobs a worker thread claims in one statement.
     "CLAIM_BATCH": 16,

@@ -21,17 +21,25 @@ from .claims import ClaimedJob
 
 @dataclass(frozen=True)
 class HeartbeatAnswer:
-    """What a heartbeat learned: leases still ours, cancellations asked, jobs reaped."""
+    """What a heartbeat learned: leases still ours, cancellations asked, jobs reaped, and
+    whether jobs of the worker's queues are due."""
 
     renewed: set[int]
     cancel_requested: set[int]
     reaped: int
+    due: bool = False
 
 
 def heartbeat(
-    cursor: Any, *, worker: dict[str, Any], held: Sequence[ClaimedJob], reap: bool
+    cursor: Any,
+    *,
+    worker: dict[str, Any],
+    held: Sequence[ClaimedJob],
+    reap: bool,
+    queues: Sequence[str] = (),
 ) -> HeartbeatAnswer:
-    """Renew the Worker row and every held lease, and reap leases that lapsed elsewhere.
+    """Renew the Worker row and every held lease, reap leases that lapsed elsewhere, and
+    look whether jobs of ``queues`` (all queues when empty) are due.
 
     ``worker`` carries the row's columns, ``lease`` and ``forget_after`` (durations); every
     expiry is computed and compared on the database's clock (``lease_instant``).
@@ -46,19 +54,23 @@ def heartbeat(
             "fences": [job.fence for job in held],
             "in_flight": json.dumps([job.id for job in held][:1000]),
             "reap": reap,
+            "queues": list(queues) if queues else None,
         },
     )
     renewed: set[int] = set()
     cancel: set[int] = set()
     reaped = 0
+    due = False
     for found in fetch_all(cursor):
-        if found["reaped"]:
+        if found["id"] is None:
+            due = True
+        elif found["reaped"]:
             reaped += 1
             continue
         renewed.add(found["id"])
         if found["cancel_requested"]:
             cancel.add(found["id"])
-    return HeartbeatAnswer(renewed, cancel, reaped)
+    return HeartbeatAnswer(renewed, cancel, reaped, due)
 
 
 def worker_stopped(cursor: Any, owner: str) -> None:

@@ -7,7 +7,8 @@
 -- of workers that stopped renewing (back to `failed` for a retry, `dead` when spent, or
 -- `cancelled` when an operator had asked to cancel them), and
 -- Worker rows long gone. Every expiry is written and compared on {db_now}: hosts whose clocks
--- disagree never reap each other's healthy jobs.
+-- disagree never reap each other's healthy jobs. A last row of NULLs says that jobs of this
+-- worker's queues are due (the heartbeat doubles as the idle worker's backstop poll).
 WITH worker AS (
     INSERT INTO litejobs_worker (
         id, host, pid, queues, concurrency, started_at, last_heartbeat, lease_expires_at,
@@ -62,6 +63,18 @@ WITH worker AS (
 SELECT id, cancel_requested, false AS reaped FROM renewed
 UNION ALL
 SELECT id, false, true FROM reaped
+UNION ALL
+SELECT NULL, NULL, NULL
+WHERE EXISTS (
+    SELECT 1 FROM litejobs_job
+    WHERE state NOT IN ({unclaimable}) AND concurrency_key IS NULL AND run_at <= %(now)s
+      AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+      AND queue NOT IN (SELECT name FROM litejobs_queuestate WHERE paused)
+) OR EXISTS (
+    SELECT 1 FROM litejobs_job
+    WHERE state IN ({claimable}) AND concurrency_key IS NOT NULL AND run_at <= %(now)s
+      AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+)
 
 -- name: worker_stopped
 -- A worker that exits cleanly removes its row.

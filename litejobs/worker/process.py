@@ -264,6 +264,8 @@ class Worker:
                 if now >= next_heartbeat:
                     self._heartbeat()
                     next_heartbeat = now + self.heartbeat_every
+                    # It looked for due work too: the backstop poll waits a full interval.
+                    next_poll = max(next_poll, now + poll_interval)
                 self._release_pending()
                 if now >= progress_due:
                     self._save_progress()
@@ -346,11 +348,16 @@ class Worker:
         sent = time.monotonic()
         with self.control.cursor() as cursor:
             answer = leases.heartbeat(
-                cursor, worker=self._worker_row(stopping), held=held, reap=reap
+                cursor,
+                worker=self._worker_row(stopping),
+                held=held,
+                reap=reap,
+                queues=self.queues,
             )
         self.holdings.renewed(answer.renewed, sent)
         if answer.reaped:
             logger.warning("reaped jobs of lost workers count=%s", answer.reaped)
+        if answer.reaped or answer.due:
             self.dispatcher.poke()
         for job in held:
             if job.id not in answer.renewed:

@@ -4,17 +4,18 @@ import logging
 import threading
 from datetime import timedelta
 
+import pgtrigger
 import psycopg
 import pytest
 from django.db import connection
 from django.test import override_settings
 
-from litejobs.jobs import claims, transitions
+from litejobs.jobs import claims, leases, transitions
 from litejobs.models import Job, JobAttempt, JobState, QueueState
 from litejobs.runtime.listening import connect
 from litejobs.worker import Worker
 from tests.conftest import wait_for
-from tests.factories import QueueStateFactory
+from tests.factories import QueueStateFactory, ReleasedJobFactory
 from tests.testapp.jobs import (
     charge_card,
     cooperative_slow,
@@ -439,3 +440,53 @@ def test_a_job_that_falls_due_while_the_claim_runs_is_due_at_once(clock, monkeyp
     finally:
         worker.dispatcher.stop()
         worker.control.close()
+
+
+def _heartbeat_due(clock, queues=()) -> bool:
+    now = clock.now()
+    worker = {
+        "owner": "worker-1",
+        "host": "h",
+        "pid": 1,
+        "queues_json": "[]",
+        "concurrency": 1,
+        "started_at": now,
+        "now": now,
+        "lease": timedelta(minutes=1),
+        "forget_after": timedelta(hours=1),
+        "stopping": False,
+    }
+    with connection.cursor() as cursor:
+        return leases.heartbeat(cursor, worker=worker, held=[], reap=False, queues=queues).due
+
+
+def test_a_heartbeat_says_whether_jobs_of_the_workers_queues_are_due(clock):
+    assert not _heartbeat_due(clock)
+    record.enqueue(label="later", run_at=clock.now() + timedelta(minutes=5))
+    assert not _heartbeat_due(clock)  # not due yet
+    record.enqueue(label="now")
+    assert _heartbeat_due(clock)
+    assert not _heartbeat_due(clock, queues=["other"])
+    QueueStateFactory(name="default", paused=True)
+    assert not _heartbeat_due(clock)  # its queue is paused
+
+
+def test_an_idle_worker_finds_a_job_whose_wake_up_it_missed_at_its_next_heartbeat():
+    """The heartbeat doubles as the backstop poll, so an idle worker sends one statement a
+    heartbeat; here the poll is an hour away and the job's NOTIFY never comes."""
+    with override_settings(LITEJOBS={"HEARTBEAT": "1s", "LEASE": "3s", "POLL_INTERVAL": "1h"}):
+        worker = Worker(concurrency=1, install_signals=False)
+        thread = threading.Thread(target=worker.run)
+        thread.start()
+        try:
+            wait_for(worker.dispatcher.idle, what="the worker to idle")
+            with pgtrigger.ignore("litejobs.Job:litejobs_notify_inserted"):
+                enqueued = ReleasedJobFactory(name=record.name, payload={"label": "unannounced"})
+            wait_for(
+                lambda: Job.objects.get(pk=enqueued.id).state == JobState.DONE,
+                timeout=5,
+                what="the next heartbeat to find the job",
+            )
+        finally:
+            worker.request_stop()
+            thread.join(10)
