@@ -74,6 +74,22 @@ class ReleasedJobFactory(JobFactory):
     version = 1
 
 
+def heartbeat_row(now, owner: str = "worker-1") -> dict:
+    """The Worker row a heartbeat statement takes (``leases.heartbeat(worker=...)``)."""
+    return {
+        "owner": owner,
+        "host": "h",
+        "pid": 1,
+        "queues_json": "[]",
+        "concurrency": 1,
+        "started_at": now,
+        "now": now,
+        "lease": timedelta(minutes=1),
+        "forget_after": timedelta(hours=1),
+        "stopping": False,
+    }
+
+
 class JobAttemptFactory(DjangoModelFactory):
     """A failed attempt in the history of ``job`` (which the caller gives)."""
 

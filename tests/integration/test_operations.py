@@ -14,7 +14,7 @@ from litejobs.jobs import claims, leases, transitions
 from litejobs.models import Job, JobAttempt, JobState, QueueState
 from litejobs.worker import Worker
 from tests.conftest import wait_for
-from tests.factories import JobAttemptFactory, JobFactory, WorkerFactory
+from tests.factories import JobAttemptFactory, JobFactory, WorkerFactory, heartbeat_row
 from tests.testapp.jobs import gated, gives_up, record
 from tests.testapp.models import Mark
 
@@ -163,23 +163,7 @@ def test_cancel_of_a_running_job_requests_it_from_its_worker(clock):
     # The worker's next heartbeat is told.
     now = clock.now()
     with connection.cursor() as cursor:
-        answer = leases.heartbeat(
-            cursor,
-            worker={
-                "owner": "worker-1",
-                "host": "h",
-                "pid": 1,
-                "queues_json": "[]",
-                "concurrency": 1,
-                "started_at": now,
-                "now": now,
-                "lease": timedelta(minutes=1),
-                "forget_after": timedelta(hours=1),
-                "stopping": False,
-            },
-            held=[held],
-            reap=False,
-        )
+        answer = leases.heartbeat(cursor, worker=heartbeat_row(now), held=[held], reap=False)
     assert answer.cancel_requested == {held.id}
 
 

@@ -15,7 +15,7 @@ from litejobs.models import Job, JobAttempt, JobState, QueueState
 from litejobs.runtime.listening import connect
 from litejobs.worker import Worker
 from tests.conftest import wait_for
-from tests.factories import QueueStateFactory, ReleasedJobFactory
+from tests.factories import QueueStateFactory, ReleasedJobFactory, heartbeat_row
 from tests.testapp.jobs import (
     charge_card,
     cooperative_slow,
@@ -443,19 +443,7 @@ def test_a_job_that_falls_due_while_the_claim_runs_is_due_at_once(clock, monkeyp
 
 
 def _heartbeat_due(clock, queues=()) -> bool:
-    now = clock.now()
-    worker = {
-        "owner": "worker-1",
-        "host": "h",
-        "pid": 1,
-        "queues_json": "[]",
-        "concurrency": 1,
-        "started_at": now,
-        "now": now,
-        "lease": timedelta(minutes=1),
-        "forget_after": timedelta(hours=1),
-        "stopping": False,
-    }
+    worker = heartbeat_row(clock.now())
     with connection.cursor() as cursor:
         return leases.heartbeat(cursor, worker=worker, held=[], reap=False, queues=queues).due
 
