@@ -40,7 +40,7 @@ TERMINAL = (JobState.DONE, JobState.DEAD, JobState.CANCELLED)
 #: The complement of CLAIMABLE. The claim and its index say "not one of these" rather than "one
 #: of CLAIMABLE": a predicate the planner cannot prove for the live-key index, so after ANALYZE
 #: of a table holding only finished jobs it still walks the claim index in order instead of
-#: sorting the whole backlog on every claim (BENCH W9).
+#: sorting the whole backlog on every claim.
 UNCLAIMABLE = (JobState.RUNNING, *TERMINAL)
 
 

@@ -45,20 +45,15 @@ WHERE job.name = %(name)s AND job.state IN ({live})
 -- name: claim
 -- Take up to `limit` due jobs without a concurrency limit: one statement, one new fence each.
 -- Due-ness uses the worker's `now`; the lease expiry the database's clock ({db_now}).
+-- litejobs_claimable_ids() (migration 0011) locks the due jobs in priority, run_at, id order
+-- by walking litejobs_job_claimable, whatever the table's statistics are.
 -- A last row of NULLs says that concurrency-limited jobs are due too (so an idle poll stays
 -- one statement and the limited claim runs only when it has work). `avoid`: the ids this
 -- worker handed back because its code cannot run them, left to other workers.
 WITH picked AS (
-    SELECT id FROM litejobs_job
-    WHERE state NOT IN ({unclaimable})  -- matches litejobs_job_claimable; see UNCLAIMABLE
-      AND concurrency_key IS NULL
-      AND run_at <= %(now)s
-      AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
-      AND queue NOT IN (SELECT name FROM litejobs_queuestate WHERE paused)
-      AND id <> ALL(%(avoid)s::bigint[])
-    ORDER BY priority DESC, run_at, id
-    LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
+    SELECT id FROM litejobs_claimable_ids(
+        %(now)s, %(queues)s::text[], %(avoid)s::bigint[], %(limit)s::integer
+    ) AS id
 ), claimed AS (
     UPDATE litejobs_job AS job
     SET state = 'running', attempts = job.attempts + 1, fence = nextval('litejobs_fence'),

@@ -1,5 +1,6 @@
 """The worker in-process: outcomes, retries, dead letters, timeouts and fences."""
 
+import json
 import logging
 import threading
 from datetime import timedelta
@@ -7,9 +8,10 @@ from datetime import timedelta
 import pgtrigger
 import psycopg
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test import override_settings
 
+from litejobs.core.enums import UNCLAIMABLE, sql_list
 from litejobs.jobs import claims, leases, transitions
 from litejobs.models import Job, JobAttempt, JobState, QueueState
 from litejobs.runtime.listening import connect
@@ -201,7 +203,7 @@ class RunnerStatements:
         def counted_execute(cursor, query, *args, **kwargs):
             thread = threading.current_thread().name
             text = str(query)
-            if "set_config('TimeZone'" in text or "FOR UPDATE SKIP" in text:
+            if "set_config('TimeZone'" in text or "litejobs_claimable_ids" in text:
                 pass
             elif thread.startswith("litejobs-runner"):
                 self.statements.append(text)
@@ -309,32 +311,78 @@ def _plan_nodes(node: dict):
         yield from _plan_nodes(child)
 
 
+def _claim_plans(clock) -> list[dict]:
+    """The plan nodes of every statement one claim ran, its function's nested query included
+    (auto_explain, its log lines sent to this connection), in a transaction rolled back."""
+    lines: list[str] = []
+    pg = connection.connection
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("LOAD 'auto_explain'")
+            for setting, value in {
+                "auto_explain.log_min_duration": "0",
+                "auto_explain.log_nested_statements": "on",
+                "auto_explain.log_format": "json",
+                "client_min_messages": "log",
+            }.items():
+                cursor.execute("SELECT set_config(%s, %s, true)", [setting, value])
+
+        def collect(notice: psycopg.errors.Diagnostic) -> None:
+            lines.append(notice.message_primary or "")
+
+        pg.add_notice_handler(collect)
+        try:
+            with connection.cursor() as cursor:
+                claims.claim(
+                    cursor,
+                    owner="test",
+                    queues=[],
+                    limit=10,
+                    now=clock.now(),
+                    lease=timedelta(minutes=1),
+                    avoid=[1, 2, 3],  # jobs this worker handed back
+                )
+        finally:
+            pg.remove_notice_handler(collect)
+        transaction.set_rollback(True)
+    plans = [json.loads(line[line.index("{") :]) for line in lines if "plan:" in line]
+    return [node for plan in plans for node in _plan_nodes(plan["Plan"])]
+
+
+def _assert_walks_the_claim_index(plan: list[dict]) -> None:
+    assert {node.get("Index Name") for node in plan} >= {"litejobs_job_claimable"}, plan
+    assert not any(node["Node Type"] == "Sort" for node in plan), plan
+
+
+def test_the_claim_function_skips_the_states_the_claim_index_leaves_out():
+    """The function's predicate must match the index's, or the index cannot serve it."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT prosrc FROM pg_proc WHERE proname = 'litejobs_claimable_ids'")
+        [(source,)] = cursor.fetchall()
+    assert f"job.state NOT IN ({sql_list(UNCLAIMABLE)})" in source
+
+
 def test_the_claim_walks_its_index_even_when_statistics_saw_only_finished_jobs(clock):
     """ANALYZE of a table of finished jobs makes the planner expect no claimable row at all;
-    the claim must still read its index in order rather than sort the backlog (the bench's W9)."""
+    the claim must still read its index in order rather than sort the backlog."""
     from litejobs.bench.workloads import HISTORY
-    from litejobs.sql import query
 
     with connection.cursor() as cursor:
         cursor.execute(HISTORY, {"name": record.name, "queue": "default", "count": 50_000})
         cursor.execute("VACUUM (ANALYZE) litejobs_job")
     record.enqueue_many([{"label": f"backlog {n}"} for n in range(2_000)])
-    now = clock.now()
-    params = {
-        "owner": "test",
-        "queues": None,
-        "limit": 10,
-        "now": now,
-        "lease": timedelta(minutes=1),
-        "avoid": [1, 2, 3],  # jobs this worker handed back
-        "db_now": now,
-    }
+    _assert_walks_the_claim_index(_claim_plans(clock))
+
+
+def test_the_claim_walks_its_index_on_a_table_never_analyzed(clock):
+    """A new install's first backlog: no statistics at all, so the planner guesses; the claim
+    must not sort every ready job on every claim until the first autoanalyze."""
+    for page in range(6):
+        record.enqueue_many([{"label": f"backlog {page} {n}"} for n in range(10_000)])
     with connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN (FORMAT JSON) {query('claim')}", params)
-        raw = cursor.fetchone()[0]
-    plan = list(_plan_nodes(raw[0]["Plan"]))
-    assert {node.get("Index Name") for node in plan} >= {"litejobs_job_claimable"}, raw
-    assert not any(node["Node Type"] == "Sort" for node in plan), raw
+        cursor.execute("DELETE FROM pg_statistic WHERE starelid = 'litejobs_job'::regclass")
+        cursor.execute("UPDATE pg_class SET reltuples = -1 WHERE oid = 'litejobs_job'::regclass")
+    _assert_walks_the_claim_index(_claim_plans(clock))
 
 
 SECRET_CARD = {
