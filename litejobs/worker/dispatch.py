@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 
 from ..jobs.claims import ClaimedJob
+
+#: While jobs are taken quickly, a claim takes about as many as the threads took in this many
+#: seconds at the rate they took the previous batch...
+CLAIM_AHEAD = 0.02
+#: ...and never more than this many times the configured batch.
+MAX_BATCHES = 8
 
 
 class Dispatcher:
@@ -15,11 +22,25 @@ class Dispatcher:
     A thread that finds the buffer empty claims a batch (when there may be work: a NOTIFY, a
     backstop poll, a due retry, or the previous claim came back full) and shares it, so claim
     statements are amortised over the batch while no thread sits on jobs another could run.
+
+    A batch is ``batch`` jobs, or, while a backlog of quick jobs lasts, as many as the threads
+    get through in ``CLAIM_AHEAD`` (up to ``MAX_BATCHES`` batches): the claim's round trip is
+    then spread over more jobs, and a worker never holds more than a moment's work that
+    another worker could have run. Slow jobs keep the configured batch.
     """
 
-    def __init__(self, batch: int, max_jobs: int | None = None) -> None:
+    def __init__(
+        self,
+        batch: int,
+        max_jobs: int | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.batch = max(1, batch)
         self.max_jobs = max_jobs
+        self._monotonic = monotonic
+        self._taken = 0  # jobs handed out since the last claim returned
+        self._backlog = False  # whether it came back full
+        self._since = monotonic()  # when it returned
         self.claimed_total = 0
         self._buffer: deque[ClaimedJob] = deque()
         self._cond = threading.Condition()
@@ -78,6 +99,7 @@ class Dispatcher:
                         return None
                     if self._buffer:
                         self._busy += 1
+                        self._taken += 1
                         return self._buffer.popleft()
                     if self._wanted and not self._claiming and not self.exhausted:
                         self._claiming = True
@@ -113,9 +135,15 @@ class Dispatcher:
             raise
 
     def _limit(self) -> int:
-        if self.max_jobs is None:
-            return self.batch
-        return min(self.batch, self.max_jobs - self.claimed_total)
+        """The next claim's size (under the lock)."""
+        size = self.batch
+        elapsed = self._monotonic() - self._since
+        if self._backlog and elapsed > 0:
+            pace = round(self._taken * CLAIM_AHEAD / elapsed)
+            size = max(self.batch, min(pace, self.batch * MAX_BATCHES))
+        if self.max_jobs is not None:
+            size = min(size, self.max_jobs - self.claimed_total)
+        return size
 
     def _run_claim(self, claim: Callable[[int], list[ClaimedJob]], limit: int) -> None:
         """Run ``claim(limit)`` (``_claiming`` is set) and buffer what it took."""
@@ -125,6 +153,9 @@ class Dispatcher:
         finally:
             with self._cond:
                 self._claiming = False
+                self._taken = 0
+                self._since = self._monotonic()
+                self._backlog = len(jobs) >= limit
                 self.claimed_total += len(jobs)
                 self._buffer.extend(jobs)  # after stop(): left for leftovers()
                 if len(jobs) < limit:

@@ -33,6 +33,7 @@ from ..sql import hot_cursor
 from .dispatch import Dispatcher
 from .handbacks import HandedBack
 from .holdings import Held, Holdings, LeaseWatch, RunnerHandle
+from .joblines import JobLines
 from .outcome import Ending, Release
 from .runner import Runner
 from .settling import Settler, failed
@@ -87,6 +88,7 @@ class Worker:
         self.outage = Outage(f"worker {self.host}:{self.pid}")
         self.stop_event = threading.Event()
         self.control = Listener(self.alias, NOTIFY_CHANNEL)
+        self.lines = JobLines()
         self.settler = Settler(
             owner=self.id,
             alias=self.alias,
@@ -95,6 +97,7 @@ class Worker:
             handed_back=self.handed_back,
             outage=self.outage,
             stop_event=self.stop_event,
+            lines=self.lines,
         )
         self._runners: list[Runner] = []
         #: The earliest known future run_at; when it passes the worker claims and asks again.
@@ -220,6 +223,7 @@ class Worker:
             self.concurrency,
             describe_database(self.alias),
         )
+        self.lines.start()
         self._lease_watch.start()
         for number in range(self.concurrency):
             self._start_runner(number)
@@ -474,6 +478,7 @@ class Worker:
             logger.warning("worker stopped during an outage; its leases will lapse")
         for job in self.holdings.jobs():
             logger.warning("job abandoned at exit id=%s name=%s", job.id, job.name)
+        self.lines.stop()
         self._watch_stop.set()
         self.control.close()
         connections.close_all()

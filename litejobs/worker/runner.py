@@ -29,6 +29,7 @@ from ..jobs.context import JobContext
 from ..jobs.steps import OperatorNeeded, Steps, Suspended
 from ..runtime.outage import is_outage
 from ..sql import hot_cursor
+from .joblines import JobLines
 from .outcome import Completed, Crashed, Ending, HandBack, Pause, Refused, Release, Unfenced
 from .settling import failed, scrubber_for
 
@@ -40,6 +41,8 @@ class RunnerHost(Protocol):
 
     #: The database alias jobs run on (their atomic bodies, their completions).
     alias: str
+    #: Where a run's ``job start`` line goes.
+    lines: JobLines
 
     def next_job(self) -> ClaimedJob | None:
         """The next held job for this thread (claiming when there may be work); None once the
@@ -142,15 +145,15 @@ class Runner(threading.Thread):
             self.current = job
             self._pg_conn = None
         self.host.running(job, ctx, definition.timeout.total_seconds(), self)
-        if logger.isEnabledFor(logging.INFO):  # two lines per job: nothing built when off
-            logger.info(
-                "job start id=%s name=%s attempt=%s/%s queue=%s",
-                job.id,
-                job.name,
-                job.attempt,
-                job.max_attempts,
-                job.queue,
-            )
+        self.host.lines.info(
+            logger,
+            "job start id=%s name=%s attempt=%s/%s queue=%s",
+            job.id,
+            job.name,
+            job.attempt,
+            job.max_attempts,
+            job.queue,
+        )
         try:
             with use_traceparent(job.traceparent):
                 if definition.atomic:

@@ -33,6 +33,7 @@ from .acks import Acknowledger
 from .dispatch import Dispatcher
 from .handbacks import HandedBack
 from .holdings import Holdings
+from .joblines import JobLines
 from .outcome import (
     Completed,
     Crashed,
@@ -65,6 +66,7 @@ class Settler:
         handed_back: HandedBack,
         outage: Outage,
         stop_event: threading.Event,
+        lines: JobLines,
     ) -> None:
         self.owner = owner
         self.alias = alias
@@ -73,6 +75,7 @@ class Settler:
         self.handed_back = handed_back
         self.outage = outage
         self.stop_event = stop_event
+        self.lines = lines
         self.counts: dict[str, int] = {}
         self._counts_lock = threading.Lock()
         self._releases: list[tuple[ClaimedJob, float, str]] = []
@@ -120,16 +123,16 @@ class Settler:
             self.dispatcher.poke()
         with self._counts_lock:
             self.counts[outcome] = self.counts.get(outcome, 0) + 1
-        if logger.isEnabledFor(logging.INFO):
-            logger.info(
-                "job end id=%s name=%s outcome=%s attempt=%s duration_ms=%.1f%s",
-                job.id,
-                job.name,
-                outcome,
-                job.attempt,
-                (time.monotonic() - started) * 1000,
-                f" error={error}" if error else "",
-            )
+        self.lines.info(
+            logger,
+            "job end id=%s name=%s outcome=%s attempt=%s duration_ms=%.1f%s",
+            job.id,
+            job.name,
+            outcome,
+            job.attempt,
+            (time.monotonic() - started) * 1000,
+            f" error={error}" if error else "",
+        )
 
     # Releases, on the main loop's connection ------------------------------------------------
 

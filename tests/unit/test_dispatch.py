@@ -85,3 +85,65 @@ def test_a_failed_wake_up_claim_leaves_the_claim_to_the_runners():
         raise AssertionError("the claim's error was swallowed")
     waiter.join(5)
     assert waiter.got.id == 4
+
+
+class Clock:
+    """A monotonic clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def drain_batches(dispatcher: Dispatcher, clock: Clock, seconds_per_job: float, batches: int):
+    """Take every job of ``batches`` full claims at a pace; answers each claim's limit."""
+    limits: list[int] = []
+    next_id = iter(range(1, 1_000_000))
+
+    def full(limit: int) -> list[ClaimedJob]:
+        limits.append(limit)
+        return [claimed(next(next_id)) for _ in range(limit)]
+
+    while len(limits) < batches:
+        dispatcher.next(full)
+        dispatcher.done_with_one()
+        clock.now += seconds_per_job
+    return limits
+
+
+def test_a_backlog_of_quick_jobs_is_claimed_in_larger_batches_up_to_eight():
+    clock = Clock()
+    dispatcher = Dispatcher(batch=16, monotonic=clock)
+    # 10,000 jobs a second: 20 ms of them is 200, capped at 8 batches of 16.
+    limits = drain_batches(dispatcher, clock, seconds_per_job=0.0001, batches=4)
+    assert limits[0] == 16
+    assert limits[1:] == [128, 128, 128]
+
+
+def test_a_claim_takes_what_the_threads_get_through_in_twenty_ms():
+    clock = Clock()
+    dispatcher = Dispatcher(batch=16, monotonic=clock)
+    # 2,000 jobs a second: 40 in 20 ms.
+    assert drain_batches(dispatcher, clock, seconds_per_job=0.0005, batches=3) == [16, 40, 40]
+
+
+def test_slow_jobs_keep_the_configured_batch():
+    clock = Clock()
+    dispatcher = Dispatcher(batch=16, monotonic=clock)
+    assert drain_batches(dispatcher, clock, seconds_per_job=0.01, batches=3) == [16, 16, 16]
+
+
+def test_a_claim_after_an_idle_spell_takes_the_configured_batch():
+    clock = Clock()
+    dispatcher = Dispatcher(batch=16, monotonic=clock)
+    drain_batches(dispatcher, clock, seconds_per_job=0.0001, batches=2)
+    limits = []
+    dispatcher.next(lambda limit: limits.append(limit) or [claimed(999_999)])  # the buffer's last
+    clock.now += 60  # idle
+    while dispatcher._buffer:
+        dispatcher.next(lambda limit: [])
+    dispatcher.poke()
+    dispatcher.next(lambda limit: limits.append(limit) or [claimed(1_000_001)])
+    assert limits[-1] == 16
