@@ -17,7 +17,7 @@ from ..core.retry import Retry
 from ..core.tracing import current_traceparent
 from ..exceptions import DeclarationError, InvalidInput, LitejobsError
 from . import catalog
-from .enqueue import Enqueued, PreparedRow, insert_many, insert_one
+from .enqueue import CHUNK, Enqueued, PreparedRow, insert_many, insert_one
 
 RESERVED_OPTIONS = ("delay", "run_at", "priority")
 MAX_BATCH = 10_000
@@ -335,8 +335,9 @@ class JobDefinition:
     ) -> list[Enqueued]:
         """Enqueue many runs of this job: one statement per 1,000, one answer per input in order.
 
-        More than 10,000 inputs are refused before anything is written; the whole call is
-        one transaction (it commits or rolls back with the caller's).
+        More than 10,000 inputs are refused before anything is written, and a bad input
+        leaves nothing written; the whole call is one transaction (it commits or rolls back
+        with the caller's).
         """
         inputs = list(arguments)
         if len(inputs) > MAX_BATCH:
@@ -354,8 +355,17 @@ class JobDefinition:
                     code="argument-invalid",
                 )
         max_bytes = settings.MAX_PAYLOAD_BYTES
-        rows = [self.prepare(dict(item), max_bytes) for item in inputs]
-        return insert_many(self, rows, self.timing(delay, run_at), self.priority_for(priority))
+        if not inputs:
+            return []
+        # Each input is validated as its chunk is made, while the previous chunk is inserted;
+        # past the first chunk a bad input rolls the call back to a savepoint.
+        return insert_many(
+            self,
+            (self.prepare(dict(item), max_bytes) for item in inputs),
+            self.timing(delay, run_at),
+            self.priority_for(priority),
+            savepoint=len(inputs) > CHUNK,
+        )
 
     def _refuse_positional(self, count: int) -> None:
         named = ", ".join(f"{name}=..." for name in self._positional[:count]) or "name=..."

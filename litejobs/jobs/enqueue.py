@@ -7,16 +7,19 @@ turns the insert into a no-op and the answer into ``deduped=True``.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
 from django.db import connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ..conf import settings
 from ..core.enums import JobState
 from ..core.payloads import dumps
-from ..sql import fetch_all, fetch_one, hot_cursor, run_query
+from ..sql import fetch_all, fetch_one, hot_cursor, pipelined, run_query
 
 CHUNK = 1000
 _RACE_RETRIES = 5
@@ -116,60 +119,107 @@ def insert_one(
 
 def insert_many(
     definition: Enqueueable,
-    rows: list[PreparedRow],
+    rows: Iterable[PreparedRow],
     timing: tuple[datetime, datetime],
     priority: int,
+    *,
+    savepoint: bool = False,
 ) -> list[Enqueued]:
-    """Insert many jobs of one declaration, 1,000 per statement, in one transaction."""
-    if not rows:
-        return []
+    """Insert many jobs of one declaration, 1,000 per statement, in one transaction.
+
+    ``rows`` may be made as they are read: the statements go out in pipeline mode, so making
+    the next 1,000 rows (``enqueue_many`` validates and encodes each input then) overlaps the
+    server's insert of the previous 1,000. When making a later row can fail, pass
+    ``savepoint=True``: the error then leaves nothing written and an open transaction of the
+    caller's as it was. Without it, any error aborts the caller's transaction too.
+    """
     common = _common(definition, timing, priority)
+    made: list[PreparedRow] = []
     ids: dict[tuple[str, str], int] = {}
     inserted: set[int] = set()
     alias = settings.DATABASE
-    pending = rows
-    # All or nothing, without a savepoint: any error aborts the caller's transaction too.
-    with transaction.atomic(using=alias, savepoint=False), hot_cursor(connections[alias]) as cursor:
+    connection = connections[alias]
+    chunks = _chunks(rows, made)
+    # The first chunk is made before the transaction is touched: an error making it (a bad
+    # input) leaves the caller's transaction as it was, with or without a savepoint.
+    first = next(chunks, None)
+    if first is None:
+        return []
+    pending: Iterator[list[PreparedRow]] = itertools.chain([first], chunks)
+    with transaction.atomic(using=alias, savepoint=savepoint):
         for _ in range(_RACE_RETRIES):
-            for start in range(0, len(pending), CHUNK):
-                chunk = pending[start : start + CHUNK]
-                run_query(
-                    cursor,
-                    "enqueue_many",
-                    {
-                        **common,
-                        "keys": dumps([r.key for r in chunk]),
-                        "tenants": dumps([r.tenant for r in chunk]),
-                        "payloads": f"[{','.join([r.payload for r in chunk])}]",
-                        "concurrency_keys": dumps([r.concurrency_key for r in chunk]),
-                    },
-                )
-                for found in fetch_all(cursor):
-                    ids[(found["key"], found["tenant"])] = found["id"]
-                    inserted.add(found["id"])
-            missing = sorted({(r.key, r.tenant) for r in pending} - ids.keys())
+            for found in _insert_chunks(connection, common, pending):
+                ids[(found["key"], found["tenant"])] = found["id"]
+                inserted.add(found["id"])
+            if len(inserted) == len(made):
+                break  # every row inserted: no key was held (the usual case)
+            missing = sorted({(r.key, r.tenant) for r in made} - ids.keys())
             if missing:
-                run_query(
-                    cursor,
-                    "live_by_keys",
-                    {
-                        "name": definition.name,
-                        "keys": [key for key, _ in missing],
-                        "tenants": [tenant for _, tenant in missing],
-                    },
-                )
-                for found in fetch_all(cursor):
-                    ids[(found["key"], found["tenant"])] = found["id"]
+                with hot_cursor(connection) as cursor:
+                    run_query(
+                        cursor,
+                        "live_by_keys",
+                        {
+                            "name": definition.name,
+                            "keys": [key for key, _ in missing],
+                            "tenants": [tenant for _, tenant in missing],
+                        },
+                    )
+                    for found in fetch_all(cursor):
+                        ids[(found["key"], found["tenant"])] = found["id"]
             # A live holder that finished between the two statements freed its key: insert again.
-            pending = [r for r in pending if (r.key, r.tenant) not in ids]
-            if not pending:
+            left = [r for r in made if (r.key, r.tenant) not in ids]
+            if not left:
                 break
+            pending = _chunks(left, [])
         else:
             raise RuntimeError(f"Could not enqueue {definition.name!r}: keys kept changing hands.")
     answers = []
     seen: set[int] = set()
-    for row in rows:
+    for row in made:
         job_id = ids[(row.key, row.tenant)]
         answers.append(Enqueued(job_id, deduped=job_id not in inserted or job_id in seen))
         seen.add(job_id)
     return answers
+
+
+def _insert_chunks(
+    connection: BaseDatabaseWrapper, common: dict[str, Any], chunks: Iterable[list[PreparedRow]]
+) -> list[dict[str, Any]]:
+    """Send ``enqueue_many`` once per chunk without waiting for the answers in between;
+    answers the rows every statement inserted."""
+    cursors = []
+    with pipelined(connection):
+        for chunk in chunks:
+            cursor = hot_cursor(connection)
+            run_query(
+                cursor,
+                "enqueue_many",
+                {
+                    **common,
+                    "keys": dumps([r.key for r in chunk]),
+                    "tenants": dumps([r.tenant for r in chunk]),
+                    "payloads": f"[{','.join([r.payload for r in chunk])}]",
+                    "concurrency_keys": dumps([r.concurrency_key for r in chunk]),
+                },
+            )
+            cursors.append(cursor)
+    inserted = []
+    for cursor in cursors:
+        with cursor:
+            inserted += fetch_all(cursor)
+    return inserted
+
+
+def _chunks(rows: Iterable[PreparedRow], made: list[PreparedRow]) -> Iterator[list[PreparedRow]]:
+    """``rows`` 1,000 at a time, each row also appended to ``made`` as it is read."""
+    chunk: list[PreparedRow] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == CHUNK:
+            made += chunk
+            yield chunk
+            chunk = []
+    if chunk:
+        made += chunk
+        yield chunk

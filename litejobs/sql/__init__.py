@@ -13,6 +13,7 @@ bound parameters (``%(name)s``). Rows are read by column name (``fetch_all``, ``
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import psycopg
@@ -76,6 +77,16 @@ def hot_cursor(connection: BaseDatabaseWrapper) -> Any:
         # Django's debug wrapper wraps any DB-API cursor, a psycopg one included.
         return connection.make_debug_cursor(cursor)  # type: ignore[arg-type]
     return cursor
+
+
+def pipelined(connection: BaseDatabaseWrapper) -> AbstractContextManager[Any]:
+    """A block in which statements go out without waiting for each other's answers (psycopg's
+    pipeline mode; where libpq lacks it, each waits as usual). Answers are read after it."""
+    connection.ensure_connection()
+    if not psycopg.Pipeline.is_supported():
+        return nullcontext()
+    pipeline: psycopg.Pipeline = connection.connection.pipeline()
+    return pipeline
 
 
 def run_query(cursor: Any, name: str, params: dict[str, Any]) -> None:

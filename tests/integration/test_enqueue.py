@@ -65,10 +65,31 @@ def test_enqueue_many_dedupes_within_the_batch_and_against_live_jobs(clock):
 
 
 def test_enqueue_many_writes_one_statement_per_thousand(clock):
+    """Inside the caller's transaction, past 1,000 inputs, the inserts run under a savepoint."""
     with CaptureQueriesContext(connection) as queries:
         noop.enqueue_many([{"n": i} for i in range(2500)])
-    assert len(queries.captured_queries) == 3
+    sent = [
+        "INSERT" if "INSERT INTO litejobs_job" in query["sql"] else query["sql"].split()[0]
+        for query in queries.captured_queries
+    ]
+    assert sent == ["SAVEPOINT", "INSERT", "INSERT", "INSERT", "RELEASE"]
     assert Job.objects.count() == 2500
+
+
+def test_a_bad_input_past_the_first_thousand_writes_nothing_and_keeps_the_callers_transaction(
+    clock,
+):
+    """Later chunks are validated while earlier ones are inserted: a bad one rolls back to the
+    savepoint, and the caller's own writes and transaction carry on."""
+    inputs: list[dict] = [{"n": i} for i in range(2500)]
+    inputs[2100] = {"n": object()}
+    with transaction.atomic():
+        record.enqueue(label="the caller's own write")
+        with pytest.raises(InvalidInput) as caught:
+            noop.enqueue_many(inputs)
+        assert caught.value.code == "payload-not-json"
+        assert list(Job.objects.values_list("name", flat=True)) == [record.name]
+    assert Job.objects.count() == 1
 
 
 def test_delay_and_run_at_schedule_the_job(clock):
@@ -130,9 +151,10 @@ def test_a_batch_over_10000_is_refused_before_anything_is_written(clock):
 
 
 def test_one_bad_input_in_a_batch_writes_nothing(clock):
-    with pytest.raises(InvalidInput):
-        noop.enqueue_many([{"n": 1}, {"n": 2}, {"n": object()}])
-    assert Job.objects.count() == 0
+    with transaction.atomic():
+        with pytest.raises(InvalidInput):
+            noop.enqueue_many([{"n": 1}, {"n": 2}, {"n": object()}])
+        assert Job.objects.count() == 0  # the caller's transaction carries on
 
 
 @pytest.mark.parametrize(
