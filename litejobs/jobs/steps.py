@@ -26,7 +26,7 @@ from ..core.durations import parse_duration
 from ..core.enums import StepKind, StepState
 from ..core.payloads import Scrubber, dumps
 from ..exceptions import InvalidInput, Permanent, StaleFence, TransitionRefused, WaitTimedOut
-from ..sql import fetch_all, fetch_one, hot_cursor, run_query
+from ..sql import fetch_all, fetch_one, hot_cursor, joining_cursor, run_query
 from . import events
 
 if TYPE_CHECKING:
@@ -359,7 +359,8 @@ class Steps:
         stored = self._load()
         now = clock.now()
         sequence = max((s.sequence for s in stored.values()), default=0) + 1
-        with hot_cursor(connections[self._alias]) as cursor:
+        # A step whose function sent nothing is recorded in one autocommit statement.
+        with joining_cursor(connections[self._alias]) as cursor:
             run_query(
                 cursor,
                 "step_write",

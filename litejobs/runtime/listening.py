@@ -16,6 +16,9 @@ from typing import Any, cast
 import psycopg
 from django.db import connections
 
+from ..conf import settings
+from ..sql import allow_prepared
+
 logger = logging.getLogger(__name__)
 
 
@@ -26,7 +29,10 @@ def connect(alias: str) -> psycopg.Connection:
     params.pop("cursor_factory", None)
     params["autocommit"] = True
     params.setdefault("application_name", "litejobs")
-    return psycopg.connect(**params)
+    conn = psycopg.connect(**params)
+    if conn.prepare_threshold is None and settings.PREPARED_STATEMENTS:
+        allow_prepared(conn)
+    return conn
 
 
 class Listener:

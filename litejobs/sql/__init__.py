@@ -9,15 +9,24 @@ and ``{finished_items}`` expand to the state lists of ``litejobs.core.enums``; `
 the instant lease arithmetic runs at (the ``db_now`` parameter, from
 ``litejobs.clock.lease_instant()``: NULL means the database's own clock). Values are always
 bound parameters (``%(name)s``). Rows are read by column name (``fetch_all``, ``fetch_one``).
+
+A claimed job is addressed as ``id = … AND fence = … AND state COLLATE "C" = 'running'``.
+The collation changes nothing in what matches, but it keeps the planner from proving the
+partial indexes' predicates (the live key's, the leases') from the condition, so the lookup
+always goes through the primary key: statistics taken while the table held only finished
+jobs call those indexes empty, and a plan through one then walks every live job.
 """
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager, nullcontext
+import sys
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 import psycopg
 from django.db.backends.base.base import BaseDatabaseWrapper
+from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
 from ..conf import settings
@@ -72,11 +81,54 @@ def hot_cursor(connection: BaseDatabaseWrapper) -> Any:
     it comes wrapped in Django's debug cursor, so statement counts stay visible to tests.
     """
     connection.ensure_connection()
-    cursor = psycopg.Cursor(connection.connection, row_factory=dict_row)
+    pg = connection.connection
+    if pg.prepare_threshold is None and settings.PREPARED_STATEMENTS:
+        allow_prepared(pg)
+    cursor = psycopg.Cursor(pg, row_factory=dict_row)
     if connection.queries_logged:
         # Django's debug wrapper wraps any DB-API cursor, a psycopg one included.
         return connection.make_debug_cursor(cursor)  # type: ignore[arg-type]
     return cursor
+
+
+#: A prepare threshold no query reaches: nothing is prepared for being run often.
+NEVER_BY_COUNT = sys.maxsize
+
+
+def allow_prepared(pg: psycopg.Connection[Any]) -> None:
+    """Let ``execute(..., prepare=True)`` prepare on a connection opened by Django.
+
+    Django opens psycopg connections with ``prepare_threshold=None`` (for connection
+    poolers), and psycopg then ignores an explicit ``prepare=True`` too. A threshold no query
+    reaches prepares litejobs' named statements, which ask for it, and nothing else.
+    """
+    pg.prepare_threshold = NEVER_BY_COUNT
+
+
+@contextmanager
+def joining_cursor(connection: BaseDatabaseWrapper) -> Iterator[Any]:
+    """A hot cursor for a write that joins the transaction of the atomic block around it.
+
+    When that block is the outermost one and has sent nothing yet, the write would be the
+    whole transaction: it then runs as one autocommit statement, with no BEGIN and no COMMIT
+    round trip, and the block's commit has nothing left to send (``on_commit`` callbacks
+    still run at it, after the write is committed).
+    """
+    connection.ensure_connection()
+    pg = connection.connection
+    alone = (
+        not pg.autocommit
+        and len(connection.atomic_blocks) <= 1
+        and pg.info.transaction_status == TransactionStatus.IDLE
+    )
+    if alone:
+        pg.autocommit = True
+    try:
+        with hot_cursor(connection) as cursor:
+            yield cursor
+    finally:
+        if alone:
+            pg.autocommit = False
 
 
 def pipelined(connection: BaseDatabaseWrapper) -> AbstractContextManager[Any]:
@@ -89,10 +141,16 @@ def pipelined(connection: BaseDatabaseWrapper) -> AbstractContextManager[Any]:
     return pipeline
 
 
+def prepared() -> frozenset[str]:
+    """The statements prepared server-side on a hot cursor (marked ``-- prepared``)."""
+    return _statements.prepared
+
+
 def run_query(cursor: Any, name: str, params: dict[str, Any]) -> None:
-    """Execute a named statement, prepared server-side on a hot cursor."""
+    """Execute a named statement; on a hot cursor, prepared server-side if it is marked so."""
     if isinstance(cursor, psycopg.Cursor):
-        cursor.execute(query(name), params, prepare=bool(settings.PREPARED_STATEMENTS))
+        prepare = bool(settings.PREPARED_STATEMENTS) and name in _statements.prepared
+        cursor.execute(query(name), params, prepare=prepare)
     else:
         cursor.execute(query(name), params)
 

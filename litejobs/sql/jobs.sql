@@ -3,6 +3,7 @@
 -- placeholders); each is used by exactly one function (a test checks every name is used).
 
 -- name: enqueue
+-- prepared
 -- One job; a live job with the same (name, tenant, key) makes this a no-op (deduplicated).
 INSERT INTO litejobs_job (
     name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
@@ -16,6 +17,7 @@ ON CONFLICT (name, tenant, key) WHERE state IN ({live}) DO NOTHING
 RETURNING id
 
 -- name: enqueue_many
+-- prepared
 -- Up to 1,000 jobs of one declaration in one statement. The columns arrive as JSON arrays
 -- (the payloads already JSON text): one document to parse each, no array escaping.
 INSERT INTO litejobs_job (
@@ -43,10 +45,12 @@ JOIN unnest(%(keys)s::text[], %(tenants)s::text[]) AS wanted (key, tenant)
 WHERE job.name = %(name)s AND job.state IN ({live})
 
 -- name: claim
+-- prepared
 -- Take up to `limit` due jobs without a concurrency limit: one statement, one new fence each.
 -- Due-ness uses the worker's `now`; the lease expiry the database's clock ({db_now}).
--- litejobs_claimable_ids() (migration 0011) locks the due jobs in priority, run_at, id order
--- by walking litejobs_job_claimable, whatever the table's statistics are.
+-- litejobs_claimable_ids() and litejobs_limited_due() (migration 0011) read the claim and
+-- limited indexes whatever the table's statistics are: the first locks the due jobs in
+-- priority, run_at, id order, the second answers whether limited ones are due.
 -- A last row of NULLs says that concurrency-limited jobs are due too (so an idle poll stays
 -- one statement and the limited claim runs only when it has work). `avoid`: the ids this
 -- worker handed back because its code cannot run them, left to other workers.
@@ -67,14 +71,7 @@ WITH picked AS (
 SELECT * FROM claimed
 UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-WHERE EXISTS (
-    SELECT 1 FROM litejobs_job
-    WHERE state IN ({claimable})
-      AND concurrency_key IS NOT NULL
-      AND run_at <= %(now)s
-      AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
-      AND id <> ALL(%(avoid)s::bigint[])
-)
+WHERE litejobs_limited_due(%(now)s, %(queues)s::text[], %(avoid)s::bigint[])
 
 -- name: lock_limited_claims
 -- Serialises claims of concurrency-limited jobs fleet-wide until the transaction ends.
@@ -124,18 +121,20 @@ WHERE state IN ({claimable}) AND run_at > %(now)s
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
 
 -- name: complete
+-- prepared
 -- The fenced completion of one job; run inside the body's transaction (atomic jobs).
 UPDATE litejobs_job
 SET state = 'done', finished_at = %(now)s, result = %(result)s::jsonb, lease_expires_at = NULL
-WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+WHERE id = %(id)s AND fence = %(fence)s AND state COLLATE "C" = 'running'
 
 -- name: complete_batch
+-- prepared
 -- The batched, fenced acknowledgement of atomic=False jobs; answers the ids it completed.
 UPDATE litejobs_job AS job
 SET state = 'done', finished_at = acks.finished_at, result = acks.result, lease_expires_at = NULL
 FROM unnest(%(ids)s::bigint[], %(fences)s::bigint[], %(finished)s::timestamptz[],
             %(results)s::jsonb[]) AS acks (id, fence, finished_at, result)
-WHERE job.id = acks.id AND job.fence = acks.fence AND job.state = 'running'
+WHERE job.id = acks.id AND job.fence = acks.fence AND job.state COLLATE "C" = 'running'
 RETURNING job.id
 
 -- name: fail
@@ -146,7 +145,7 @@ WITH failed AS (
     SET state = %(state)s, run_at = COALESCE(%(run_at)s, run_at), finished_at = %(finished_at)s,
         lease_expires_at = NULL, handed_back_at = NULL, error_class = %(error_class)s,
         error_message = %(error_message)s, error_traceback = %(error_traceback)s
-    WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+    WHERE id = %(id)s AND fence = %(fence)s AND state COLLATE "C" = 'running'
     RETURNING id, attempts, started_at
 )
 INSERT INTO litejobs_jobattempt (
@@ -160,7 +159,7 @@ RETURNING job_id
 
 -- name: discard
 -- A spent job of a dead_letter=False declaration: removed instead of kept as dead.
-DELETE FROM litejobs_job WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+DELETE FROM litejobs_job WHERE id = %(id)s AND fence = %(fence)s AND state COLLATE "C" = 'running'
 RETURNING id
 
 -- name: hand_back
@@ -179,7 +178,7 @@ SET state = 'scheduled', attempts = attempts - 1, lease_expires_at = NULL,
             interval '1 minute'),
         COALESCE(handed_back_at, %(now)s::timestamptz) + %(grace)s::interval),
     error_class = %(error_class)s, error_message = %(error_message)s
-WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+WHERE id = %(id)s AND fence = %(fence)s AND state COLLATE "C" = 'running'
   AND (handed_back_at IS NULL OR handed_back_at > %(now)s::timestamptz - %(grace)s::interval)
 RETURNING handed_back_at
 
@@ -188,7 +187,7 @@ RETURNING handed_back_at
 UPDATE litejobs_job AS job
 SET state = 'ready', attempts = job.attempts - 1, lease_expires_at = NULL
 FROM unnest(%(ids)s::bigint[], %(fences)s::bigint[]) AS held (id, fence)
-WHERE job.id = held.id AND job.fence = held.fence AND job.state = 'running'
+WHERE job.id = held.id AND job.fence = held.fence AND job.state COLLATE "C" = 'running'
 RETURNING job.id
 
 -- name: progress
@@ -197,7 +196,7 @@ UPDATE litejobs_job AS job
 SET progress = updates.progress
 FROM unnest(%(ids)s::bigint[], %(fences)s::bigint[], %(progress)s::jsonb[])
      AS updates (id, fence, progress)
-WHERE job.id = updates.id AND job.fence = updates.fence AND job.state = 'running'
+WHERE job.id = updates.id AND job.fence = updates.fence AND job.state COLLATE "C" = 'running'
 
 -- name: cancel
 -- An operator's cancel of one live job, in one statement: cancelled at once, or, while a
@@ -253,7 +252,7 @@ DELETE FROM litejobs_job WHERE id IN (SELECT id FROM doomed)
 UPDATE litejobs_job
 SET state = 'waiting', attempts = attempts - 1, run_at = %(run_at)s, lease_expires_at = NULL,
     error_class = %(error_class)s, error_message = %(error_message)s
-WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+WHERE id = %(id)s AND fence = %(fence)s AND state COLLATE "C" = 'running'
 
 -- name: job_suspend_for_event
 -- Like job_suspend, for an event wait: due at once when a matching event was published since
@@ -265,4 +264,4 @@ SET state = 'waiting', attempts = attempts - 1, lease_expires_at = NULL,
         SELECT 1 FROM litejobs_event
         WHERE name = %(event)s AND published_at >= %(since)s AND payload @> %(match)s::jsonb
     ) THEN %(now)s::timestamptz ELSE %(run_at)s::timestamptz END
-WHERE id = %(id)s AND fence = %(fence)s AND state = 'running'
+WHERE id = %(id)s AND fence = %(fence)s AND state COLLATE "C" = 'running'

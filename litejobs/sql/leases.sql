@@ -25,7 +25,7 @@ WITH worker AS (
     UPDATE litejobs_job AS job
     SET lease_expires_at = {db_now} + %(lease)s::interval
     FROM unnest(%(ids)s::bigint[], %(fences)s::bigint[]) AS held (id, fence)
-    WHERE job.id = held.id AND job.fence = held.fence AND job.state = 'running'
+    WHERE job.id = held.id AND job.fence = held.fence AND job.state COLLATE "C" = 'running'
     RETURNING job.id, job.cancel_requested
 ), expired AS (
     SELECT id FROM litejobs_job

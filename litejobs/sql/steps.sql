@@ -2,18 +2,20 @@
 -- Statements are read by litejobs.sql; values are bound parameters.
 
 -- name: steps_of_job
+-- prepared
 -- Every stored step of a job (a run loads them once, at its first step).
 SELECT name, kind, state, output, executions, wake_at, created_at, sequence
 FROM litejobs_jobstep
 WHERE job_id = %(job_id)s
 
 -- name: step_write
+-- prepared
 -- Record one step, only while the writer's claim is current: the job row is share-locked
 -- until the step's transaction ends, so no takeover lands between the check and the commit.
 -- No row back: the fence is stale and nothing was written.
 WITH holder AS (
     SELECT id FROM litejobs_job
-    WHERE id = %(job_id)s AND fence = %(fence)s AND state = 'running'
+    WHERE id = %(job_id)s AND fence = %(fence)s AND state COLLATE "C" = 'running'
     FOR SHARE
 )
 INSERT INTO litejobs_jobstep AS step (

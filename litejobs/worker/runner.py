@@ -28,7 +28,7 @@ from ..jobs.claims import ClaimedJob
 from ..jobs.context import JobContext
 from ..jobs.steps import OperatorNeeded, Steps, Suspended
 from ..runtime.outage import is_outage
-from ..sql import hot_cursor
+from ..sql import joining_cursor
 from .joblines import JobLines
 from .outcome import Completed, Crashed, Ending, HandBack, Pause, Refused, Release, Unfenced
 from .settling import failed, scrubber_for
@@ -257,23 +257,10 @@ def _wrote_nothing(connection: BaseDatabaseWrapper) -> bool:
 
 
 def _complete(connection: BaseDatabaseWrapper, job: ClaimedJob, result_json: str | None) -> bool:
-    """Write an atomic job's fenced completion in the transaction of its body.
-
-    A body that sent no statement on this connection but registered an ``on_commit``
-    callback has not begun its transaction yet: the completion alone is then the whole
-    transaction, so it runs as one autocommit statement (no BEGIN, no COMMIT round trip) and
-    Django's commit after it has nothing left to do but run the callback.
-    """
-    pg = connection.connection
-    alone = pg.info.transaction_status == TransactionStatus.IDLE
-    if alone:
-        pg.autocommit = True
-    try:
-        with hot_cursor(connection) as cursor:
-            return transitions.complete(cursor, job, now=clock.now(), result_json=result_json)
-    finally:
-        if alone:
-            pg.autocommit = False
+    """Write an atomic job's fenced completion in the transaction of its body (alone, as one
+    autocommit statement, when the body sent nothing but registered an ``on_commit``)."""
+    with joining_cursor(connection) as cursor:
+        return transitions.complete(cursor, job, now=clock.now(), result_json=result_json)
 
 
 def _result_json(job: ClaimedJob, result: Any) -> str | None:

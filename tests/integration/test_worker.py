@@ -1,6 +1,5 @@
 """The worker in-process: outcomes, retries, dead letters, timeouts and fences."""
 
-import json
 import logging
 import threading
 from datetime import timedelta
@@ -8,10 +7,9 @@ from datetime import timedelta
 import pgtrigger
 import psycopg
 import pytest
-from django.db import connection, transaction
+from django.db import connection
 from django.test import override_settings
 
-from litejobs.core.enums import UNCLAIMABLE, sql_list
 from litejobs.jobs import claims, leases, transitions
 from litejobs.models import Job, JobAttempt, JobState, QueueState
 from litejobs.runtime.listening import connect
@@ -234,6 +232,23 @@ def test_atomic_bodies_that_send_nothing_are_acknowledged_in_batches(
     assert Job.objects.filter(state=JobState.DONE).count() == 50
 
 
+def test_a_step_that_sends_nothing_is_recorded_in_one_statement_without_a_transaction(
+    clock, run_worker, monkeypatch
+):
+    """Its record is the whole transaction; a step that writes still commits with it."""
+    from litejobs.models import JobStep
+    from tests.testapp.jobs import pure_and_writing_steps
+
+    pure_and_writing_steps.enqueue(label="x")
+    sent = RunnerStatements(monkeypatch)
+    assert run_worker(concurrency=1) == {"done": 1}
+    records = [text for text in sent.statements if "INSERT INTO litejobs_jobstep" in text]
+    assert len(records) == 3
+    assert sent.transactions == 1  # the writing step's Mark and record, committed together
+    assert set(JobStep.objects.values_list("name", flat=True)) == {"pure one", "pure two", "writes"}
+    assert Mark.objects.filter(label="x:writes").count() == 1
+
+
 def test_an_atomic_body_with_an_on_commit_callback_completes_before_it_runs(
     clock, run_worker, monkeypatch
 ):
@@ -303,86 +318,6 @@ def test_workers_only_serve_their_queues(clock, run_worker):
     record.enqueue(label="x")
     assert run_worker(queues=["other"]) == {}
     assert run_worker(queues=["default"]) == {"done": 1}
-
-
-def _plan_nodes(node: dict):
-    yield node
-    for child in node.get("Plans", ()):
-        yield from _plan_nodes(child)
-
-
-def _claim_plans(clock) -> list[dict]:
-    """The plan nodes of every statement one claim ran, its function's nested query included
-    (auto_explain, its log lines sent to this connection), in a transaction rolled back."""
-    lines: list[str] = []
-    pg = connection.connection
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("LOAD 'auto_explain'")
-            for setting, value in {
-                "auto_explain.log_min_duration": "0",
-                "auto_explain.log_nested_statements": "on",
-                "auto_explain.log_format": "json",
-                "client_min_messages": "log",
-            }.items():
-                cursor.execute("SELECT set_config(%s, %s, true)", [setting, value])
-
-        def collect(notice: psycopg.errors.Diagnostic) -> None:
-            lines.append(notice.message_primary or "")
-
-        pg.add_notice_handler(collect)
-        try:
-            with connection.cursor() as cursor:
-                claims.claim(
-                    cursor,
-                    owner="test",
-                    queues=[],
-                    limit=10,
-                    now=clock.now(),
-                    lease=timedelta(minutes=1),
-                    avoid=[1, 2, 3],  # jobs this worker handed back
-                )
-        finally:
-            pg.remove_notice_handler(collect)
-        transaction.set_rollback(True)
-    plans = [json.loads(line[line.index("{") :]) for line in lines if "plan:" in line]
-    return [node for plan in plans for node in _plan_nodes(plan["Plan"])]
-
-
-def _assert_walks_the_claim_index(plan: list[dict]) -> None:
-    assert {node.get("Index Name") for node in plan} >= {"litejobs_job_claimable"}, plan
-    assert not any(node["Node Type"] == "Sort" for node in plan), plan
-
-
-def test_the_claim_function_skips_the_states_the_claim_index_leaves_out():
-    """The function's predicate must match the index's, or the index cannot serve it."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT prosrc FROM pg_proc WHERE proname = 'litejobs_claimable_ids'")
-        [(source,)] = cursor.fetchall()
-    assert f"job.state NOT IN ({sql_list(UNCLAIMABLE)})" in source
-
-
-def test_the_claim_walks_its_index_even_when_statistics_saw_only_finished_jobs(clock):
-    """ANALYZE of a table of finished jobs makes the planner expect no claimable row at all;
-    the claim must still read its index in order rather than sort the backlog."""
-    from litejobs.bench.workloads import HISTORY
-
-    with connection.cursor() as cursor:
-        cursor.execute(HISTORY, {"name": record.name, "queue": "default", "count": 50_000})
-        cursor.execute("VACUUM (ANALYZE) litejobs_job")
-    record.enqueue_many([{"label": f"backlog {n}"} for n in range(2_000)])
-    _assert_walks_the_claim_index(_claim_plans(clock))
-
-
-def test_the_claim_walks_its_index_on_a_table_never_analyzed(clock):
-    """A new install's first backlog: no statistics at all, so the planner guesses; the claim
-    must not sort every ready job on every claim until the first autoanalyze."""
-    for page in range(6):
-        record.enqueue_many([{"label": f"backlog {page} {n}"} for n in range(10_000)])
-    with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM pg_statistic WHERE starelid = 'litejobs_job'::regclass")
-        cursor.execute("UPDATE pg_class SET reltuples = -1 WHERE oid = 'litejobs_job'::regclass")
-    _assert_walks_the_claim_index(_claim_plans(clock))
 
 
 SECRET_CARD = {

@@ -249,6 +249,14 @@ def stepped(ctx, label: str, fail_on: list) -> dict:
     return {"one": one, "two": second, "three": third}
 
 
+@job(key=lambda label: f"pure-steps:{label}", atomic=False)
+def pure_and_writing_steps(ctx, label: str) -> None:
+    """Two steps that send nothing, then one that writes a Mark."""
+    ctx.step.run("pure one", lambda: 1)
+    ctx.step.run("pure two", lambda: {"two": 2})
+    ctx.step.run("writes", lambda: _effect(f"{label}:writes"))
+
+
 @job(key=lambda label: f"saga:{label}", atomic=False, retry=Retry(attempts=2, base="10s"))
 def saga(ctx, label: str, fail: str = "never") -> None:
     """Two compensable steps, then a third that fails as told (``always`` or ``first``)."""
