@@ -55,8 +55,9 @@ DEFAULTS: dict[str, Any] = {
     "RETENTION": {"done": "7d", "cancelled": "7d", "dead": "30d"},
     # Rows deleted per purge statement (purges run in bounded batches).
     "PURGE_BATCH": 5000,
-    # Workers prepare their few hot statements server-side (claim, completion). Turn off
-    # behind a connection pooler that cannot keep prepared statements.
+    # litejobs prepares its hot statements server-side (enqueue, claim, completion, step
+    # records), on Django's connections too, where nothing else is prepared. Turn off behind
+    # a connection pooler that cannot keep prepared statements.
     "PREPARED_STATEMENTS": True,
     # Dotted path of the clock class (see litejobs.clock).
     "CLOCK": "litejobs.clock.SystemClock",

@@ -70,11 +70,7 @@ WHERE EXISTS (
     WHERE state NOT IN ({unclaimable}) AND concurrency_key IS NULL AND run_at <= %(now)s
       AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
       AND queue NOT IN (SELECT name FROM litejobs_queuestate WHERE paused)
-) OR EXISTS (
-    SELECT 1 FROM litejobs_job
-    WHERE state IN ({claimable}) AND concurrency_key IS NOT NULL AND run_at <= %(now)s
-      AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
-)
+) OR litejobs_limited_due(%(now)s, %(queues)s::text[], ARRAY[]::bigint[])
 
 -- name: worker_stopped
 -- A worker that exits cleanly removes its row.
