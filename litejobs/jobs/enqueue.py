@@ -60,9 +60,10 @@ class Enqueueable(Protocol):
     def traceparent(self) -> str: ...
 
 
-def _common(
+def common_columns(
     definition: Enqueueable, timing: tuple[datetime, datetime], priority: int
 ) -> dict[str, Any]:
+    """The columns every job row of one statement shares, as its parameters."""
     now, run_at = timing
     return {
         "name": definition.name,
@@ -92,7 +93,7 @@ def insert_one(
     manual replay pass it); the occurrence then follows the job's state.
     """
     params = {
-        **_common(definition, timing, priority),
+        **common_columns(definition, timing, priority),
         "key": row.key,
         "tenant": row.tenant,
         "payload": row.payload,
@@ -133,7 +134,7 @@ def insert_many(
     ``savepoint=True``: the error then leaves nothing written and an open transaction of the
     caller's as it was. Without it, any error aborts the caller's transaction too.
     """
-    common = _common(definition, timing, priority)
+    common = common_columns(definition, timing, priority)
     made: list[PreparedRow] = []
     ids: dict[tuple[str, str], int] = {}
     inserted: set[int] = set()

@@ -46,7 +46,6 @@ from ..conf import settings
 from ..core import clock
 from ..core.registry import Registry
 from ..exceptions import InvalidInput
-from ..jobs.enqueue import insert_many
 from ..models import LeaderLease, LeaderRole, OutboxMessage
 from ..models.outbox import OUTBOX_CHANNEL
 from ..runtime import leadership
@@ -306,10 +305,7 @@ class OutboxRelay:
         created = 0
         for topic, group in by_topic.items():
             for definition in staging.subscribers_of(topic):
-                answers = insert_many(
-                    definition, definition.rows_for(group), (now, now), definition.priority
-                )
-                created += sum(not answer.deduped for answer in answers)
+                created += definition.publish(group, now)
         return created
 
     # Leadership ----------------------------------------------------------------------------

@@ -46,8 +46,8 @@ from ..exceptions import DeclarationError, InvalidInput, LitejobsError
 from ..jobs import catalog
 from ..jobs.context import JobContext
 from ..jobs.declaration import JobDefinition
-from ..jobs.enqueue import PreparedRow
-from ..sql import fetch_one, hot_cursor, run_query
+from ..jobs.enqueue import PreparedRow, common_columns, insert_many
+from ..sql import fetch_all, fetch_one, hot_cursor, run_query
 
 __all__ = [
     "Message",
@@ -254,23 +254,38 @@ class SubscriberDefinition(JobDefinition):
     def __repr__(self) -> str:
         return f"<subscriber {self.name} of {self.topic}>"
 
-    def rows_for(self, messages: list[StagedRow]) -> list[PreparedRow]:
-        """The job rows publishing ``messages`` to this subscriber (the relay's batch)."""
-        rows = []
-        for message in messages:
-            concurrency_key = None
-            if isinstance(self.concurrency, int):
-                concurrency_key = self.name
-            elif self._concurrency_key is not None:
-                concurrency_key = self._derived(
-                    "concurrency key", self._concurrency_key, message.arguments(), max_length=200
-                )
-            rows.append(
+    def publish(self, messages: list[StagedRow], now: datetime) -> int:
+        """Insert this subscriber's jobs for ``messages`` in the relay's transaction; answers
+        how many it created (a message whose job is live already gets none).
+
+        The jobs' arguments are built by the database from the stored messages; only a
+        concurrency key derived by a callable of the arguments needs them here.
+        """
+        timing = (now, now)
+        picker = self._concurrency_key
+        if picker is not None:
+            rows = [
                 PreparedRow(
-                    f"outbox:{message.id}", message.tenant, message.envelope(), concurrency_key
+                    f"outbox:{message.id}",
+                    message.tenant,
+                    message.envelope(),
+                    self._derived("concurrency key", picker, message.arguments(), max_length=200),
                 )
+                for message in messages
+            ]
+            answers = insert_many(self, rows, timing, self.priority)
+            return sum(not answer.deduped for answer in answers)
+        with hot_cursor(connections[settings.DATABASE]) as cursor:
+            run_query(
+                cursor,
+                "outbox_subscriber_jobs",
+                {
+                    **common_columns(self, timing, self.priority),
+                    "concurrency_key": self.name if isinstance(self.concurrency, int) else None,
+                    "ids": [message.id for message in messages],
+                },
             )
-        return rows
+            return len(fetch_all(cursor))
 
 
 def _takes_ctx_and_message(handler: Callable[..., Any]) -> bool:

@@ -33,6 +33,35 @@ WHERE message.id = picked.id
 RETURNING message.id, message.topic, message.key, message.tenant, message.payload::text,
           message.created_at
 
+-- name: outbox_subscriber_jobs
+-- prepared
+-- One subscriber's jobs for some published messages, each job's arguments (the envelope:
+-- message id, topic, key, tenant, time and payload) built here from the stored message, so
+-- the relay sends ids, not messages. A message whose job is live already gets none.
+INSERT INTO litejobs_job (
+    name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
+    concurrency_key, concurrency_limit, created_at, traceparent, version
+)
+SELECT %(name)s, %(queue)s, 'outbox:' || message.id, message.tenant,
+       jsonb_build_object(
+           'message_id', message.id, 'topic', message.topic, 'key', message.key,
+           'tenant', message.tenant,
+           'created_at', to_char(utc.at, 'YYYY-MM-DD"T"HH24:MI:SS')
+               || CASE WHEN date_trunc('second', utc.at) = utc.at THEN ''
+                       ELSE to_char(utc.at, '.US') END
+               || '+00:00',
+           'payload', message.payload
+       ),
+       %(state)s, %(priority)s, %(run_at)s, %(max_attempts)s, %(concurrency_key)s,
+       %(concurrency_limit)s, %(now)s, %(traceparent)s, %(version)s
+FROM litejobs_outboxmessage AS message
+-- The time as Python's isoformat() writes it: microseconds only when there are some.
+CROSS JOIN LATERAL (SELECT message.created_at AT TIME ZONE 'UTC') AS utc (at)
+WHERE message.id = ANY(%(ids)s::bigint[])
+ORDER BY message.id
+ON CONFLICT (name, tenant, key) WHERE state IN ({live}) DO NOTHING
+RETURNING id
+
 -- name: outbox_purge
 -- One bounded batch of published messages older than the retention.
 DELETE FROM litejobs_outboxmessage

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -140,6 +141,33 @@ def test_the_relay_creates_one_job_per_subscriber_and_marks_the_message_publishe
             "payload": {"order": 5},
         }
     assert jobs_of(audit_paid).get().queue == "audit"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("microseconds", [0, 250_017])
+def test_the_arguments_the_database_builds_are_those_a_message_envelope_holds(clock, microseconds):
+    """Subscriber jobs get their arguments from SQL; they must read as the message's
+    envelope built in Python would (quotes, backslashes, non-ASCII and the time's format)."""
+    from litejobs.outbox.staging import StagedRow
+
+    clock.set(clock.now().replace(microsecond=microseconds))
+    message_id = stage(
+        PAID,
+        {"order": 7, "note": 'say "héllo" \\ ✓', "nested": {"list": [1, None, 2.5]}},
+        key='order:"7" é',
+        tenant="tenant\\ü",
+    )
+    staged = OutboxMessage.objects.get(pk=message_id)
+    envelope = StagedRow(
+        id=staged.id,
+        topic=staged.topic,
+        key=staged.key,
+        tenant=staged.tenant,
+        payload=json.dumps(staged.payload),
+        created_at=staged.created_at,
+    ).envelope()
+    assert relay().publish_pending() == 1
+    assert jobs_of(record_paid).get().payload == json.loads(envelope)
 
 
 @pytest.mark.django_db

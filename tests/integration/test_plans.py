@@ -207,3 +207,38 @@ def test_nothing_is_prepared_when_prepared_statements_are_off(clock):
         for n in range(10):
             record.enqueue(label=f"job {n}")
         assert prepared_here() == set()
+
+
+def test_the_relay_reads_a_batch_of_messages_through_their_primary_key(clock):
+    """The subscriber jobs' statement is prepared: the plan kept for it must hold for any
+    batch size."""
+    from litejobs.jobs.enqueue import common_columns
+    from litejobs.outbox import stage
+    from tests.outboxapp.jobs import record_paid
+
+    ids = [stage(record_paid.topic, {"order": n}) for n in range(3)]
+    with connection.cursor() as cursor:  # a week of published messages
+        cursor.execute(
+            "INSERT INTO litejobs_outboxmessage (topic, key, tenant, payload, created_at, "
+            "published_at) SELECT %s, '', '', jsonb_build_object('n', n), now(), now() "
+            "FROM generate_series(1, 20000) AS n",
+            [record_paid.topic],
+        )
+        cursor.execute("ANALYZE litejobs_outboxmessage")
+    now = clock.now()
+
+    def publish(cursor: Any) -> None:
+        run_query(
+            cursor,
+            "outbox_subscriber_jobs",
+            {
+                **common_columns(record_paid, (now, now), 0),
+                "concurrency_key": None,
+                "ids": ids,
+            },
+        )
+
+    plan = plans_of(publish, generic=True)
+    reads = [n for n in plan if n.get("Relation Name") == "litejobs_outboxmessage"]
+    assert [n.get("Index Name") for n in reads] == ["litejobs_outboxmessage_pkey"], plan
+    assert "outbox_subscriber_jobs" in prepared()
