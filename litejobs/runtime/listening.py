@@ -16,7 +16,6 @@ from typing import Any, cast
 import psycopg
 from django.db import connections
 
-from ..conf import settings
 from ..sql import allow_prepared
 
 logger = logging.getLogger(__name__)
@@ -30,8 +29,7 @@ def connect(alias: str) -> psycopg.Connection:
     params["autocommit"] = True
     params.setdefault("application_name", "litejobs")
     conn = psycopg.connect(**params)
-    if conn.prepare_threshold is None and settings.PREPARED_STATEMENTS:
-        allow_prepared(conn)
+    allow_prepared(conn)
     return conn
 
 

@@ -82,8 +82,7 @@ def hot_cursor(connection: BaseDatabaseWrapper) -> Any:
     """
     connection.ensure_connection()
     pg = connection.connection
-    if pg.prepare_threshold is None and settings.PREPARED_STATEMENTS:
-        allow_prepared(pg)
+    allow_prepared(pg)
     cursor = psycopg.Cursor(pg, row_factory=dict_row)
     if connection.queries_logged:
         # Django's debug wrapper wraps any DB-API cursor, a psycopg one included.
@@ -96,13 +95,15 @@ NEVER_BY_COUNT = sys.maxsize
 
 
 def allow_prepared(pg: psycopg.Connection[Any]) -> None:
-    """Let ``execute(..., prepare=True)`` prepare on a connection opened by Django.
+    """Let ``execute(..., prepare=True)`` prepare on a connection opened by Django's settings
+    (unless ``PREPARED_STATEMENTS`` is off, or the project set a threshold of its own).
 
     Django opens psycopg connections with ``prepare_threshold=None`` (for connection
     poolers), and psycopg then ignores an explicit ``prepare=True`` too. A threshold no query
     reaches prepares litejobs' named statements, which ask for it, and nothing else.
     """
-    pg.prepare_threshold = NEVER_BY_COUNT
+    if pg.prepare_threshold is None and settings.PREPARED_STATEMENTS:
+        pg.prepare_threshold = NEVER_BY_COUNT
 
 
 @contextmanager
