@@ -85,7 +85,7 @@ DEFAULTS: dict[str, Any] = {
     "OUTBOX_RETENTION": "7d",
     # Outbound webhooks: the queue of delivery jobs,
     "WEBHOOK_QUEUE": "webhooks",
-    # how long one HTTP request may take (connect, send, answer),
+    # how long one HTTP request may take in all (connect, TLS, send, the whole answer),
     "WEBHOOK_TIMEOUT": "10s",
     # the retry policy of a delivery (a Retry-After answer moves its next attempt),
     "WEBHOOK_RETRY": {"attempts": 10, "backoff": "exponential", "base": "30s", "max": "2h"},

@@ -76,3 +76,10 @@ def heartbeat(
 def worker_stopped(cursor: Any, owner: str) -> None:
     """Remove the Worker row of a worker that exits cleanly."""
     run_query(cursor, "worker_stopped", {"owner": owner})
+
+
+def end_session(cursor: Any, pid: int) -> bool:
+    """End the database session ``pid`` of one of this worker's abandoned runners (its body
+    may never give its connection back); answers whether there was one to end."""
+    run_query(cursor, "session_end", {"pid": pid})
+    return bool(fetch_all(cursor))

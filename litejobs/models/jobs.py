@@ -32,6 +32,27 @@ _NOTIFY_INSERTED = f"""
 # as the job's fenced transition (so every occurrence completion is fenced by construction).
 # Only the occurrence's current job (last_job_id) moves it, and never to a lower fence. A
 # cancelled job leaves its occurrence `skipped` when it never started, else `cancelled`.
+#: The job that pays one item of a bulk money action (declared in ``litejobs.contrib.bulk``).
+BULK_ITEM_JOB = "litejobs.bulk_item"
+
+# A bulk item's job that ends cancelled or dead before the item recorded its outcome (an
+# operator cancelled it, or its attempt was abandoned past its timeout) leaves the item failed,
+# so its bulk action's own retry can pay it; its transaction, if any, rolled back.
+_BULK_ITEM_FOLLOWS_JOB = """
+    UPDATE litejobs_bulkactionitem SET
+        state = 'failed',
+        error_code = CASE WHEN NEW.state = 'cancelled' THEN 'bulk-item-cancelled'
+                          ELSE 'bulk-item-job-dead' END,
+        error = 'Its job #' || NEW.id || CASE
+            WHEN NEW.state = 'cancelled' THEN ' was cancelled before the item was paid'
+            ELSE ' ended dead without recording the item (' || NEW.error_class || ')' END
+            || ': nothing moved. Retry the item from its bulk action to pay it.',
+        updated_at = COALESCE(NEW.finished_at, statement_timestamp()),
+        finished_at = COALESCE(NEW.finished_at, statement_timestamp())
+    WHERE job_id = NEW.id AND state IN ('pending', 'retrying');
+    RETURN NULL;
+"""
+
 _OCCURRENCE_FOLLOWS_JOB = f"""
     UPDATE litejobs_occurrence AS occurrence SET
         state = CASE
@@ -234,6 +255,16 @@ class Job(models.Model):
                     "AND NEW.concurrency_key IS NOT NULL"
                 ),
                 func=_NOTIFY_NOW,
+            ),
+            pgtrigger.Trigger(
+                name="litejobs_bulk_item_follows_job",
+                when=pgtrigger.After,
+                operation=pgtrigger.Update,
+                condition=pgtrigger.Condition(
+                    f"NEW.name = '{BULK_ITEM_JOB}' AND NEW.state IN ('cancelled', 'dead') "
+                    "AND OLD.state IS DISTINCT FROM NEW.state"
+                ),
+                func=_BULK_ITEM_FOLLOWS_JOB,
             ),
             pgtrigger.Trigger(
                 name="litejobs_occurrence_follows_job",

@@ -75,3 +75,12 @@ WHERE EXISTS (
 -- name: worker_stopped
 -- A worker that exits cleanly removes its row.
 DELETE FROM litejobs_worker WHERE id = %(owner)s
+
+-- name: session_end
+-- The database session of a runner whose body was abandoned past its timeout: ending it rolls
+-- the body's transaction back and frees its locks and its connection. Only a session of this
+-- database and role (the worker's own runners).
+SELECT pg_terminate_backend(pid) AS ended
+FROM pg_stat_activity
+WHERE pid = %(pid)s AND pid <> pg_backend_pid()
+  AND datname = current_database() AND usename = current_user

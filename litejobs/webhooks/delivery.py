@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 from django.db import connections, transaction
 from django.db.models import F, QuerySet
@@ -33,7 +33,7 @@ from ..core.durations import parse_duration
 from ..core.enums import DeliveryState
 from ..core.payloads import display_url, dumps
 from ..core.retry import Retry
-from ..exceptions import Permanent, RetryAfter, WebhookError
+from ..exceptions import Cancelled, Permanent, RetryAfter, WebhookError
 from ..jobs import queues
 from ..jobs.context import JobContext
 from ..jobs.declaration import job, queue_name
@@ -89,21 +89,17 @@ def deliver(
     created_at: str,
     payload: dict[str, Any],
 ) -> dict[str, Any]:
-    """POST one published message to one endpoint, signed; record the attempt."""
-    alias = settings.DATABASE
+    """POST one published message to one endpoint, signed; record the attempt.
+
+    The attempt is recorded before the request as one without an answer, so an attempt that
+    never reports back (abandoned past its timeout, its worker killed) still reads so and counts
+    toward the endpoint's failures when the next attempt starts; an attempt whose run stopped
+    meanwhile (timed out, cancelled, its claim lost) writes nothing after the request.
+    """
     now = clock.now()
-    endpoint = WebhookEndpoint.objects.using(alias).filter(pk=endpoint_id).first()
-    delivery = WebhookDelivery.objects.using(alias).filter(pk=delivery_id)
-    if endpoint is None:  # deleted: its deliveries went with it
-        return {"skipped": "endpoint deleted"}
-    if not endpoint.enabled:
-        delivery.update(
-            state=DeliveryState.SKIPPED,
-            job_id=ctx.job_id,
-            last_error=f"Not sent: the endpoint is disabled ({endpoint.disabled_reason}).",
-            finished_at=now,
-        )
-        return {"skipped": "endpoint disabled"}
+    endpoint = _begin(ctx, delivery_id, endpoint_id, now)
+    if isinstance(endpoint, str):
+        return {"skipped": endpoint}
     body = dumps(
         {
             "id": message_id,
@@ -113,27 +109,22 @@ def deliver(
             "data": payload,
         }
     ).encode()
-    timestamp = int(now.timestamp())
     headers = {
         "Content-Type": "application/json",
         "User-Agent": f"litejobs/{__version__}",
-        SIGNATURE_HEADER: sign(endpoint.secret, body, timestamp, delivery=delivery_id, event=topic),
+        SIGNATURE_HEADER: sign(
+            endpoint.secret, body, int(now.timestamp()), delivery=delivery_id, event=topic
+        ),
         EVENT_HEADER: topic,
         DELIVERY_HEADER: str(delivery_id),
     }
     started = time.monotonic()
-    answer: Answer | None = None
-    failure, permanent = "", False
-    try:
-        target = resolve(endpoint.url)  # DNS may have changed since the endpoint was saved
-        request_timeout = min(settings.duration("WEBHOOK_TIMEOUT"), _JOB_TIMEOUT)
-        answer = post(target, body, headers, request_timeout.total_seconds())
-    except WebhookError as error:
-        failure = _describe(error)
-        permanent = error.code in ("webhook-address-refused", "webhook-url-invalid")
-    except (OSError, http.client.HTTPException, ssl.SSLError, ValueError) as error:
-        failure = _describe(error)
+    attempt = _request(endpoint.url, body, headers)
+    if ctx.cancel_reason is not None:
+        raise Cancelled(ctx.cancel_reason)  # the run is over: its answer is not recorded
     elapsed_ms = (time.monotonic() - started) * 1000
+    answer = attempt.answer
+    delivery = WebhookDelivery.objects.using(settings.DATABASE).filter(pk=delivery_id)
     if answer is not None and 200 <= answer.status < 300:
         _succeeded(endpoint, delivery, ctx.job_id, answer.status, clock.now())
         logger.info(
@@ -145,10 +136,42 @@ def deliver(
             elapsed_ms,
         )
         return {"status": answer.status}
-    if answer is not None:
-        failure = f"HTTP {answer.status}" + (f": {answer.text}" if answer.text else "")
+    _failed_attempt(ctx, endpoint, delivery_id, attempt, now)
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """What one request came to: the receiver's answer, or why there is none."""
+
+    answer: Answer | None
+    failure: str = ""
+    #: The address is refused or invalid: retrying cannot help.
+    permanent: bool = False
+
+
+def _request(url: str, body: bytes, headers: dict[str, str]) -> _Attempt:
+    """POST to the endpoint's checked address within ``WEBHOOK_TIMEOUT`` overall."""
+    try:
+        target = resolve(url)  # DNS may have changed since the endpoint was saved
+        deadline = min(settings.duration("WEBHOOK_TIMEOUT"), _JOB_TIMEOUT)
+        return _Attempt(post(target, body, headers, deadline.total_seconds()))
+    except WebhookError as error:
+        permanent = error.code in ("webhook-address-refused", "webhook-url-invalid")
+        return _Attempt(None, _describe(error), permanent)
+    except (OSError, http.client.HTTPException, ssl.SSLError, ValueError) as error:
+        return _Attempt(None, _describe(error))
+
+
+def _failed_attempt(
+    ctx: JobContext, endpoint: WebhookEndpoint, delivery_id: int, attempt: _Attempt, now: datetime
+) -> NoReturn:
+    """Record a failed attempt and raise what the job's retry policy reads."""
+    delivery = WebhookDelivery.objects.using(settings.DATABASE).filter(pk=delivery_id)
+    answer = attempt.answer
+    failure = attempt.failure
     wait = None
     if answer is not None:
+        failure = f"HTTP {answer.status}" + (f": {answer.text}" if answer.text else "")
         # Retry parsed max into a timedelta.
         wait = retry_after(answer.retry_after, now, cap=cast(timedelta, deliver.retry.max))
     disabled = _failed(
@@ -157,13 +180,13 @@ def deliver(
         ctx,
         status=answer.status if answer is not None else None,
         failure=failure,
-        final=permanent or ctx.final_attempt,
+        final=attempt.permanent or ctx.final_attempt,
         now=clock.now(),
     )
     logger.warning(
         "webhook failed delivery=%s endpoint=%s url=%s attempt=%s error=%s%s",
         delivery_id,
-        endpoint_id,
+        endpoint.pk,
         display_url(endpoint.url),
         ctx.attempt,
         failure[:200],
@@ -171,11 +194,96 @@ def deliver(
     )
     if disabled:
         raise Permanent(disabled)
-    if permanent:
+    if attempt.permanent:
         raise Permanent(failure)
     if wait is not None:
         raise RetryAfter(wait, f"{failure} (the receiver asked to retry after {wait})")
     raise WebhookError(failure, code="webhook-delivery-failed")
+
+
+#: What an attempt that has not reported back reads as (abandoned past its timeout, or its
+#: worker stopped before it could record the answer).
+NO_ANSWER = (
+    "No answer recorded: the attempt did not finish within its job's timeout (or its worker "
+    "stopped first)."
+)
+
+
+def _begin(
+    ctx: JobContext, delivery_id: int, endpoint_id: int, now: datetime
+) -> WebhookEndpoint | str:
+    """Start an attempt: count earlier attempts that never reported back as failures of the
+    endpoint, then record this one as unanswered. When the endpoint is gone or was disabled,
+    answers why nothing is sent; when the earlier attempts disable it, ``Permanent``."""
+    alias = settings.DATABASE
+    with transaction.atomic(using=alias):
+        endpoint = (
+            WebhookEndpoint.objects.using(alias).select_for_update().filter(pk=endpoint_id).first()
+        )
+        delivery = WebhookDelivery.objects.using(alias).filter(pk=delivery_id)
+        record = delivery.values("attempts").first()
+        if endpoint is None or record is None:  # deleted: its deliveries went with it
+            return "endpoint deleted"
+        if not endpoint.enabled:
+            delivery.update(
+                state=DeliveryState.SKIPPED,
+                job_id=ctx.job_id,
+                last_error=f"Not sent: the endpoint is disabled ({endpoint.disabled_reason}).",
+                finished_at=now,
+            )
+            return "endpoint disabled"
+        unanswered = max(0, ctx.attempt - 1 - record["attempts"])
+        if unanswered:
+            _count_failures(endpoint, unanswered, NO_ANSWER, now)
+        if not endpoint.enabled:  # disabled by those attempts
+            delivery.update(
+                state=DeliveryState.DEAD,
+                job_id=ctx.job_id,
+                attempts=F("attempts") + unanswered,
+                last_error=NO_ANSWER,
+                finished_at=now,
+            )
+            raise Permanent(
+                f"Webhook endpoint {endpoint.pk} was disabled after "
+                f"{endpoint.consecutive_failures} consecutive failed attempts (the last: "
+                "no answer within the timeout)."
+            )
+        delivery.update(
+            state=DeliveryState.DEAD if ctx.final_attempt else DeliveryState.FAILED,
+            job_id=ctx.job_id,
+            attempts=F("attempts") + unanswered,
+            last_status=None,
+            last_error=NO_ANSWER,
+            last_attempt_at=now,
+            finished_at=now if ctx.final_attempt else None,
+        )
+    return endpoint
+
+
+def _count_failures(endpoint: WebhookEndpoint, count: int, failure: str, now: datetime) -> None:
+    """Add ``count`` failed attempts to the locked endpoint's streak and save it, disabling it
+    once the streak reaches ``WEBHOOK_MAX_FAILURES``."""
+    limit = int(settings.WEBHOOK_MAX_FAILURES)
+    endpoint.consecutive_failures += count
+    endpoint.failing_since = endpoint.failing_since or now
+    fields = ["consecutive_failures", "failing_since"]
+    if endpoint.enabled and endpoint.consecutive_failures >= limit:
+        endpoint.enabled = False
+        endpoint.disabled_at = now
+        endpoint.disabled_by = "litejobs"
+        endpoint.disabled_reason = (
+            f"{endpoint.consecutive_failures} consecutive failed delivery attempts since "
+            f"{endpoint.failing_since.isoformat()} (the last: {failure[:300]}). Fix the "
+            "receiver, then enable the endpoint."
+        )
+        fields += ["enabled", "disabled_at", "disabled_by", "disabled_reason"]
+        logger.error(
+            "webhook endpoint disabled id=%s url=%s failures=%s",
+            endpoint.pk,
+            display_url(endpoint.url),
+            endpoint.consecutive_failures,
+        )
+    endpoint.save(using=settings.DATABASE, update_fields=fields)
 
 
 def _succeeded(
@@ -213,7 +321,6 @@ def _failed(
 ) -> str | None:
     """Record a failed attempt. When the endpoint is disabled now (by this failure, another,
     or an operator meanwhile), answers why, and this delivery ends."""
-    limit = int(settings.WEBHOOK_MAX_FAILURES)
     with transaction.atomic(using=settings.DATABASE):
         row = (
             WebhookEndpoint.objects.using(settings.DATABASE)
@@ -224,26 +331,7 @@ def _failed(
         if row is None:
             return None
         was_enabled = row.enabled
-        row.consecutive_failures += 1
-        row.failing_since = row.failing_since or now
-        fields = ["consecutive_failures", "failing_since"]
-        if row.enabled and row.consecutive_failures >= limit:
-            row.enabled = False
-            row.disabled_at = now
-            row.disabled_by = "litejobs"
-            row.disabled_reason = (
-                f"{row.consecutive_failures} consecutive failed delivery attempts since "
-                f"{row.failing_since.isoformat()} (the last: {failure[:300]}). Fix the "
-                "receiver, then enable the endpoint."
-            )
-            fields += ["enabled", "disabled_at", "disabled_by", "disabled_reason"]
-            logger.error(
-                "webhook endpoint disabled id=%s url=%s failures=%s",
-                row.pk,
-                display_url(row.url),
-                row.consecutive_failures,
-            )
-        row.save(using=settings.DATABASE, update_fields=fields)
+        _count_failures(row, 1, failure, now)
         final = final or not row.enabled
         delivery.update(
             state=DeliveryState.DEAD if final else DeliveryState.FAILED,

@@ -1,6 +1,7 @@
 """The request: a POST pinned to the addresses the policy checked, and the receiver's answer.
 
-The connection goes to the checked address (the Host header and the TLS certificate keep the
+One deadline bounds the whole request, whatever the receiver's pace. The connection goes to
+the checked address (the Host header and the TLS certificate keep the
 URL's name), so a DNS answer rebound after the check never reaches another host; redirects
 are not followed. ``retry_after`` reads the answer's ``Retry-After`` within bounds, so a
 hostile receiver cannot park a delivery forever.
@@ -12,9 +13,11 @@ import http.client
 import re
 import socket
 import ssl
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
+from typing import Any, cast
 
 from .addresses import Target
 
@@ -28,25 +31,78 @@ RETRY_AFTER_MAX = timedelta(days=1)
 _RETRY_SECONDS = re.compile(r"[0-9]{1,20}")
 
 
-class _PinnedHTTPConnection(http.client.HTTPConnection):
-    """An HTTP connection to an address checked beforehand (the Host header keeps the name)."""
+class _Deadline:
+    """The instant (monotonic) by which a whole request must be over."""
 
-    def __init__(self, target: Target, timeout: float) -> None:
-        super().__init__(target.host, target.port, timeout=timeout)
+    def __init__(self, seconds: float) -> None:
+        self.at = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        """Seconds left; ``TimeoutError`` once none are."""
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("no answer within the delivery's deadline")
+        return left
+
+
+class _DeadlineIO:
+    """Gives every blocking socket call only the time left before the request's deadline.
+
+    A socket's own timeout applies to each call, so a receiver that drips a byte at a time
+    could hold a request open for ever; set before each call, the timeout is what is left.
+    """
+
+    deadline: _Deadline | None = None
+
+    def _bounded(self) -> None:
+        if self.deadline is not None:
+            cast(socket.socket, self).settimeout(self.deadline.remaining())
+
+    def recv_into(self, *args: Any, **kwargs: Any) -> int:
+        self._bounded()
+        count: int = super().recv_into(*args, **kwargs)  # type: ignore[misc]
+        return count
+
+    def recv(self, *args: Any, **kwargs: Any) -> bytes:
+        self._bounded()
+        data: bytes = super().recv(*args, **kwargs)  # type: ignore[misc]
+        return data
+
+    def sendall(self, *args: Any, **kwargs: Any) -> None:
+        self._bounded()
+        super().sendall(*args, **kwargs)  # type: ignore[misc]
+
+
+class _DeadlineSocket(_DeadlineIO, socket.socket):
+    pass
+
+
+class _DeadlineSSLSocket(_DeadlineIO, ssl.SSLSocket):
+    pass
+
+
+class _PinnedHTTPConnection(http.client.HTTPConnection):
+    """An HTTP connection to an address checked beforehand (the Host header keeps the name),
+    every step of which (connect, TLS, request, answer) ends by one deadline."""
+
+    def __init__(self, target: Target, deadline: _Deadline) -> None:
+        super().__init__(target.host, target.port, timeout=deadline.remaining())
         self.target = target
+        self.deadline = deadline
 
     def _open(self) -> socket.socket:
         last: OSError | None = None
         for family, sockaddr in self.target.addresses:
-            sock = socket.socket(family, socket.SOCK_STREAM)
-            sock.settimeout(self.timeout)
+            sock = _DeadlineSocket(family, socket.SOCK_STREAM)
             try:
+                sock.settimeout(self.deadline.remaining())
                 sock.connect(sockaddr)
             except OSError as error:
                 sock.close()
                 last = error
                 continue
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.deadline = self.deadline
             return sock
         raise last or OSError("no address to connect to")
 
@@ -58,7 +114,12 @@ class _PinnedHTTPSConnection(_PinnedHTTPConnection):
     """The same over TLS: the certificate is checked against the URL's host name."""
 
     def connect(self) -> None:
-        self.sock = _tls().wrap_socket(self._open(), server_hostname=self.target.host)
+        raw = self._open()
+        # The handshake is one call, bounded by the timeout it starts with.
+        raw.settimeout(self.deadline.remaining())
+        tls = cast(_DeadlineSSLSocket, _tls().wrap_socket(raw, server_hostname=self.target.host))
+        tls.deadline = self.deadline
+        self.sock = tls
 
 
 _tls_context: ssl.SSLContext | None = None
@@ -68,7 +129,9 @@ def _tls() -> ssl.SSLContext:
     """One verifying TLS context per process (loading the CA store once)."""
     global _tls_context
     if _tls_context is None:
-        _tls_context = ssl.create_default_context()
+        context = ssl.create_default_context()
+        context.sslsocket_class = _DeadlineSSLSocket
+        _tls_context = context
     return _tls_context
 
 
@@ -82,9 +145,14 @@ class Answer:
 
 
 def post(target: Target, body: bytes, headers: dict[str, str], timeout: float) -> Answer:
-    """POST ``body`` to the checked target; answers its status, Retry-After and body start."""
+    """POST ``body`` to the checked target; answers its status, Retry-After and body start.
+
+    ``timeout`` bounds the whole request — connecting, the TLS handshake, sending, the
+    answer's headers and the part of its body read — however slowly the receiver answers;
+    past it, ``TimeoutError``.
+    """
     kind = _PinnedHTTPSConnection if target.scheme == "https" else _PinnedHTTPConnection
-    connection = kind(target, timeout)
+    connection = kind(target, _Deadline(timeout))
     try:
         connection.request("POST", target.path, body=body, headers=headers)
         response = connection.getresponse()

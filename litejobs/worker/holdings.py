@@ -26,6 +26,8 @@ class RunnerHandle(Protocol):
 
     def cancel_query_of(self, job: ClaimedJob) -> None: ...
 
+    def end_session_of(self, job: ClaimedJob, end: Callable[[int], object]) -> None: ...
+
 
 @dataclass
 class Held:

@@ -430,17 +430,20 @@ class Worker:
                 self._abandon(held)
 
     def _abandon(self, held: Held) -> None:
-        """A timed-out body ignored its cancellation: fail the attempt and replace the thread."""
+        """A timed-out body ignored its cancellation: end its database session (its
+        transaction rolls back, its connection is given back), fail the attempt, and replace
+        the thread."""
         # Only a started run times out: Holdings.start set its ctx and runner.
         job, runner = held.job, cast(RunnerHandle, held.runner)
         cast(JobContext, held.ctx).cancel_reason = CancelReason.ABANDONED
         logger.error(
-            "job abandoned id=%s name=%s: its body ignored the timeout's cancellation; its late "
-            "completion will be refused",
+            "job abandoned id=%s name=%s: its body ignored the timeout's cancellation; its "
+            "database session is ended and its late completion will be refused",
             job.id,
             job.name,
         )
         runner.retired = True
+        runner.end_session_of(job, self._end_session)
         ending = failed(
             job,
             catalog.run_of(job).definition,
@@ -450,6 +453,16 @@ class Worker:
         self.settler.settle(job, ending, held.started or time.monotonic())
         if not self.stop_event.is_set():
             self._start_runner(len(self._runners))
+
+    def _end_session(self, pid: int) -> None:
+        try:
+            with self.control.cursor() as cursor:
+                leases.end_session(cursor, pid)
+        except Exception as error:
+            if not is_outage(error):
+                raise
+            # The server is gone: so is the session.
+            self.control.close()
 
     # Drain ---------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from django.db import connections, transaction
@@ -71,6 +72,8 @@ class Runner(threading.Thread):
         self.current: ClaimedJob | None = None
         self.current_lock = threading.Lock()
         self._pg_conn = None
+        #: This thread's connection wrapper, while it runs a job.
+        self._connection: BaseDatabaseWrapper | None = None
 
     # The thread --------------------------------------------------------------------------
 
@@ -144,7 +147,9 @@ class Runner(threading.Thread):
         with self.current_lock:
             self.current = job
             self._pg_conn = None
-        self.host.running(job, ctx, definition.timeout.total_seconds(), self)
+            self._connection = connections[self.host.alias]
+        timeout = definition.timeout.total_seconds()
+        self.host.running(job, ctx, timeout, self)
         self.host.lines.info(
             logger,
             "job start id=%s name=%s attempt=%s/%s queue=%s",
@@ -156,20 +161,22 @@ class Runner(threading.Thread):
         )
         try:
             with use_traceparent(job.traceparent):
+                deadline = _Deadline(ctx, timeout)
                 if definition.atomic:
-                    ending = self._run_atomic(job, definition, ctx)
+                    ending = self._run_atomic(job, definition, ctx, deadline)
                 else:
-                    ending = self._run_unfenced(job, definition, ctx)
+                    ending = self._run_unfenced(job, definition, ctx, deadline)
         except BaseException as error:
             ending = self._ending_of(job, definition, ctx, error, started)
         finally:
             with self.current_lock:
                 self.current = None
                 self._pg_conn = None
+                self._connection = None
         self.host.settle(job, ending, started)
 
     def _run_atomic(
-        self, job: ClaimedJob, definition: catalog.Definition, ctx: JobContext
+        self, job: ClaimedJob, definition: catalog.Definition, ctx: JobContext, deadline: _Deadline
     ) -> Ending:
         alias = self.host.alias
         connection = connections[alias]
@@ -180,8 +187,7 @@ class Runner(threading.Thread):
             try:
                 result = definition.invoke(ctx, job.payload, job.version)
                 result_json = _result_json(job, result)
-                if ctx.cancel_reason in CLAIM_GONE:
-                    raise StaleFence(f"job {job.id} lost its claim before completing")
+                _check_claim(job, ctx, deadline)
                 if _wrote_nothing(connection):
                     # Nothing to commit with the completion: it joins the next batched
                     # acknowledgement, as an atomic=False job's does.
@@ -198,12 +204,12 @@ class Runner(threading.Thread):
         return Completed()
 
     def _run_unfenced(
-        self, job: ClaimedJob, definition: catalog.Definition, ctx: JobContext
+        self, job: ClaimedJob, definition: catalog.Definition, ctx: JobContext, deadline: _Deadline
     ) -> Ending:
         result = definition.invoke(ctx, job.payload, job.version)
-        if ctx.cancel_reason in CLAIM_GONE:
-            raise StaleFence(f"job {job.id} lost its claim before completing")
-        return Unfenced(_result_json(job, result))
+        result_json = _result_json(job, result)
+        _check_claim(job, ctx, deadline)
+        return Unfenced(result_json)
 
     def _ending_of(
         self,
@@ -243,6 +249,46 @@ class Runner(threading.Thread):
                     self._pg_conn.cancel_safe(timeout=2.0)
                 except Exception:
                     logger.debug("could not cancel the query of job %s", job.id, exc_info=True)
+
+    def end_session_of(self, job: ClaimedJob, end: Callable[[int], object]) -> None:
+        """``end(pid)`` the database session of this thread if it still runs ``job``: an
+        abandoned body may never return it. Its transaction rolls back, its locks go, and its
+        next statement fails (its ending is refused all the same)."""
+        with self.current_lock:  # the thread cannot move on to another job meanwhile
+            wrapper = self._connection if self.current is job else None
+            session = wrapper.connection if wrapper is not None else None
+            if session is not None and not session.closed:
+                end(session.info.backend_pid)
+
+
+class _Deadline:
+    """When a run's attempt times out (monotonic), as its runner sees it."""
+
+    def __init__(self, ctx: JobContext, timeout: float) -> None:
+        self.ctx = ctx
+        self.timeout = timeout
+        self.started = time.monotonic()
+
+    def passed(self) -> bool:
+        """Whether the attempt ran past its timeout: the main loop fired the cancellation for
+        it, or it ended after the instant before the main loop's next look. Fires it then."""
+        if self.ctx.cancel_reason is None and time.monotonic() - self.started > self.timeout:
+            self.ctx.cancel(CancelReason.TIMEOUT)
+        return self.ctx.cancel_reason == CancelReason.TIMEOUT
+
+
+def _check_claim(job: ClaimedJob, ctx: JobContext, deadline: _Deadline) -> None:
+    """Before a body's completion: refuse it when its claim is gone (another claim owns the
+    job), and fail the attempt when it ran past its timeout — a late completion is refused as
+    a lost lease's is, so an atomic body's writes roll back and the retry policy applies."""
+    if ctx.cancel_reason in CLAIM_GONE:
+        raise StaleFence(f"job {job.id} lost its claim before completing")
+    if deadline.passed():
+        raise TimeoutError(
+            f"Job {job.name!r} #{job.id} ran {time.monotonic() - deadline.started:.1f}s, past "
+            f"its timeout of {deadline.timeout:g}s: the attempt failed and its completion "
+            "was refused."
+        )
 
 
 def _wrote_nothing(connection: BaseDatabaseWrapper) -> bool:

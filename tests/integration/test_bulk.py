@@ -10,6 +10,7 @@ from decimal import Decimal
 import pytest
 from django.core import signing
 from django.core.checks import run_checks
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.db import connection
 from django_otp.plugins.otp_totp.models import TOTPDevice
@@ -560,6 +561,53 @@ def test_a_generic_job_retry_of_a_bulk_item_is_refused_and_names_the_bulk_retry(
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_cancelled_item_job_fails_its_item_which_the_action_can_retry(finance, clock, run_worker):
+    payouts = payouts_set()
+    record = confirmed(finance, payouts[:2])
+    cancelled = record.items.get(object_id=str(payouts[0].pk))
+    # The jobs admin's "Cancel selected jobs" and `litejobs cancel` run this.
+    operations.cancel(cancelled.job_id, by="ops")
+    run_worker()
+
+    cancelled.refresh_from_db()
+    assert (cancelled.state, cancelled.error_code) == ("failed", "bulk-item-cancelled")
+    assert "was cancelled before the item was paid: nothing moved" in cancelled.error
+    assert cancelled.finished_at == clock.now()
+    assert Payout.objects.get(pk=payouts[0].pk).state == "pending"
+    assert bulk.summary(record).status == "failed"  # not "executing" for ever
+    # The action's own retry pays it, under the same confirmation.
+    bulk.retry_item(cancelled, finance)
+    run_worker()
+    cancelled.refresh_from_db()
+    assert cancelled.state == "succeeded"
+    assert Payout.objects.filter(state="paid").count() == 2
+    assert bulk.summary(record).status == "succeeded"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_item_whose_job_ends_dead_unrecorded_is_failed_and_previewed_again(finance, clock):
+    """An attempt abandoned past its timeout ends its job dead without the item's own record
+    (its transaction rolled back): the item is failed, not pending for ever."""
+    payouts = payouts_set()
+    record = confirmed(finance, payouts[:1])
+    item = record.items.get()
+    with connection.cursor() as cursor:  # what the worker writes for an abandoned last attempt
+        cursor.execute(
+            "UPDATE litejobs_job SET state = 'dead', error_class = 'litejobs.Timeout', "
+            "finished_at = %s WHERE id = %s",
+            [clock.now(), item.job_id],
+        )
+    item.refresh_from_db()
+    assert (item.state, item.error_code) == ("failed", "bulk-item-job-dead")
+    assert "ended dead without recording the item (litejobs.Timeout)" in item.error
+    assert bulk.summary(record).status == "failed"
+    # A new preview offers the payout again: its earlier item is finished.
+    assert [
+        line.work_item_id for line in bulk.preview(ACTION, ids_of(payouts[:1]), finance).lines
+    ] == [item.work_item_id]
+
+
+@pytest.mark.django_db(transaction=True)
 def test_an_item_that_is_not_pending_executes_nothing_when_its_job_runs(finance, clock, run_worker):
     payouts = payouts_set()
     record = confirmed(finance, payouts[:1])
@@ -718,6 +766,7 @@ def test_an_action_on_an_undeclared_queue_is_a_check_error(db):
         "tests.nowhere",
         queue="no-such-queue",
         amount=lambda row: (row.amount, "EUR"),
+        bind=("payee",),
         execute=lambda row, run: None,
         permission="testapp.release_payout",
     )
@@ -727,6 +776,36 @@ def test_an_action_on_an_undeclared_queue_is_a_check_error(db):
     finally:
         bulk.unregister("tests.nowhere")
     assert not [e for e in run_checks(tags=["litejobs"]) if e.id == "litejobs.E012"]
+
+
+def test_an_action_that_binds_nothing_is_a_check_error_unless_it_says_why(db):
+    def e013():
+        return [e for e in run_checks(tags=["litejobs"]) if e.id == "litejobs.E013"]
+
+    assert not e013()  # the test apps' actions bind the payee and the account
+    options = {
+        "queue": "payouts",
+        "amount": lambda row: (row.amount, "EUR"),
+        "execute": lambda row, run: None,
+        "permission": "testapp.release_payout",
+    }
+    bulk.bulk_money_action("tests.amount-only", **options)
+    try:
+        [error] = e013()
+        assert "[bulk-binding-missing]" in error.msg and "'tests.amount-only'" in error.msg
+        assert "bind=('payee', 'account')" in error.hint and "bind=False" in error.hint
+    finally:
+        bulk.unregister("tests.amount-only")
+    bulk.bulk_money_action(
+        "tests.house", bind=False, reason="always pays the house account", **options
+    )
+    try:
+        assert not e013()
+    finally:
+        bulk.unregister("tests.house")
+    with pytest.raises(ImproperlyConfigured) as no_reason:
+        bulk.bulk_money_action("tests.why-not", bind=False, **options)
+    assert "[bulk-action-invalid]" in str(no_reason.value) and "reason=" in str(no_reason.value)
 
 
 def test_a_warning_names_the_setting_that_hides_totp_keys_in_the_admin(db, settings):

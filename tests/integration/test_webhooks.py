@@ -521,3 +521,113 @@ def test_a_deleted_endpoints_deliveries_are_dropped(clock, local, receiver, run_
     assert run_worker(queues=[deliver.queue]) == {"done": 1}
     assert Job.objects.get(pk=job.pk).result == {"skipped": "endpoint deleted"}
     assert receiver.requests == []
+
+
+class DrippingReceiver:
+    """A hostile receiver: it reads the request, then answers one byte at a time, ``every``
+    seconds apart, for as long as the client waits (each byte keeps a per-read timeout happy)."""
+
+    def __init__(self, every: float = 0.2) -> None:
+        self.every = every
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.connections = 0
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.listener.getsockname()[1]}/hooks"
+
+    def _serve(self) -> None:
+        self.listener.settimeout(0.1)
+        while not self.stopped.is_set():
+            try:
+                peer, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            self.connections += 1
+            threading.Thread(target=self._drip, args=(peer,), daemon=True).start()
+
+    def _drip(self, peer: socket.socket) -> None:
+        answer = b"HTTP/1.1 200 OK\r\nX-Padding: " + b"x" * 10_000 + b"\r\n\r\n"
+        with peer:
+            peer.recv(65536)
+            for byte in answer:
+                if self.stopped.wait(self.every):
+                    return
+                try:
+                    peer.sendall(bytes([byte]))
+                except OSError:
+                    return
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join()
+        self.listener.close()
+
+
+def _sessions() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_dripping_receiver_fails_within_the_deadline_and_disables_its_endpoint(
+    clock, settings, run_worker
+):
+    settings.LITEJOBS = {**LOCAL, "WEBHOOK_TIMEOUT": "1s", "WEBHOOK_MAX_FAILURES": 2}
+    dripping = DrippingReceiver(every=0.2)
+    try:
+        endpoint = create_endpoint(dripping.url(), ["test.webhook-only"], secret=SECRET)
+        stage("test.webhook-only", {"n": 1})
+        stage("test.webhook-only", {"n": 2})
+        publish()
+        sessions = _sessions()
+        started = time.monotonic()
+        assert run_worker(queues=[deliver.queue], concurrency=1) == {"failed": 1, "dead": 1}
+        # Two deliveries, one after the other, each cut at its deadline (1s) whatever the drip.
+        assert time.monotonic() - started < 2 * (1 + 1)
+        assert dripping.connections == 2
+    finally:
+        dripping.stop()
+    assert _sessions() <= sessions
+    endpoint.refresh_from_db()
+    assert (endpoint.enabled, endpoint.consecutive_failures) == (False, 2)
+    assert "no answer within LITEJOBS['WEBHOOK_TIMEOUT']" in endpoint.disabled_reason
+    states = sorted(WebhookDelivery.objects.values_list("state", "attempts", "last_status"))
+    assert states == [("dead", 1, None), ("failed", 1, None)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_attempt_past_its_timeout_records_nothing_and_counts_as_a_failure(
+    clock, settings, receiver, run_worker, monkeypatch
+):
+    """The delivery job's own timeout passes while the receiver still answers: the late answer
+    is not recorded (not even a success), and the next attempt counts the unanswered one."""
+    settings.LITEJOBS = {**LOCAL, "WEBHOOK_MAX_FAILURES": 2}
+    monkeypatch.setattr(deliver, "timeout", timedelta(seconds=0.5))
+    endpoint = create_endpoint(receiver.url(), ["test.webhook-only"], secret=SECRET)
+    receiver.delay = 1.5
+    stage("test.webhook-only", {"n": 1})
+    assert publish_and_deliver(run_worker) == {"failed": 1}
+    delivery = WebhookDelivery.objects.get()
+    job = delivery_job(delivery)
+    assert (job.state, job.error_class) == (JobState.FAILED, "litejobs.Timeout")
+    assert len(receiver.requests) == 1  # it got there, and answered 200 late
+    assert (delivery.state, delivery.attempts, delivery.last_status) == ("failed", 0, None)
+    assert delivery.last_error.startswith("No answer recorded")
+    endpoint.refresh_from_db()
+    assert endpoint.consecutive_failures == 0 and endpoint.last_success_at is None
+
+    receiver.delay = 0
+    receiver.default = (500, {}, b"down")
+    clock.advance("1h")
+    assert publish_and_deliver(run_worker) == {"dead": 1}
+    endpoint.refresh_from_db()
+    # The unanswered attempt and this failure: the endpoint's streak reached 2.
+    assert (endpoint.enabled, endpoint.consecutive_failures) == (False, 2)
+    delivery.refresh_from_db()
+    assert (delivery.state, delivery.attempts, delivery.last_status) == ("dead", 2, 500)

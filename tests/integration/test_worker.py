@@ -17,14 +17,18 @@ from litejobs.worker import Worker
 from tests.conftest import wait_for
 from tests.factories import QueueStateFactory, ReleasedJobFactory, heartbeat_row
 from tests.testapp.jobs import (
+    SESSIONS,
     charge_card,
     cooperative_slow,
     flaky,
     gives_up,
+    holds_its_session,
     looks_up,
     loses_its_claim,
     marks_after_commit,
     noop,
+    overruns,
+    overruns_unfenced,
     record,
     stubborn,
 )
@@ -153,6 +157,43 @@ def test_a_body_ignoring_its_timeout_is_abandoned_and_its_late_completion_refuse
     time.sleep(2.0)
     assert not Mark.objects.filter(label="s").exists()
     assert Job.objects.get(pk=enqueued.id).state == JobState.DEAD
+
+
+def test_an_abandoned_body_gives_its_database_session_back(clock, run_worker, settings):
+    settings.LITEJOBS = {"TIMEOUT_GRACE": "0.3s"}
+    enqueued = holds_its_session.enqueue(label="held", seconds=5)
+    worker = threading.Thread(target=run_worker)
+    worker.start()
+    wait_for(lambda: Job.objects.get(pk=enqueued.id).state == JobState.DEAD, timeout=4)
+
+    def session_ended() -> bool:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [SESSIONS["held"]])
+            return cursor.fetchone() is None
+
+    # The body still sleeps, but its session is gone: its open transaction rolled back.
+    wait_for(session_ended, timeout=1, what="the abandoned body's session to end")
+    assert not Mark.objects.exists()
+    worker.join()
+
+
+@pytest.mark.parametrize(
+    ("declared", "kept"),
+    [(overruns, []), (overruns_unfenced, [("late", 1)])],
+    ids=["atomic", "unfenced"],
+)
+def test_an_attempt_that_returns_past_its_timeout_failed(clock, run_worker, declared, kept):
+    # Within TIMEOUT_GRACE (10s by default), so the run is not abandoned: it returns late.
+    enqueued = declared.enqueue(label="late")
+    assert run_worker() == {"failed": 1}
+    job = Job.objects.get(pk=enqueued.id)
+    assert (job.state, job.error_class) == (JobState.FAILED, "litejobs.Timeout")
+    assert job.run_at == clock.now() + timedelta(minutes=1)  # the retry policy applies
+    assert "past its timeout of 1s" in job.error_message
+    assert list(JobAttempt.objects.filter(job=job).values_list("outcome", flat=True)) == ["timeout"]
+    # An atomic body's writes roll back with its refused completion; atomic=False ones
+    # committed as they went.
+    assert list(Mark.objects.values_list("label", "value")) == kept
 
 
 def _claim(limit=10):

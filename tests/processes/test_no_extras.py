@@ -62,6 +62,7 @@ live_note = "no live updates" in queue_page.content.decode()
 bulk_money_action(
     "noextras.pay", queue="noextras.users", permission="auth.change_user",
     amount=lambda row: (Decimal(1), "EUR"), execute=lambda row, run: None,
+    bind=False, reason="pays each user a fixed bonus to their own account",
 )
 otp = [(e.id, e.msg) for e in check_bulk_actions()]
 try:

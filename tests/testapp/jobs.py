@@ -65,6 +65,43 @@ def stubborn(ctx, label: str, seconds: float = 3.0) -> None:
     Mark.objects.create(label=label)
 
 
+#: The database session each ``holds_its_session`` run wrote on, by label.
+SESSIONS: dict[str, int] = {}
+
+
+@job(key=lambda label: f"holds-session:{label}", timeout="1s", retry=1)
+def holds_its_session(ctx, label: str, seconds: float = 4.0) -> None:
+    """Writes (its transaction open, the row locked), then ignores its cancellation."""
+    from django.db import connection
+
+    Mark.objects.create(label=label)
+    SESSIONS[label] = connection.connection.info.backend_pid
+    time.sleep(seconds)
+
+
+@job(
+    key=lambda label: f"overruns:{label}",
+    timeout="1s",
+    retry=Retry(attempts=2, base="1m", jitter="none"),
+)
+def overruns(ctx, label: str, seconds: float = 1.6) -> None:
+    """Writes, then outlives its timeout without checking its cancellation (within the grace)."""
+    Mark.objects.create(label=label, value=ctx.attempt)
+    time.sleep(seconds)
+
+
+@job(
+    key=lambda label: f"overruns-unfenced:{label}",
+    timeout="1s",
+    retry=Retry(attempts=2, base="1m", jitter="none"),
+    atomic=False,
+)
+def overruns_unfenced(ctx, label: str, seconds: float = 1.6) -> None:
+    """``overruns`` whose writes commit as they go."""
+    Mark.objects.create(label=label, value=ctx.attempt)
+    time.sleep(seconds)
+
+
 @job(key=lambda label: f"limited:{label}", concurrency=1, timeout="30s")
 def limited(ctx, label: str, seconds: float = 0.2) -> None:
     """At most one runs at a time fleet-wide; records overlapping runs."""

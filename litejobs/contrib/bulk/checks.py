@@ -25,8 +25,9 @@ def _has_attribute(model: type[Model], name: str) -> bool:
 
 
 def problems() -> list[Problem]:
-    """What ``manage.py check`` reports (litejobs.E012, E050): an action on an undeclared work
-    queue (``bulk-action-invalid``) or binding a field its queue's model lacks
+    """What ``manage.py check`` reports (litejobs.E012, E013, E050): an action on an undeclared
+    work queue (``bulk-action-invalid``), binding nothing but the amount without a reason
+    (``bulk-binding-missing``) or binding a field its queue's model lacks
     (``bulk-binding-invalid``); actions declared without django-otp installed
     (``extra-missing``) or without its TOTP app in ``INSTALLED_APPS`` (``bulk-otp-missing``)."""
     found = []
@@ -44,6 +45,18 @@ def problems() -> list[Problem]:
                 )
             )
             continue
+        if not action.bind and not action.unbound_reason:
+            found.append(
+                Problem(
+                    "bulk-binding-missing",
+                    f"bulk money action {action.name!r} binds nothing but the amount, so a "
+                    "payee or account changed after the code was typed would be paid. Declare "
+                    "bind=(...) with the fields that decide where the money goes (e.g. "
+                    "bind=('payee', 'account')), or bind=False with reason='...' when the "
+                    "amount alone decides.",
+                    where=action.module,
+                )
+            )
         missing = (
             []
             if callable(action.bind)
@@ -76,7 +89,13 @@ def problems() -> list[Problem]:
 
 
 #: The check id of each problem (any other is litejobs.E012).
-CHECK_IDS = {"extra-missing": "litejobs.E050"}
+CHECK_IDS = {"extra-missing": "litejobs.E050", "bulk-binding-missing": "litejobs.E013"}
+HINTS = {
+    "bulk-binding-missing": "Add bind=('payee', 'account') (the row's fields that decide where "
+    "the money goes) to bulk_money_action(...), or bind=False, reason='...'.",
+    "*": "Declare the work queue in a queues.py (or fix queue=), and install django-otp's TOTP "
+    "app: confirmations need a code from a device.",
+}
 
 
 @checks.register("litejobs")
@@ -86,14 +105,15 @@ def check_bulk_actions(
     """litejobs.E012: a bulk money action that cannot work — one acting on a work queue no
     installed app declares (``bulk-action-invalid``), binding a field its model lacks, or
     django-otp's TOTP app missing from ``INSTALLED_APPS`` (``bulk-otp-missing``);
+    litejobs.E013 (``bulk-binding-missing``): an action that binds nothing but the amount
+    without saying why (``bind=False, reason=...``);
     litejobs.E050 (``extra-missing``): django-otp is not installed at all. An invalid
     ``bulk_money_action(...)`` makes its ``queues.py`` fail to import, which litejobs.E010
     reports with the ``[bulk-action-invalid]`` code."""
     return [
         checks.Error(
             f"{problem.where}: [{problem.code}] {problem.message}",
-            hint="Declare the work queue in a queues.py (or fix queue=), and install "
-            "django-otp's TOTP app: confirmations need a code from a device.",
+            hint=HINTS.get(problem.code, HINTS["*"]),
             obj=problem.where,
             id=CHECK_IDS.get(problem.code, "litejobs.E012"),
         )

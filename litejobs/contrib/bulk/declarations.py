@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
@@ -97,6 +97,8 @@ class BulkMoneyAction:
     description: str
     resolution: str
     bind: tuple[str, ...] | Callable[[Any], Mapping[str, Any]] = ()
+    #: Why the amount alone decides where the money goes (``bind=False``); else empty.
+    unbound_reason: str = ""
     module: str = ""
 
     def __repr__(self) -> str:
@@ -225,7 +227,8 @@ def bulk_money_action(
     amount: Callable[[Any], Any],
     execute: Callable[[Any, BulkRun], Any],
     permission: str,
-    bind: Iterable[str] | Callable[[Any], Mapping[str, Any]] = (),
+    bind: Iterable[str] | Callable[[Any], Mapping[str, Any]] | Literal[False] = (),
+    reason: str = "",
     label: str | None = None,
     description: str = "",
     resolution: str = "released",
@@ -241,7 +244,10 @@ def bulk_money_action(
       fields (``bind=("payee", "account")``; a foreign key binds its id) or a function
       ``bind(row) -> {"payee": ..., "account": ...}`` for values read elsewhere. They are shown
       on the preview, enter the digest and the record, and are read again under the row's lock
-      before ``execute``: any change refuses the item (``bulk-binding-changed``).
+      before ``execute``: any change refuses the item (``bulk-binding-changed``). An action
+      that binds nothing is a check error (``bulk-binding-missing``): a payee changed after
+      the code was typed would be paid. Where the amount alone decides (the payee cannot
+      change, say), declare ``bind=False`` and say why in ``reason=``.
     - ``execute(row, run)``: moves the money for one row, inside the item's transaction; may
       answer a short note. Make it idempotent on ``run.key`` (refuse to pay twice).
     - ``permission``: ``"app_label.codename"`` a user needs on top of the queue's permission.
@@ -260,7 +266,18 @@ def bulk_money_action(
         raise _invalid(what, f"queue= must be a work queue or its name, got {queue!r}.")
     _check_callable(what, "amount", amount, 1, "amount(row) -> (Decimal, currency)")
     _check_callable(what, "execute", execute, 2, "execute(row, run)")
-    checked_bind = _check_bind(what, bind)
+    if bind is False:
+        if not isinstance(reason, str) or not reason.strip():
+            raise _invalid(
+                what,
+                "bind=False needs reason='why the amount alone decides where the money goes'; "
+                "or bind the fields that decide it, e.g. bind=('payee', 'account').",
+            )
+        checked_bind: tuple[str, ...] | Callable[[Any], Mapping[str, Any]] = ()
+    else:
+        if reason:
+            raise _invalid(what, "reason= goes with bind=False only (why it binds nothing).")
+        checked_bind = _check_bind(what, bind)
     if not isinstance(permission, str) or not queues.PERMISSION_PATTERN.match(permission):
         raise _invalid(
             what,
@@ -290,6 +307,7 @@ def bulk_money_action(
         f"own transaction, and resolves its work item as {resolution!r}.",
         resolution=resolution,
         bind=checked_bind,
+        unbound_reason=reason.strip() if bind is False else "",
         module=module,
     )
     return _actions.register(name, action)

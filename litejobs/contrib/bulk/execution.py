@@ -28,6 +28,7 @@ from ...jobs import operations
 from ...jobs.context import JobContext
 from ...jobs.declaration import job
 from ...models import UNFINISHED_ITEM_CONSTRAINT, BulkAction, BulkActionItem
+from ...models.jobs import BULK_ITEM_JOB
 from ..workqueues import items as workqueues
 from . import devices
 from .declarations import BulkMoneyAction, BulkRun, database_alias, get_action
@@ -35,8 +36,9 @@ from .preview import money
 
 logger = logging.getLogger(__name__)
 
-#: The job that executes one item of a confirmed bulk money action (declared below).
-ITEM_JOB = "litejobs.bulk_item"
+#: The job that executes one item of a confirmed bulk money action (declared below; a job that
+#: ends cancelled or dead leaves its unfinished item failed: ``litejobs.models.jobs``).
+ITEM_JOB = BULK_ITEM_JOB
 ITEM_QUEUE = "bulk"
 
 
