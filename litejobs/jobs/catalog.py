@@ -11,6 +11,9 @@ payload redaction's — answers the same.
 
 from __future__ import annotations
 
+import importlib
+import logging
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -23,6 +26,8 @@ from ..core.registry import Registry
 from ..core.retry import Retry
 from ..exceptions import DeclarationError, UnknownJob
 from .claims import ClaimedJob
+
+logger = logging.getLogger(__name__)
 
 
 class Definition(Protocol):
@@ -38,6 +43,9 @@ class Definition(Protocol):
 
     @property
     def timeout(self) -> timedelta: ...
+
+    @property
+    def module(self) -> str: ...
 
     @property
     def max_attempts(self) -> int: ...
@@ -112,13 +120,48 @@ def get(name: str) -> Definition:
 
 
 def run_of(job: ClaimedJob) -> Run:
-    """How a claimed job runs: its definition (``UnknownJob`` if none), as overridden."""
-    definition = get(job.name)
+    """How a claimed job runs: its definition (``UnknownJob`` if none), as overridden.
+
+    A job whose name nothing here declares yet is looked for once in the module its row
+    records, as Django's own Tasks do: a ``@job`` in an app's ``services.py`` runs although
+    startup never imports that module.
+    """
+    try:
+        definition = get(job.name)
+    except UnknownJob:
+        if not import_declaring(job.module):
+            raise
+        definition = get(job.name)
     for override in overrides.values():
         run = override(job, definition)
         if run is not None:
             return run
     return Run(definition)
+
+
+#: Modules ``import_declaring`` looked in already (imported, or refused): once per process.
+_looked_in: set[str] = set()
+_MODULE_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def import_declaring(module: str) -> bool:
+    """Import ``module``, the declaring module a job row records, when it lies inside an
+    installed app's package (never an arbitrary path: a row's text decides nothing else);
+    answers whether it was imported now. Each module is tried once per process."""
+    if not module or module in _looked_in:
+        return False
+    _looked_in.add(module)
+    if not _MODULE_PATH.fullmatch(module) or apps.get_containing_app_config(module) is None:
+        logger.warning(
+            "job module not imported module=%r: it lies in no installed app", module[:200]
+        )
+        return False
+    try:
+        importlib.import_module(module)
+    except Exception:
+        logger.exception("job module import failed module=%s", module)
+        return False
+    return True
 
 
 def all_jobs() -> list[Any]:
@@ -133,9 +176,14 @@ def unregister(name: str) -> None:
 
 
 def declared_late() -> list[Any]:
-    """Jobs declared after Django started, by name: no worker imports their modules, so their
-    runs would die ``unknown-job`` (reported by the check litejobs.W042)."""
-    return [_jobs[name] for name in sorted(_declared_late) if name in _jobs]
+    """Jobs declared after Django started outside every installed app, by name: no worker
+    imports their modules (one inside an app is imported by a worker that meets the name),
+    so their runs would die ``unknown-job`` (reported by the check litejobs.W042)."""
+    return [
+        _jobs[name]
+        for name in sorted(_declared_late)
+        if name in _jobs and apps.get_containing_app_config(_jobs[name].module) is None
+    ]
 
 
 def autodiscover() -> None:

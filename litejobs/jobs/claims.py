@@ -43,6 +43,8 @@ class ClaimedJob:
     version: int = 1
     #: The scheduled occurrence it runs, if any.
     occurrence_id: int | None = None
+    #: The module that declares it (imported by a worker that does not know its name).
+    module: str = ""
     #: Claimed by the limited claim: finishing frees a slot another job of its key waits for.
     limited: bool = False
     #: An operator asked to cancel it before it started.
@@ -71,6 +73,7 @@ class ClaimedJob:
             traceparent=row["traceparent"],
             version=row["version"],
             occurrence_id=row["occurrence_id"],
+            module=row["module"],
         )
 
 

@@ -469,6 +469,12 @@ class JobDefinition:
         """The trace context to store with a new run."""
         return current_traceparent()
 
+    @property
+    def module(self) -> str:
+        """The module that declares the job, stored with each run: a worker that does not
+        know the job's name imports it (when it lies inside an installed app)."""
+        return str(self.func.__module__)
+
 
 def queue_name(queue: Any, *, what: str = "A queue") -> str:
     """``queue`` if it is a valid queue name, else ``DeclarationError`` (``queue-invalid``)."""

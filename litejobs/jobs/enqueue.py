@@ -52,6 +52,10 @@ class Enqueueable(Protocol):
     version: int
 
     @property
+    def module(self) -> str:
+        """The module that declares it (a worker that does not know its name imports it)."""
+
+    @property
     def max_attempts(self) -> int: ...
 
     @property
@@ -76,6 +80,7 @@ def common_columns(
         "now": now,
         "traceparent": definition.traceparent(),
         "version": definition.version,
+        "module": definition.module,
     }
 
 

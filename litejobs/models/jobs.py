@@ -134,6 +134,13 @@ class Job(models.Model):
     version = models.PositiveSmallIntegerField(
         db_default=1, help_text="The payload's schema version (its declaration's, at enqueue)."
     )
+    module = models.CharField(
+        max_length=200,
+        blank=True,
+        db_default="",
+        help_text="The module that declares the job: a worker that does not know its name "
+        "imports it, when it lies inside an installed app.",
+    )
     handed_back_at = models.DateTimeField(
         null=True,
         blank=True,

@@ -7,11 +7,11 @@
 -- One job; a live job with the same (name, tenant, key) makes this a no-op (deduplicated).
 INSERT INTO litejobs_job (
     name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
-    concurrency_key, concurrency_limit, created_at, traceparent, occurrence_id, version
+    concurrency_key, concurrency_limit, created_at, traceparent, occurrence_id, version, module
 ) VALUES (
     %(name)s, %(queue)s, %(key)s, %(tenant)s, %(payload)s::jsonb, %(state)s, %(priority)s,
     %(run_at)s, %(max_attempts)s, %(concurrency_key)s, %(concurrency_limit)s, %(now)s,
-    %(traceparent)s, %(occurrence_id)s, %(version)s
+    %(traceparent)s, %(occurrence_id)s, %(version)s, %(module)s
 )
 ON CONFLICT (name, tenant, key) WHERE state IN ({live}) DO NOTHING
 RETURNING id
@@ -22,11 +22,11 @@ RETURNING id
 -- (the payloads already JSON text): one document to parse each, no array escaping.
 INSERT INTO litejobs_job (
     name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
-    concurrency_key, concurrency_limit, created_at, traceparent, version
+    concurrency_key, concurrency_limit, created_at, traceparent, version, module
 )
 SELECT %(name)s, %(queue)s, rows.key, rows.tenant, rows.payload, %(state)s, %(priority)s,
        %(run_at)s, %(max_attempts)s, rows.concurrency_key, %(concurrency_limit)s, %(now)s,
-       %(traceparent)s, %(version)s
+       %(traceparent)s, %(version)s, %(module)s
 FROM ROWS FROM (
     jsonb_array_elements_text(%(keys)s::jsonb),
     jsonb_array_elements_text(%(tenants)s::jsonb),
@@ -66,11 +66,12 @@ WITH picked AS (
     FROM picked
     WHERE job.id = picked.id
     RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.attempts,
-              job.max_attempts, job.fence, job.traceparent, job.occurrence_id, job.version
+              job.max_attempts, job.fence, job.traceparent, job.occurrence_id, job.version,
+              job.module
 )
 SELECT * FROM claimed
 UNION ALL
-SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 WHERE litejobs_limited_due(%(now)s, %(queues)s::text[], %(avoid)s::bigint[])
 
 -- name: lock_limited_claims
@@ -111,7 +112,8 @@ SET state = 'running', attempts = job.attempts + 1, fence = nextval('litejobs_fe
 FROM picked
 WHERE job.id = picked.id AND job.state IN ({claimable})
 RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.attempts,
-          job.max_attempts, job.fence, job.traceparent, job.occurrence_id, job.version
+          job.max_attempts, job.fence, job.traceparent, job.occurrence_id, job.version,
+          job.module
 
 -- name: next_due
 -- The earliest run_at after `now` among claimable jobs of some queues (an idle worker sleeps

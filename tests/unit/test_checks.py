@@ -148,6 +148,16 @@ def test_a_job_declared_outside_startup_is_reported_with_its_module():
     assert "[job-undiscovered]" in warning.msg and __name__ in warning.msg
     assert "unknown-job" in warning.msg and "jobs.py" in warning.hint
 
+    # One in a module of an installed app is found by the worker (its rows name the module).
+    def in_an_app(ctx) -> None: ...
+
+    in_an_app.__module__ = "tests.testapp.services"
+    inside = job(key=lambda: "inside")(in_an_app)
+    try:
+        assert not [w for w in check_job_discovery() if inside.name in w.msg]
+    finally:
+        registry.unregister(inside.name)
+
 
 # Queues --------------------------------------------------------------------------------------
 

@@ -77,6 +77,10 @@ class TaskJobDefinition:
         return self.name.removeprefix(TASK_PREFIX)
 
     @property
+    def module(self) -> str:
+        return self.module_path.rpartition(".")[0]
+
+    @property
     def max_attempts(self) -> int:
         return self.retry.attempts
 
