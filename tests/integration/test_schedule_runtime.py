@@ -403,6 +403,7 @@ def test_an_occurrence_runs_with_its_schedules_timeout(declare):
             "traceparent": "",
             "occurrence_id": 5,
             "version": 1,
+            "module": "tests.testapp.jobs",
         }
     )
     run = catalog.run_of(claimed)
