@@ -65,13 +65,13 @@ def prepare(command: BaseCommand, runtime: str) -> bool:
     return True
 
 
-def warn_unused_queues(command: BaseCommand, queues: list[str], where: str) -> None:
+def warn_unused_queues(command: BaseCommand, queues: list[str], where: str) -> list[str]:
     """Print a ``queue-unused`` warning (with "did you mean") for each queue no declaration
-    uses: a worker serving only a misspelt queue would wait forever."""
-    for queue in queues:
-        warning = unused_queue(queue, where)
-        if warning:
-            command.stderr.write(f"WARNING: {warning}")
+    uses: a worker serving only a misspelt queue would wait forever. Answers the warnings."""
+    warnings = [warning for queue in queues if (warning := unused_queue(queue, where))]
+    for warning in warnings:
+        command.stderr.write(f"WARNING: {warning}")
+    return warnings
 
 
 def make_logs_visible() -> None:
