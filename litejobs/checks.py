@@ -97,6 +97,7 @@ DURATION_SETTINGS = (
     "ACK_FLUSH",
     "OUTAGE_BACKOFF_MAX",
     "OUTAGE_LOG_INTERVAL",
+    "STARTUP_DATABASE_WAIT",
     "SCHEDULER_LEASE",
     "SCHEDULER_TICK",
     "SCHEDULER_HORIZON",
@@ -318,7 +319,8 @@ def check_shadowed_commands(
 ) -> Sequence[checks.CheckMessage]:
     """litejobs.W040: another installed app ships a command named like one of litejobs'
     runtimes (channels' ``runworker``); ``manage.py NAME`` runs litejobs' whatever the order of
-    ``INSTALLED_APPS``, so the other app's command is only reachable through its class."""
+    ``INSTALLED_APPS``, so the other app's command is only reachable through its class. Said by
+    ``check`` and by the runtime NAME, not by every other command."""
     return [
         checks.Warning(
             f"[command-shadowed] The `{name}` command of {app} is shadowed: `manage.py {name}` "

@@ -49,6 +49,10 @@ DEFAULTS: dict[str, Any] = {
     # Database outage handling: retry backoff cap, and how often the outage is logged.
     "OUTAGE_BACKOFF_MAX": "30s",
     "OUTAGE_LOG_INTERVAL": "60s",
+    # How long runworker, runscheduler and runrelay wait at start for a database that accepts
+    # no connection (containers started together) before they exit 1 with litejobs.E042;
+    # once running, they ride out outages however long.
+    "STARTUP_DATABASE_WAIT": "30s",
     # Largest accepted JSON payload, in bytes of its UTF-8 encoding.
     "MAX_PAYLOAD_BYTES": 65536,
     # How long finished rows are kept before ``litejobs purge`` removes them.

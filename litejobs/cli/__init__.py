@@ -2,19 +2,21 @@
 
 A verb's handler is ``handler(command, options) -> int`` (the exit code); it prints through
 ``command.stdout`` and honours ``--json``. Exit codes: 0 done, 1 refused (a litejobs error,
-printed as ``[code] message``), 2 bad usage, 3 ``doctor`` found problems.
+printed as ``[code] message``), 2 bad usage, 3 ``doctor`` found problems. With ``--json`` a
+refusal or a bad usage is one JSON object ``{"code": ..., "message": ...}`` on stdout instead.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib
 import json
 import pkgutil
-from argparse import ArgumentParser
+from argparse import SUPPRESS, ArgumentParser, _SubParsersAction
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from argparse import _SubParsersAction
+    from argparse import Action
 
     from django.core.management.base import BaseCommand, CommandParser
 
@@ -26,11 +28,34 @@ EXIT_REFUSED = 1
 EXIT_USAGE = 2
 EXIT_PROBLEMS = 3
 
+#: The code of a bad usage answered in JSON (an unknown verb or option, a malformed value).
+USAGE_INVALID = "usage-invalid"
+
 
 def register_all(subparsers: Subparsers) -> None:
     """Let every verb module in this package add its subcommands."""
     for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
         importlib.import_module(f"{__name__}.{module}").register(subparsers)
+
+
+def common_options(parser: ArgumentParser) -> list[Action]:
+    """Django's options of every command (``--settings``, ``-v``, ``--traceback`` ...), as
+    ``parser`` holds them before the verbs are added."""
+    return [a for a in parser._actions if a.option_strings and a.dest not in ("help", "version")]
+
+
+def accept_after_the_verb(subparsers: Subparsers, options: list[Action]) -> None:
+    """Let every verb (nested ones too) take ``options`` after it, as every Django command
+    does: a copy that sets the value only when given there, so one given before the verb (or
+    the default) stands otherwise."""
+    for parser in subparsers.choices.values():
+        for option in options:
+            shared = copy.copy(option)
+            shared.default = SUPPRESS
+            parser._add_action(shared)
+        for action in parser._actions:
+            if isinstance(action, _SubParsersAction):
+                accept_after_the_verb(action, options)
 
 
 def add_json_flag(parser: ArgumentParser) -> None:
@@ -44,3 +69,12 @@ def emit(command: BaseCommand, options: dict[str, Any], data: Any, text: str) ->
         command.stdout.write(json.dumps(data, indent=2, default=str, sort_keys=True))
     else:
         command.stdout.write(text)
+
+
+def refuse(command: BaseCommand, as_json: bool, code: str, message: str) -> None:
+    """Print a refusal: ``[code] message`` on stderr, or with ``--json`` the JSON object
+    ``{"code": ..., "message": ...}`` on stdout (and nothing else there)."""
+    if as_json:
+        command.stdout.write(json.dumps({"code": code, "message": message}, sort_keys=True))
+    else:
+        command.stderr.write(f"[{code}] {message}")

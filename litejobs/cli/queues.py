@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..conf import settings
 from ..jobs import queues
 from ..models import QueueState
 from ..runtime.startup import warn_unused_queues
@@ -38,31 +39,47 @@ def register(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=handle_resume)
 
 
-def _as_dict(state: QueueState) -> dict[str, Any]:
+def _as_dict(state: QueueState, *, changed: bool, warnings: list[str]) -> dict[str, Any]:
     return {
         "queue": state.name,
         "paused": state.paused,
+        "changed": changed,
         "reason": state.reason,
         "changed_by": state.changed_by,
         "changed_at": iso(state.changed_at),
+        "warnings": warnings,
     }
+
+
+def _checked_queue(command: BaseCommand, options: dict[str, Any], verb: str) -> list[str]:
+    """Refuse a malformed queue name (``queue-invalid``) before anything else; answer the
+    ``queue-unused`` warnings of a name no declaration uses (printed on stderr too)."""
+    queues.check_queue(options["queue"])
+    return warn_unused_queues(command, [options["queue"]], verb)
 
 
 def handle_pause(command: BaseCommand, options: dict[str, Any]) -> int:
     """``pause QUEUE --reason ...``: see ``queues.pause``."""
-    warn_unused_queues(command, [options["queue"]], "pause")
+    warnings = _checked_queue(command, options, "pause")
     state = queues.pause(options["queue"], reason=options["reason"], by=acting_user(options))
     text = (
         f"Queue {state.name!r} is paused by {state.changed_by}: {state.reason}\n"
         f"Workers claim none of its jobs until `manage.py litejobs resume {state.name}`."
     )
-    emit(command, options, _as_dict(state), text)
+    emit(command, options, _as_dict(state, changed=True, warnings=warnings), text)
     return EXIT_OK
 
 
 def handle_resume(command: BaseCommand, options: dict[str, Any]) -> int:
-    """``resume QUEUE``: see ``queues.resume``."""
-    warn_unused_queues(command, [options["queue"]], "resume")
-    state = queues.resume(options["queue"], by=acting_user(options))
-    emit(command, options, _as_dict(state), f"Queue {state.name!r} is running again.")
+    """``resume QUEUE``: see ``queues.resume``; a queue that was not paused is left as it is."""
+    warnings = _checked_queue(command, options, "resume")
+    queue = options["queue"]
+    state = queues.resume(queue, by=acting_user(options))
+    if state is not None:
+        data = _as_dict(state, changed=True, warnings=warnings)
+        emit(command, options, data, f"Queue {queue!r} is running again.")
+        return EXIT_OK
+    unchanged = QueueState.objects.using(settings.DATABASE).filter(name=queue).first()
+    data = _as_dict(unchanged or QueueState(name=queue), changed=False, warnings=warnings)
+    emit(command, options, data, f"Queue {queue!r} was not paused; nothing changed.")
     return EXIT_OK

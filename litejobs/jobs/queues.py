@@ -70,9 +70,9 @@ def check_queue(queue: str) -> str:
     return queue
 
 
-def _set_queue(queue: str, *, paused: bool, reason: str, by: str) -> QueueState:
+def _pause_queue(queue: str, *, reason: str, by: str) -> QueueState:
     state = QueueState(
-        name=queue, paused=paused, reason=reason, changed_by=by, changed_at=clock.now()
+        name=queue, paused=True, reason=reason, changed_by=by, changed_at=clock.now()
     )
     QueueState.objects.using(_alias()).bulk_create(
         [state],
@@ -96,17 +96,25 @@ def pause(queue: str, *, reason: str, by: str) -> QueueState:
             "reason field in the admin) so whoever finds it paused knows when to resume it.",
             code="reason-required",
         )
-    state = _set_queue(queue, paused=True, reason=reason.strip(), by=by)
+    state = _pause_queue(queue, reason=reason.strip(), by=by)
     logger.info("queue paused queue=%s by=%s reason=%r", queue, by, state.reason)
     return state
 
 
-def resume(queue: str, *, by: str) -> QueueState:
-    """Let workers claim the queue's jobs again (its due jobs wake them at once)."""
+def resume(queue: str, *, by: str) -> QueueState | None:
+    """Let workers claim the queue's jobs again (its due jobs wake them at once). Answers the
+    new switch, or ``None`` when the queue was not paused: then nothing is written."""
     by = check_by(by)
     queue = check_queue(queue)
+    state = QueueState(name=queue, paused=False, reason="", changed_by=by, changed_at=clock.now())
     with transaction.atomic(using=_alias()):
-        state = _set_queue(queue, paused=False, reason="", by=by)
+        resumed = (
+            QueueState.objects.using(_alias())
+            .filter(name=queue, paused=True)
+            .update(paused=False, reason="", changed_by=by, changed_at=state.changed_at)
+        )
+        if not resumed:
+            return None
         # Workers sleeping on LISTEN learn of the due jobs at commit, not at their next poll.
         with connections[_alias()].cursor() as cursor:
             cursor.execute(

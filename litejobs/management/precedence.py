@@ -7,12 +7,14 @@ channels' worker and stop at ``the following arguments are required: channels``.
 wraps Django's command table (``django.core.management.get_commands``, which ``manage.py``,
 ``call_command`` and ``help`` all read) so that its three runtime names always resolve to
 litejobs; the check litejobs.W040 tells the user which other app's command is shadowed and how
-to still run it.
+to still run it, where that matters: ``manage.py check`` and the runtime of that name, not every
+other command (``migrate``, ``shell``, ``litejobs list`` ...) that runs the checks.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 
 #: The commands a litejobs deployment runs, and what each one is.
@@ -62,7 +64,8 @@ def pin_runtime_commands() -> None:
 
 def shadowed_commands() -> list[tuple[str, str]]:
     """``(app name, command name)`` of every other installed app's command that litejobs'
-    runtimes shadow."""
+    runtimes shadow, as far as the command this process runs is concerned (see
+    ``concerns``)."""
     from django.apps import apps
     from django.core.management import find_commands
 
@@ -71,5 +74,15 @@ def shadowed_commands() -> list[tuple[str, str]]:
         if app.name == "litejobs":
             continue
         names = find_commands(os.path.join(app.path, "management"))
-        found += [(app.name, name) for name in names if name in RUNTIME_COMMANDS]
+        found += [(app.name, name) for name in names if name in RUNTIME_COMMANDS and concerns(name)]
     return found
+
+
+def concerns(name: str) -> bool:
+    """Whether the shadowing of the command ``name`` concerns what this process runs: ``manage.py
+    check`` and ``manage.py NAME`` itself, or code that runs the checks on its own
+    (``call_command("check")`` in a script or a test); not another management command."""
+    from django.core.management import get_commands
+
+    running = sys.argv[1] if len(sys.argv) > 1 else None  # how manage.py names the command
+    return running not in get_commands() or running in ("check", name)

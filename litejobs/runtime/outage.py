@@ -68,7 +68,7 @@ class Outage:
                     "database unavailable process=%s error=%s; retrying with backoff, no job is "
                     "failed because of it",
                     self.name,
-                    _one_line(error),
+                    one_line(error),
                 )
             elif now - self._last_log >= interval:
                 self._last_log = now
@@ -77,7 +77,7 @@ class Outage:
                     self.name,
                     now - self._since,
                     self._failures,
-                    _one_line(error),
+                    one_line(error),
                 )
         streak: int = getattr(self._streak, "count", 0) + 1
         self._streak.count = streak
@@ -104,6 +104,7 @@ class Outage:
             self.recovered_at = now
 
 
-def _one_line(error: BaseException) -> str:
+def one_line(error: BaseException) -> str:
+    """``OperationalError: connection failed: ...``: an error's class and first line."""
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0] if text else ''}"

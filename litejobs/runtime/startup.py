@@ -6,11 +6,11 @@ error that stops the command with its message). ``prepare()`` then
 
 - makes litejobs' log lines reach the terminal when ``LOGGING`` gives them nowhere to go
   (Python's last-resort handler drops INFO, so a runtime would otherwise print nothing);
-- waits while the database is unreachable (refused connections, a server starting: the
-  runtimes ride out outages, logged like one), and
-- runs the database checks: litejobs.E042 (the server refuses the connection for good: a wrong
-  password, an unknown database), litejobs.E043 (litejobs' migrations are not applied) and
-  litejobs.W043 (other apps' migrations are not applied).
+- waits up to ``STARTUP_DATABASE_WAIT`` (30 s) while the database accepts no connection
+  (containers started together: the database is still starting), and
+- runs the database checks: litejobs.E042 (no connection within that wait, or the server
+  refuses it for good: a wrong password, an unknown database), litejobs.E043 (litejobs'
+  migrations are not applied) and litejobs.W043 (other apps' migrations are not applied).
 
 An error stops the runtime with exit status 1 and the messages, never a traceback. The
 database checks are not registered with Django's check framework: ``migrate`` runs the
@@ -22,14 +22,17 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+import time
+from datetime import timedelta
 
 from django.core import checks
 from django.core.management.base import BaseCommand, SystemCheckError
 from django.db import connections
 
 from ..conf import settings
+from ..core.durations import format_age, parse_duration
 from ..jobs.queues import unused_queue
-from .outage import Outage, is_outage
+from .outage import is_outage, one_line
 from .stopping import GracefulStop
 
 logger = logging.getLogger(__name__)
@@ -46,10 +49,13 @@ def prepare(command: BaseCommand, runtime: str) -> bool:
     stop = threading.Event()
     GracefulStop(stop, logger, runtime).install()
     alias = settings.DATABASE
-    if not wait_for_database(alias, runtime, stop):
+    wait = settings.or_default(
+        "STARTUP_DATABASE_WAIT", lambda value: parse_duration(value, allow_zero=False)
+    )
+    if not wait_for_database(alias, StartupWait(runtime, describe_database(alias), wait), stop):
         logger.info("%s stopped before it started", runtime)
         return False
-    messages = database_checks(alias)
+    messages = database_checks(alias, wait)
     errors = [m for m in messages if m.is_serious() and not m.is_silenced()]
     warnings = [m for m in messages if not m.is_serious() and not m.is_silenced()]
     if errors:
@@ -59,13 +65,13 @@ def prepare(command: BaseCommand, runtime: str) -> bool:
     return True
 
 
-def warn_unused_queues(command: BaseCommand, queues: list[str], where: str) -> None:
+def warn_unused_queues(command: BaseCommand, queues: list[str], where: str) -> list[str]:
     """Print a ``queue-unused`` warning (with "did you mean") for each queue no declaration
-    uses: a worker serving only a misspelt queue would wait forever."""
-    for queue in queues:
-        warning = unused_queue(queue, where)
-        if warning:
-            command.stderr.write(f"WARNING: {warning}")
+    uses: a worker serving only a misspelt queue would wait forever. Answers the warnings."""
+    warnings = [warning for queue in queues if (warning := unused_queue(queue, where))]
+    for warning in warnings:
+        command.stderr.write(f"WARNING: {warning}")
+    return warnings
 
 
 def make_logs_visible() -> None:
@@ -90,11 +96,67 @@ def describe_database(alias: str) -> str:
     return f"{alias!r} ({connection.vendor} {config.get('NAME')!r} on {host}{port})"
 
 
-def wait_for_database(alias: str, runtime: str, stop: threading.Event) -> bool:
-    """Answer ``True`` once the database answers, or refuses for a reason waiting cannot heal
-    (left to ``database_checks``); an unreachable one is waited for, logged like an outage.
-    ``False`` if ``stop`` is set meanwhile."""
-    outage = Outage(f"{runtime} (starting)")
+class StartupWait:
+    """A runtime's wait for its database at start: its deadline, the pause before each new
+    attempt, and its log (a line when it starts waiting, at most one per ``LOG_EVERY`` seconds
+    after that, and one when the database answers)."""
+
+    #: Seconds between two "still waits" lines.
+    LOG_EVERY = 5.0
+    #: The longest pause between two attempts (short: a starting database is used at once).
+    PAUSE_MAX = 1.0
+
+    def __init__(self, runtime: str, where: str, wait: timedelta) -> None:
+        self.runtime = runtime
+        self.where = where
+        self.wait = wait
+        self.started = time.monotonic()
+        self.attempts = 0
+        self.logged = 0.0
+
+    def failed(self, error: BaseException) -> float | None:
+        """Record a failed attempt; answers the pause before the next, ``None`` once the wait
+        is over."""
+        now = time.monotonic()
+        left = self.started + self.wait.total_seconds() - now
+        if left <= 0:
+            return None
+        if not self.attempts:
+            logger.warning(
+                "%s waits for the database %s to accept connections, up to %s "
+                "(LITEJOBS['STARTUP_DATABASE_WAIT']) error=%s",
+                self.runtime,
+                self.where,
+                format_age(self.wait),
+                one_line(error),
+            )
+            self.logged = now
+        elif now - self.logged >= self.LOG_EVERY:
+            logger.warning(
+                "%s still waits for the database for=%.0fs of %s error=%s",
+                self.runtime,
+                now - self.started,
+                format_age(self.wait),
+                one_line(error),
+            )
+            self.logged = now
+        self.attempts += 1
+        return min(0.25 * 2.0 ** min(self.attempts - 1, 10), self.PAUSE_MAX, left)
+
+    def answered(self) -> None:
+        """Record that the database answered; logged when the runtime waited for it."""
+        if self.attempts:
+            logger.warning(
+                "%s: the database answered after %.1fs",
+                self.runtime,
+                time.monotonic() - self.started,
+            )
+
+
+def wait_for_database(alias: str, wait: StartupWait, stop: threading.Event) -> bool:
+    """Answer ``True`` once the database answers, refuses for a reason waiting cannot heal, or
+    ``wait`` is over (``database_checks`` then says why); ``False`` if ``stop`` is set
+    meanwhile."""
     while not stop.is_set():
         try:
             connections[alias].ensure_connection()
@@ -102,9 +164,12 @@ def wait_for_database(alias: str, runtime: str, stop: threading.Event) -> bool:
             if not is_outage(error) or refused_for_good(error):
                 return True
             connections[alias].close()
-            stop.wait(outage.failed(error))
+            pause = wait.failed(error)
+            if pause is None:
+                return True
+            stop.wait(pause)
             continue
-        outage.succeeded()
+        wait.answered()
         return True
     return False
 
@@ -127,8 +192,9 @@ def refused_for_good(error: BaseException) -> bool:
     return "FATAL:" in text and any(marker in text for marker in REFUSED_FOR_GOOD)
 
 
-def database_checks(alias: str) -> list[checks.CheckMessage]:
-    """litejobs.E042, E043 and W043 against the litejobs database."""
+def database_checks(alias: str, waited: timedelta) -> list[checks.CheckMessage]:
+    """litejobs.E042, E043 and W043 against the litejobs database, once the runtime waited
+    ``waited`` for it to accept connections."""
     from django.db.migrations.executor import MigrationExecutor
 
     connection = connections[alias]
@@ -138,16 +204,7 @@ def database_checks(alias: str) -> list[checks.CheckMessage]:
         executor = MigrationExecutor(connection)
         plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
     except Exception as error:
-        lines = str(error).strip().splitlines()
-        return [
-            checks.Error(
-                f"[database-unreachable] The litejobs database {where} refused the connection: "
-                f"{type(error).__name__}: {lines[0] if lines else ''}",
-                hint="Fix DATABASES (or LITEJOBS['DATABASE']): the user, the password, and that "
-                "the database exists (createdb NAME).",
-                id="litejobs.E042",
-            )
-        ]
+        return [unreachable(where, error, waited)]
     pending = [migration for migration, _backwards in plan]
     ours = [str(m) for m in pending if m.app_label == "litejobs"]
     others = [str(m) for m in pending if m.app_label != "litejobs"]
@@ -171,6 +228,31 @@ def database_checks(alias: str) -> list[checks.CheckMessage]:
             )
         )
     return messages
+
+
+def unreachable(where: str, error: BaseException, waited: timedelta) -> checks.Error:
+    """litejobs.E042: no connection within the startup wait, or a server refusing it for good."""
+    if is_outage(error) and not refused_for_good(error):
+        what = (
+            f"did not accept connections within {format_age(waited)} "
+            "(LITEJOBS['STARTUP_DATABASE_WAIT'])"
+        )
+        hint = (
+            "Start PostgreSQL, or fix HOST and PORT in DATABASES (or LITEJOBS['DATABASE']); if "
+            "it starts slower than the runtimes (containers started together), raise "
+            "LITEJOBS['STARTUP_DATABASE_WAIT']."
+        )
+    else:
+        what = "refused the connection"
+        hint = (
+            "Fix DATABASES (or LITEJOBS['DATABASE']): the user, the password, and that the "
+            "database exists (createdb NAME)."
+        )
+    return checks.Error(
+        f"[database-unreachable] The litejobs database {where} {what}: {one_line(error)}",
+        hint=hint,
+        id="litejobs.E042",
+    )
 
 
 def _some(names: list[str], shown: int = 3) -> str:

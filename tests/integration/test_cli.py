@@ -148,14 +148,28 @@ def test_pause_and_resume(clock):
     assert json.loads(out) == {
         "queue": "emails",
         "paused": True,
+        "changed": True,
         "reason": "provider outage",
         "changed_by": "dave",
         "changed_at": clock.now().isoformat(),
+        "warnings": [],
     }
     out, _ = litejobs("resume", "emails", "--by", "erin")
-    assert "running again" in out
+    assert out.strip() == "Queue 'emails' is running again."
     state = QueueState.objects.get(name="emails")
     assert (state.paused, state.changed_by) == (False, "erin")
+
+
+def test_resume_of_a_queue_that_is_not_paused_says_nothing_changed(clock):
+    out, _ = litejobs("resume", "emails", "--by", "erin")
+    assert out.strip() == "Queue 'emails' was not paused; nothing changed."
+    assert not QueueState.objects.exists()
+    litejobs("pause", "emails", "--reason", "provider outage", "--by", "dave")
+    litejobs("resume", "emails", "--by", "erin")
+    out, _ = litejobs("resume", "emails", "--by", "frank", "--json")
+    data = json.loads(out)
+    assert (data["queue"], data["paused"], data["changed"]) == ("emails", False, False)
+    assert QueueState.objects.get(name="emails").changed_by == "erin"
 
 
 def test_pause_of_a_queue_no_declaration_uses_warns_with_the_close_name(clock):
@@ -164,6 +178,43 @@ def test_pause_of_a_queue_no_declaration_uses_warns_with_the_close_name(clock):
     assert "Did you mean 'emails'?" in err
     _, err = litejobs("resume", "emails", "--by", "dave")
     assert err == ""
+
+
+def test_with_json_the_queue_unused_warning_is_in_the_answer(clock):
+    out, _ = litejobs("pause", "emial", "--reason", "typo", "--by", "dave", "--json")
+    [warning] = json.loads(out)["warnings"]
+    assert warning.startswith("[queue-unused] pause names queue 'emial'")
+    assert "Did you mean 'emails'?" in warning
+    out, _ = litejobs("resume", "emial", "--by", "dave", "--json")
+    assert json.loads(out)["warnings"][0].startswith("[queue-unused] resume names queue 'emial'")
+
+
+@pytest.mark.parametrize("verb", [("pause", "--reason", "x"), ("resume",)])
+def test_pause_and_resume_refuse_an_invalid_queue_name_without_a_warning(clock, verb):
+    _, err = failing(1, verb[0], "bad queue!", *verb[1:])
+    assert err.startswith("[queue-invalid] 'bad queue!' is not a queue name")
+    assert "queue-unused" not in err
+    out, err = failing(1, verb[0], "bad queue!", *verb[1:], "--json")
+    assert json.loads(out)["code"] == "queue-invalid"
+    assert not QueueState.objects.exists()
+
+
+def test_with_json_a_refusal_is_one_json_object_on_stdout(clock):
+    out, err = failing(1, "show", "424242", "--json")
+    answer = json.loads(out)
+    assert set(answer) == {"code", "message"}
+    assert answer["code"] == "job-not-found"
+    assert answer["message"].startswith("No job has id 424242.")
+    assert err == ""
+    done = JobFactory(state=JobState.READY, label="r")
+    out, _ = failing(1, "retry", str(done.id), "--json")
+    assert json.loads(out)["code"] == "retry-refused"
+
+
+@pytest.mark.parametrize("queues", ["", " , ", "emails,bad queue!"])
+def test_runworker_refuses_queues_that_name_no_valid_queue(queues):
+    with pytest.raises(CommandError, match=r"--queues: \[queue-invalid\]"):
+        call_command("runworker", "--once", "--queues", queues)
 
 
 def test_pause_without_a_reason_is_bad_usage_and_a_blank_one_is_refused(clock):

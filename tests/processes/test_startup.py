@@ -6,8 +6,10 @@ serve.
 """
 
 import signal
+import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -137,6 +139,40 @@ def test_without_logging_configured_the_runtimes_say_what_they_serve(processes):
     scheduler.send_signal(signal.SIGTERM)
     assert scheduler.wait(30) == 0
     assert "database='default'" in processes.log(scheduler)
+
+
+def free_port() -> int:
+    """A local TCP port where nothing listens."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_a_runtime_waits_for_an_unreachable_database_then_exits_1(processes, runtime):
+    from django.db import connection
+
+    port = free_port()
+    nowhere = database.url_from_settings(
+        {**connection.settings_dict, "HOST": "127.0.0.1", "PORT": port, "OPTIONS": {}}
+    )
+    env = {**processes.env(STARTUP_DATABASE_WAIT="2s"), "DATABASE_URL": nowhere}
+    process = processes.start(*runtime, env=env, name="nowhere")
+    wait_for(lambda: "waits for the database" in processes.log(process), what="the wait")
+    waiting = time.monotonic()
+    assert process.wait(2 + 4) == 1  # within the wait and a few seconds, never forever
+    assert time.monotonic() - waiting >= 1.5
+    log = processes.log(process)
+    [line] = [line for line in log.splitlines() if "waits for the database" in line]
+    assert f"on 127.0.0.1:{port}" in line and "up to 2s" in line
+    for part in (
+        "litejobs.E042",
+        "[database-unreachable]",
+        f"on 127.0.0.1:{port}) did not accept connections within 2s",
+        "(LITEJOBS['STARTUP_DATABASE_WAIT'])",
+    ):
+        assert part in log, log
+    assert "Traceback" not in log
 
 
 def test_a_runtime_refused_by_the_server_for_good_says_why_instead_of_waiting(processes):

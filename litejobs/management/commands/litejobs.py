@@ -3,24 +3,49 @@
 import sys
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ...cli import EXIT_REFUSED, register_all
+from ...cli import (
+    EXIT_REFUSED,
+    EXIT_USAGE,
+    USAGE_INVALID,
+    accept_after_the_verb,
+    common_options,
+    refuse,
+    register_all,
+)
 from ...exceptions import LitejobsError
 
 
 class Command(BaseCommand):
     help = "Operate litejobs: inspect, retry, cancel, pause, purge, diagnose, benchmark."
 
+    #: Django's: whether a bad usage exits (command line) or raises ``CommandError``.
+    _called_from_command_line: bool | None = None
+
     def add_arguments(self, parser: CommandParser) -> None:
+        django_options = common_options(parser)
         subparsers = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
         register_all(subparsers)
+        accept_after_the_verb(subparsers, django_options)
+
+    def run_from_argv(self, argv: list[str]) -> None:
+        """With ``--json``, a bad usage is answered in JSON too: the arguments are read once
+        with errors raised rather than printed, then run as Django runs every command."""
+        if "--json" in argv[2:]:
+            self._called_from_command_line = False
+            try:
+                self.create_parser(argv[0], argv[1]).parse_args(argv[2:])
+            except CommandError as error:
+                refuse(self, True, USAGE_INVALID, str(error).removeprefix("Error: "))
+                sys.exit(EXIT_USAGE)
+        super().run_from_argv(argv)
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             code = options["handler"](self, options)
         except LitejobsError as error:
-            self.stderr.write(str(error))
+            refuse(self, bool(options.get("json")), error.code, error.args[0])
             code = EXIT_REFUSED
         if code:
             sys.exit(code)

@@ -5,6 +5,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from ...exceptions import InvalidInput
+from ...jobs.queues import check_queue
 from ...runtime.startup import prepare, warn_unused_queues
 from ...worker import Supervisor, Worker
 
@@ -14,6 +16,20 @@ def positive_int(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
     return number
+
+
+def queue_names(value: str) -> list[str]:
+    """``--queues a,b``: each a queue name as ``@job(queue=...)`` takes (``queue-invalid``)."""
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(
+            "[queue-invalid] --queues names no queue: name the queues to serve "
+            "(--queues emails,reports), or leave --queues out to serve every queue."
+        )
+    try:
+        return [check_queue(name) for name in names]
+    except InvalidInput as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
 
 
 def non_negative_float(value: str) -> float:
@@ -28,7 +44,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--queues", default="", help="Comma-separated queues to serve (default: all)."
+            "--queues",
+            type=queue_names,
+            default=None,
+            help="Comma-separated queues to serve (default: all).",
         )
         parser.add_argument(
             "--concurrency",
@@ -56,12 +75,13 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        queues = [q.strip() for q in options["queues"].split(",") if q.strip()]
+        queues = options["queues"] or []
         warn_unused_queues(self, queues, "--queues")
         if not prepare(self, "runworker"):
             return
         if options["pool"] == "processes":
-            child_args = ["--concurrency", "1"]
+            # The children run the code and settings just checked: they say nothing new.
+            child_args = ["--concurrency", "1", "--skip-checks"]
             if queues:
                 child_args += ["--queues", ",".join(queues)]
             for flag in ("once", "max_jobs", "drain_timeout", "no_relay"):
