@@ -31,17 +31,17 @@ from ..conf import settings
 from ..core import clock
 from ..core.durations import parse_duration
 from ..core.enums import DeliveryState
-from ..core.payloads import display_url, dumps
+from ..core.payloads import display_url, dumps, scrub
 from ..core.retry import Retry
 from ..exceptions import Permanent, RetryAfter, WebhookError
-from ..jobs import queues
+from ..jobs import catalog, queues
 from ..jobs.context import JobContext
 from ..jobs.declaration import job, queue_name
 from ..jobs.enqueue import PreparedRow, insert_many
 from ..models import WebhookDelivery, WebhookEndpoint
 from ..outbox import operations as outbox_operations
 from ..outbox import relay
-from ..outbox.staging import StagedRow
+from ..outbox.staging import StagedRow, carried_fields
 from ..sql import fetch_all, hot_cursor, query, run_query
 from .addresses import resolve
 from .signing import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, sign
@@ -147,6 +147,8 @@ def deliver(
         return {"status": answer.status}
     if answer is not None:
         failure = f"HTTP {answer.status}" + (f": {answer.text}" if answer.text else "")
+    # An answer may echo the event: its topic's sensitive fields are never recorded or logged.
+    failure = scrub(failure, {"payload": payload}, carried_fields({"topic": topic}))
     wait = None
     if answer is not None:
         # Retry parsed max into a timedelta.
@@ -329,5 +331,6 @@ def publish_deliveries(messages: list[StagedRow], now: datetime) -> int:
 
 
 queues.queue_users.register("webhooks", _delivery_queue)
+catalog.redactions.register(deliver.name, carried_fields)
 relay.publishers.register("webhooks", publish_deliveries)
 outbox_operations.retained.register("deliveries", query("webhook_delivery_purge"))
