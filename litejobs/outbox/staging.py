@@ -164,10 +164,11 @@ def _check_topic_name(name: Any, error: type[LitejobsError]) -> str:
 
 
 def _check_fields(topic_name: str, sensitive: Any) -> tuple[str, ...]:
-    fields = () if isinstance(sensitive, str) else tuple(sensitive)
+    listed = isinstance(sensitive, list | tuple | set | frozenset)
+    fields = tuple(sensitive) if listed else ()
     wrong = [f for f in fields if not isinstance(f, str) or not f or "." in f]
-    if isinstance(sensitive, str) or wrong:
-        culprit = "a string" if isinstance(sensitive, str) else ", ".join(map(repr, wrong))
+    if not listed or wrong:
+        culprit = ", ".join(map(repr, wrong)) if listed else repr(sensitive)[:80]
         raise DeclarationError(
             f"Topic {topic_name!r}: sensitive= takes a list or tuple of the names of the "
             f"payload's top-level fields, such as sensitive=('card',); got {culprit}.",

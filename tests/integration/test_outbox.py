@@ -279,7 +279,13 @@ def test_a_topics_sensitive_fields_never_reach_its_subscribers_error_details(
 
 @pytest.mark.parametrize(
     ("sensitive", "named"),
-    [("card", "a list or tuple"), ([""], "''"), (["card.number"], "'card.number'"), ([7], "7")],
+    [
+        ("card", "got 'card'"),
+        (7, "got 7"),
+        ([""], "''"),
+        (["card.number"], "'card.number'"),
+        ([7], "7"),
+    ],
 )
 def test_a_topics_sensitive_fields_must_be_field_names(sensitive, named):
     with pytest.raises(DeclarationError) as refused:
