@@ -85,8 +85,9 @@ TASKS = {"default": {"BACKEND": "litejobs.tasks.LitejobsBackend"}}
 
 LITEJOBS = {
     # Every key is optional; docs/reference/settings.md lists each with its default.
-    # The demo delivers webhooks to its own partner view (project.partners) on this machine.
-    "WEBHOOK_ALLOWED_HOSTS": ["127.0.0.1", "localhost", "::1"],
+    # Outside production the demo delivers webhooks to its own partner view (project.partners)
+    # on this machine; in production every endpoint must be a public host.
+    "WEBHOOK_ALLOWED_HOSTS": [] if PRODUCTION else ["127.0.0.1", "localhost", "::1"],
     # /metrics answers signed-in staff, and a scraper sending this bearer token when it is set.
     "METRICS_TOKEN": env("METRICS_TOKEN", default=None),
 }

@@ -135,8 +135,8 @@ class OutboxMessageAdmin(ReadOnlyAdmin):
 
     @admin.display(description="payload")
     def payload_shown(self, obj: OutboxMessage) -> str:
-        """The staged JSON."""
-        return _pre(obj.payload)
+        """The staged JSON, its topic's sensitive fields redacted."""
+        return _pre(staging.shown_payload(obj.topic, obj.payload))
 
     @admin.display(description="subscriber jobs")
     def subscriber_jobs(self, obj: OutboxMessage) -> str:

@@ -73,11 +73,30 @@ def _within_limit(job_name: str, text: str, max_bytes: int) -> str:
 
 
 def redact(payload: Any, sensitive: Iterable[str]) -> Any:
-    """A copy of the payload with the values of sensitive top-level fields replaced."""
-    sensitive = set(sensitive)
+    """A copy of the payload with the values of its sensitive fields replaced. A dotted name
+    is a field inside a field (``"payload.card"``: the ``card`` of the ``payload`` object)."""
     if not isinstance(payload, dict):
         return payload
-    return {k: (REDACTED if k in sensitive else v) for k, v in payload.items()}
+    fields = set(sensitive)
+    inner: dict[str, list[str]] = {}
+    for name in fields:
+        head, dot, rest = name.partition(".")
+        if dot:
+            inner.setdefault(head, []).append(rest)
+    return {
+        k: REDACTED if k in fields else redact(v, inner[k]) if k in inner else v
+        for k, v in payload.items()
+    }
+
+
+def _field(payload: Any, name: str) -> Any:
+    """The value of a (dotted) field of the payload, if it has one."""
+    if not isinstance(payload, dict):
+        return None
+    if name in payload or "." not in name:
+        return payload.get(name)
+    head, _, rest = name.partition(".")
+    return _field(payload.get(head), rest)
 
 
 class Scrubber:
@@ -92,9 +111,8 @@ class Scrubber:
 
     def __init__(self, payload: Any, sensitive: Iterable[str]) -> None:
         shown: set[str] = set()
-        if isinstance(payload, dict):
-            for field in sensitive:
-                _forms(payload.get(field), shown)
+        for field in sensitive:
+            _forms(_field(payload, field), shown)
         # One character (a digit, a letter) would blank every occurrence of it in the text.
         self._forms = sorted((form for form in shown if len(form) >= 2), key=len, reverse=True)
 

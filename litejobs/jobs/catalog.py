@@ -86,6 +86,9 @@ resolvers: Registry[Callable[[str], Definition]] = Registry("job resolver", orig
 overrides: Registry[Callable[[ClaimedJob, Definition], Run | None]] = Registry(
     "run override", origin=None
 )
+#: Name -> ``fields(payload)``: the fields of a stored payload to hide beyond the declaration's
+#: ``sensitive`` (a job that carries an outbox message hides what the message's topic declares).
+redactions: Registry[Callable[[Any], tuple[str, ...]]] = Registry("payload redaction", origin=None)
 #: The declaration modules of every installed app, imported in this order (schedules name jobs).
 discovery = Discovery("jobs", "workflows", "schedules")
 
@@ -164,6 +167,14 @@ def import_declaring(module: str) -> bool:
     return True
 
 
+def sensitive_of(definition: Definition, payload: Any) -> tuple[str, ...]:
+    """The fields of ``payload`` to hide wherever a run of ``definition`` shows (admin, CLI,
+    error texts, logs): the declaration's ``sensitive`` and what an add-on adds for this
+    payload; a dotted name is a field inside a field."""
+    more = redactions.get(definition.name)
+    return definition.sensitive if more is None else (*definition.sensitive, *more(payload))
+
+
 def all_jobs() -> list[Any]:
     """Every declared job, by name."""
     return _jobs.all()
@@ -172,6 +183,7 @@ def all_jobs() -> list[Any]:
 def unregister(name: str) -> None:
     """Forget a declaration (tests that declare jobs on the fly)."""
     _jobs.unregister(name)
+    redactions.unregister(name)
     _declared_late.discard(name)
 
 

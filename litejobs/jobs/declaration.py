@@ -89,6 +89,25 @@ class _ArgumentPicker:
                 "lambda order_id: f'receipt:{order_id}'.",
                 code=f"{what.replace(' ', '-')}-invalid",
             )
+        self._refuse_sensitive(job)
+
+    def _refuse_sensitive(self, job: JobDefinition) -> None:
+        """A key, tenant or concurrency key is stored as it is and shown (the admin, its search,
+        ``litejobs show``): it may not be built from an argument the job declares sensitive."""
+        sensitive = [name for name in job.sensitive if self.takes_all or name in self.names]
+        if not sensitive:
+            return
+        others = sorted(job._accepted - set(job.sensitive))
+        example = others[0] if others else "order_id"
+        raise DeclarationError(
+            f"Job {job.name!r}: its {self.what} callable "
+            + ("takes **kwargs, so it is given" if self.takes_all else "takes")
+            + f" {sensitive}, declared sensitive=. The {self.what} is stored as it is and shown "
+            "in the admin, its search and `litejobs show`: build it from arguments that are "
+            f"not sensitive ({', '.join(others) or 'add one'}), such as an id: "
+            f"lambda {example}: f'...:{{{example}}}'.",
+            code=f"{self.what.replace(' ', '-')}-sensitive",
+        )
 
     def __call__(self, payload: Mapping[str, Any]) -> Any:
         if self.check_given:

@@ -336,7 +336,7 @@ def safe_payload(name: str, payload: Any) -> Any:
     of its fields are safe.
     """
     try:
-        sensitive = catalog.get(name).sensitive
+        sensitive = catalog.sensitive_of(catalog.get(name), payload)
     except LitejobsError:
         if isinstance(payload, dict):
             return dict.fromkeys(payload, REDACTED)

@@ -5,6 +5,7 @@ receive it once the change has committed. Topics and subscribers are declared he
 from litejobs.outbox import stage, subscriber, topic
 
 topic("orders.refunded", description="An order was refunded.")   # a webhook-only topic
+topic("orders.paid", sensitive=("card",))   # redacted wherever its messages show
 
 @subscriber("orders.paid", queue="emails", retry=Retry(attempts=5))
 def send_invoice(ctx, message):          # message: litejobs.outbox.Message
@@ -40,7 +41,7 @@ from django.db import connections
 
 from ..conf import settings
 from ..core import clock
-from ..core.payloads import dumps
+from ..core.payloads import REDACTED, dumps, redact
 from ..core.registry import Registry
 from ..exceptions import DeclarationError, InvalidInput, LitejobsError
 from ..jobs import catalog
@@ -53,8 +54,11 @@ __all__ = [
     "Message",
     "SubscriberDefinition",
     "Topic",
+    "carried_fields",
     "declared_topics",
+    "hidden_fields",
     "is_declared",
+    "shown_payload",
     "stage",
     "subscriber",
     "subscribers_of",
@@ -71,14 +75,18 @@ KEY_MAX = 200
 ENVELOPE_BYTES = 1024
 #: The options ``@subscriber`` sets itself.
 SUBSCRIBER_OWNS = ("key", "tenant")
+#: The arguments of a subscriber's job: the message's envelope.
+ENVELOPE = ("message_id", "topic", "key", "tenant", "created_at", "payload")
 
 
 @dataclass(frozen=True)
 class Topic:
-    """A declared topic: ``stage()`` accepts it, endpoints may subscribe to it."""
+    """A declared topic: ``stage()`` accepts it, endpoints may subscribe to it. Its
+    ``sensitive`` payload fields are redacted wherever one of its messages shows."""
 
     name: str
     description: str = ""
+    sensitive: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -155,16 +163,39 @@ def _check_topic_name(name: Any, error: type[LitejobsError]) -> str:
     return name
 
 
-def topic(name: str, *, description: str = "") -> Topic:
+def _check_fields(topic_name: str, sensitive: Any) -> tuple[str, ...]:
+    listed = isinstance(sensitive, list | tuple | set | frozenset)
+    fields = tuple(sensitive) if listed else ()
+    wrong = [f for f in fields if not isinstance(f, str) or not f or "." in f]
+    if not listed or wrong:
+        culprit = ", ".join(map(repr, wrong)) if listed else repr(sensitive)[:80]
+        raise DeclarationError(
+            f"Topic {topic_name!r}: sensitive= takes a list or tuple of the names of the "
+            f"payload's top-level fields, such as sensitive=('card',); got {culprit}.",
+            code="outbox-sensitive-invalid",
+        )
+    return fields
+
+
+def topic(name: str, *, description: str = "", sensitive: tuple[str, ...] = ()) -> Topic:
     """Declare a topic that ``stage()`` accepts and webhook endpoints may subscribe to.
 
-    ``@subscriber`` declares its topic itself; declare here the topics only webhooks receive.
-    Declaring a name twice is harmless (the first description wins).
+    ``@subscriber`` declares its topic itself; declare here the topics only webhooks receive,
+    and the ``sensitive`` fields of any topic's payloads (redacted on the message's admin page
+    and in its subscriber and delivery jobs, and blanked out of their error texts). Declaring
+    a name again is harmless: the first description wins, sensitive fields add up.
     """
     name = _check_topic_name(name, DeclarationError)
-    existing = _topics.get(name)
-    if existing is None or (not existing.description and description):
-        _topics.register(name, Topic(name, str(description)))
+    fields = _check_fields(name, sensitive)
+    existing = _topics.get(name) or Topic(name)
+    _topics.register(
+        name,
+        Topic(
+            name,
+            existing.description or str(description),
+            tuple(sorted({*existing.sensitive, *fields})),
+        ),
+    )
     return _topics[name]
 
 
@@ -181,6 +212,31 @@ def is_declared(name: str) -> bool:
 def subscribers_of(name: str) -> list[SubscriberDefinition]:
     """The subscriber jobs of a topic, in declaration order."""
     return [definition for definition in _subscribers.values() if definition.topic == name]
+
+
+def hidden_fields(name: Any) -> tuple[str, ...] | None:
+    """The payload fields of a message of topic ``name`` to hide wherever it shows; None: all
+    of them (a subscriber declares the whole payload sensitive, or this process does not
+    declare the topic, so nothing says which fields are safe)."""
+    declared = _topics.get(name) if isinstance(name, str) else None
+    if declared is None or any("payload" in s.sensitive for s in subscribers_of(name)):
+        return None
+    return declared.sensitive
+
+
+def shown_payload(name: str, payload: Any) -> Any:
+    """A message's payload as it may be shown: its topic's sensitive fields redacted."""
+    fields = hidden_fields(name)
+    if fields is None:
+        return dict.fromkeys(payload, REDACTED) if isinstance(payload, dict) else REDACTED
+    return redact(payload, fields)
+
+
+def carried_fields(arguments: Any) -> tuple[str, ...]:
+    """The fields to hide of a job's arguments that carry a message (a subscriber's, a webhook
+    delivery's): its topic's sensitive ones inside ``payload``, or the whole ``payload``."""
+    fields = hidden_fields(arguments.get("topic") if isinstance(arguments, dict) else None)
+    return ("payload",) if fields is None else tuple(f"payload.{field}" for field in fields)
 
 
 def unregister_topic(name: str) -> None:
@@ -215,6 +271,15 @@ class SubscriberDefinition(JobDefinition):
                 code="subscriber-invalid",
             )
         self.handler = handler
+        fields = [f for f in options.get("sensitive", ()) if f not in ENVELOPE]
+        if fields:
+            raise DeclarationError(
+                f"Subscriber {label} of {topic!r}: sensitive= names the job's arguments "
+                f"({', '.join(ENVELOPE)}); {fields} are fields of the message: declare them "
+                f"on its topic, litejobs.outbox.topic({topic!r}, sensitive={tuple(fields)!r}), "
+                "or hide the whole message with sensitive=('payload',).",
+                code="sensitive-invalid",
+            )
 
         def envelope(
             ctx: JobContext,
@@ -250,6 +315,7 @@ class SubscriberDefinition(JobDefinition):
             _topics.register(self.topic, Topic(self.topic))
         _subscribers.unregister(self.name)
         _subscribers.register(self.name, self)
+        catalog.redactions.register(self.name, carried_fields)
 
     def __repr__(self) -> str:
         return f"<subscriber {self.name} of {self.topic}>"
@@ -305,7 +371,9 @@ def subscriber(topic: str, **options: Any) -> Callable[[Callable[..., Any]], Sub
 
     ``@subscriber("orders.paid", queue=..., retry=..., timeout=..., priority=...,
     concurrency=..., atomic=..., sensitive=("payload",), dead_letter=..., name=...)``: the
-    ``@job`` options except ``key`` and ``tenant``, which the message sets. The body takes
+    ``@job`` options except ``key`` and ``tenant``, which the message sets;
+    ``sensitive=("payload",)`` hides the whole message wherever it shows (fields of it are
+    declared on the topic: ``topic(name, sensitive=(...))``). The body takes
     ``(ctx, message)`` with ``message`` a ``litejobs.outbox.Message``. Declare subscribers in
     an app's ``jobs.py`` so every worker and relay process knows them.
     """

@@ -18,7 +18,7 @@ import logging
 import socket
 import ssl
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NoReturn, cast
@@ -31,17 +31,17 @@ from ..conf import settings
 from ..core import clock
 from ..core.durations import parse_duration
 from ..core.enums import DeliveryState
-from ..core.payloads import display_url, dumps
+from ..core.payloads import display_url, dumps, scrub
 from ..core.retry import Retry
 from ..exceptions import Cancelled, Permanent, RetryAfter, WebhookError
-from ..jobs import queues
+from ..jobs import catalog, queues
 from ..jobs.context import JobContext
 from ..jobs.declaration import job, queue_name
 from ..jobs.enqueue import PreparedRow, insert_many
 from ..models import WebhookDelivery, WebhookEndpoint
 from ..outbox import operations as outbox_operations
 from ..outbox import relay
-from ..outbox.staging import StagedRow
+from ..outbox.staging import StagedRow, carried_fields
 from ..sql import fetch_all, hot_cursor, query, run_query
 from .addresses import resolve
 from .signing import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, sign
@@ -136,7 +136,16 @@ def deliver(
             elapsed_ms,
         )
         return {"status": answer.status}
-    _failed_attempt(ctx, endpoint, delivery_id, attempt, now)
+    # An answer may echo the event: its topic's sensitive fields are never recorded or logged.
+    fields = carried_fields({"topic": topic})
+    _failed_attempt(
+        ctx,
+        endpoint,
+        delivery_id,
+        attempt,
+        now,
+        lambda text: scrub(text, {"payload": payload}, fields),
+    )
 
 
 @dataclass(frozen=True)
@@ -163,9 +172,15 @@ def _request(url: str, body: bytes, headers: dict[str, str]) -> _Attempt:
 
 
 def _failed_attempt(
-    ctx: JobContext, endpoint: WebhookEndpoint, delivery_id: int, attempt: _Attempt, now: datetime
+    ctx: JobContext,
+    endpoint: WebhookEndpoint,
+    delivery_id: int,
+    attempt: _Attempt,
+    now: datetime,
+    hide: Callable[[str], str],
 ) -> NoReturn:
-    """Record a failed attempt and raise what the job's retry policy reads."""
+    """Record a failed attempt (its text through ``hide``, which blanks the event's sensitive
+    values) and raise what the job's retry policy reads."""
     delivery = WebhookDelivery.objects.using(settings.DATABASE).filter(pk=delivery_id)
     answer = attempt.answer
     failure = attempt.failure
@@ -174,6 +189,7 @@ def _failed_attempt(
         failure = f"HTTP {answer.status}" + (f": {answer.text}" if answer.text else "")
         # Retry parsed max into a timedelta.
         wait = retry_after(answer.retry_after, now, cap=cast(timedelta, deliver.retry.max))
+    failure = hide(failure)
     disabled = _failed(
         endpoint,
         delivery,
@@ -417,5 +433,6 @@ def publish_deliveries(messages: list[StagedRow], now: datetime) -> int:
 
 
 queues.queue_users.register("webhooks", _delivery_queue)
+catalog.redactions.register(deliver.name, carried_fields)
 relay.publishers.register("webhooks", publish_deliveries)
 outbox_operations.retained.register("deliveries", query("webhook_delivery_purge"))

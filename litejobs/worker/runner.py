@@ -132,7 +132,10 @@ class Runner(threading.Thread):
             occurrence=run.occurrence,
         )
         ctx.step = Steps(
-            job=job, atomic=definition.atomic, alias=self.host.alias, sensitive=definition.sensitive
+            job=job,
+            atomic=definition.atomic,
+            alias=self.host.alias,
+            sensitive=catalog.sensitive_of(definition, job.payload),
         )
         if job.lost:  # its lease lapsed while it waited in the buffer
             self.host.settle(job, Refused(), started)

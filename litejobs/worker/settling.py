@@ -340,4 +340,4 @@ def scrubber_for(job: ClaimedJob, definition: catalog.Definition | None = None) 
             definition = catalog.get(job.name)
         except UnknownJob:
             return Scrubber(job.payload, job.payload if isinstance(job.payload, dict) else ())
-    return Scrubber(job.payload, definition.sensitive)
+    return Scrubber(job.payload, catalog.sensitive_of(definition, job.payload))

@@ -2,7 +2,8 @@
 
 ``make demo`` calls ``ensure_endpoint`` with the URL its web server answers on, so the
 endpoint always points at the running demo (the demo's settings allow its own host in
-``LITEJOBS["WEBHOOK_ALLOWED_HOSTS"]``; a real endpoint would be a public https URL).
+``LITEJOBS["WEBHOOK_ALLOWED_HOSTS"]`` outside production; a real endpoint would be a public
+https URL).
 """
 
 from django.conf import settings

@@ -355,6 +355,16 @@ def test_the_production_settings_pass_check_deploy_with_no_warning():
     assert dev.returncode != 0 and "security.W008" in dev.stderr
 
 
+def test_loopback_webhook_hosts_are_allowed_only_outside_production():
+    show = "from django.conf import settings; print(settings.LITEJOBS['WEBHOOK_ALLOWED_HOSTS'])"
+    development = manage("shell", "-c", show)
+    assert development.returncode == 0, development.stderr
+    assert "127.0.0.1" in development.stdout  # make demo delivers to its own partner view
+    production = manage("shell", "-c", show, **PRODUCTION)
+    assert production.returncode == 0, production.stderr
+    assert production.stdout.strip().splitlines()[-1] == "[]"  # the address policy applies
+
+
 @pytest.mark.parametrize(
     ("override", "named"),
     [

@@ -253,6 +253,42 @@ def test_a_key_naming_no_argument_of_the_job_is_refused_at_declaration(declared)
     assert "['order']" in str(caught.value) and "order_id" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("option", "code", "what"),
+    [
+        ({"key": lambda card, order_id: f"pay:{card}"}, "key-sensitive", "key"),
+        ({"key": lambda **arguments: f"pay:{arguments}"}, "key-sensitive", "key"),
+        ({"tenant": lambda card: card[:4]}, "tenant-sensitive", "tenant"),
+        (
+            {"concurrency": "card"},  # a Concurrency over the card, made below
+            "concurrency-key-sensitive",
+            "concurrency key",
+        ),
+    ],
+)
+def test_a_key_tenant_or_concurrency_key_built_from_a_sensitive_argument_is_refused(
+    declared, option, code, what
+):
+    """Keys, tenants and concurrency keys are stored as they are and shown in the admin, its
+    search and `litejobs show`: built from a sensitive argument, they would show it."""
+    from litejobs import Concurrency
+
+    def pay(ctx, order_id: int, card: str) -> None: ...
+
+    options = {"key": lambda order_id: f"pay:{order_id}", **option}
+    if option.get("concurrency") == "card":
+        options["concurrency"] = Concurrency(key=lambda card: card, limit=1)
+    with pytest.raises(ImproperlyConfigured) as caught:
+        declared(pay, sensitive=("card",), **options)
+    assert caught.value.code == code
+    message = str(caught.value)
+    assert "Job 'tests.integration.test_enqueue.pay'" in message
+    assert f"its {what} callable" in message and "'card'" in message
+    assert "not sensitive" in message and "order_id" in message
+    # Built from the other arguments, the same job is fine.
+    declared(pay, sensitive=("card",), key=lambda order_id: f"pay:{order_id}")
+
+
 def test_a_key_needing_an_argument_a_kwargs_job_was_not_given_is_refused(clock, declared):
     def flexible(ctx, **fields) -> None: ...
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -13,8 +14,8 @@ from django.db import DatabaseError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from litejobs import Concurrency, outbox
-from litejobs.exceptions import InvalidInput
-from litejobs.models import Job, JobState, LeaderLease, OutboxMessage
+from litejobs.exceptions import DeclarationError, InvalidInput
+from litejobs.models import Job, JobAttempt, JobState, LeaderLease, OutboxMessage
 from litejobs.models.outbox import OUTBOX_CHANNEL
 from litejobs.outbox import Message, stage, subscriber, topic
 from litejobs.outbox import operations as outbox_operations
@@ -23,7 +24,7 @@ from litejobs.runtime.listening import connect
 from litejobs.worker import Worker
 from tests.conftest import wait_for
 from tests.factories import LeaderLeaseFactory
-from tests.outboxapp.jobs import asks_to_wait, audit_paid, record_paid
+from tests.outboxapp.jobs import asks_to_wait, audit_paid, declines_card, record_paid
 from tests.testapp.models import Mark
 
 PAID = "test.order-paid"
@@ -258,6 +259,60 @@ def test_subscribers_receive_the_message_when_the_jobs_run(clock, run_worker):
     ]
     assert Mark.objects.filter(label="audit:11", value=message_id).count() == 1
     assert jobs_of(record_paid).get().result == message_id
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_topics_sensitive_fields_never_reach_its_subscribers_error_details(
+    clock, run_worker, caplog
+):
+    card = "4111111111111111"
+    stage("test.card-charged", {"order": 12, "card": card})
+    relay().publish_pending()
+    caplog.set_level(logging.INFO, logger="litejobs")
+    assert run_worker() == {"dead": 1}
+    job = jobs_of(declines_card).get()
+    attempt = JobAttempt.objects.get(job=job)
+    for text in (job.error_message, job.error_traceback, attempt.error_message, caplog.text):
+        assert card not in text
+    assert job.error_message == "card [redacted] declined for order 12"
+
+
+@pytest.mark.parametrize(
+    ("sensitive", "named"),
+    [
+        ("card", "got 'card'"),
+        (7, "got 7"),
+        ([""], "''"),
+        (["card.number"], "'card.number'"),
+        ([7], "7"),
+    ],
+)
+def test_a_topics_sensitive_fields_must_be_field_names(sensitive, named):
+    with pytest.raises(DeclarationError) as refused:
+        topic("test.refused-fields", sensitive=sensitive)
+    assert refused.value.code == "outbox-sensitive-invalid"
+    assert named in str(refused.value) and "test.refused-fields" in str(refused.value)
+    assert not outbox.is_declared("test.refused-fields")
+
+
+def test_a_subscriber_names_message_fields_on_its_topic_not_in_its_own_sensitive():
+    with pytest.raises(DeclarationError) as refused:
+
+        @subscriber("test.card-charged", name="tests.misdeclared", sensitive=("card",))
+        def misdeclared(ctx, message): ...
+
+    assert refused.value.code == "sensitive-invalid"
+    assert "topic('test.card-charged', sensitive=('card',))" in str(refused.value)
+
+
+def test_declaring_a_topic_again_adds_its_sensitive_fields():
+    try:
+        topic("test.growing", description="first")
+        topic("test.growing", sensitive=("iban",))
+        again = topic("test.growing", sensitive=("card",))
+    finally:
+        outbox.unregister_topic("test.growing")
+    assert (again.description, again.sensitive) == ("first", ("card", "iban"))
 
 
 @pytest.mark.django_db

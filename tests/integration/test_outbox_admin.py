@@ -35,6 +35,56 @@ def publish() -> None:
     relay.resign()
 
 
+CARD = "4111111111111111"
+NOTE = "the-customer-is-moving-to-Lisbon"
+
+
+def show_json(job_id: int) -> str:
+    out = io.StringIO()
+    call_command("litejobs", "show", str(job_id), "--json", stdout=out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("topic", "payload", "secret", "kept"),
+    [
+        # The topic declares the field sensitive: that field goes, the others stay.
+        ("test.card-charged", {"order": 7, "card": CARD}, CARD, '"order": 7'),
+        # A subscriber declares its whole message sensitive: every field goes.
+        ("test.private-note", {"order": 7, "note": NOTE}, NOTE, None),
+    ],
+)
+def test_a_message_declared_sensitive_is_redacted_wherever_it_shows(
+    admin_client, clock, settings, topic, payload, secret, kept
+):
+    settings.LITEJOBS = {"WEBHOOK_ALLOWED_HOSTS": ["127.0.0.1"]}
+    create_endpoint("http://127.0.0.1:9/hooks", ["*"])
+    message_id = stage(topic, payload)
+    publish()
+    jobs = list(Job.objects.filter(key__contains=f"{message_id}"))
+    names = {job.name for job in jobs}
+    assert "litejobs.webhook_delivery" in names and len(names) == 2  # and its subscriber's
+    pages = [reverse("admin:litejobs_outboxmessage_change", args=[message_id])]
+    pages += [reverse("admin:litejobs_job_change", args=[job.pk]) for job in jobs]
+    for page in pages:
+        response = admin_client.get(page)
+        text = response.content.decode()
+        assert response.status_code == 200
+        assert secret not in text, page
+        assert "[redacted]" in text, page
+        if kept:
+            assert kept.replace('"', "&quot;") in text, page
+    for job in jobs:
+        shown = show_json(job.pk)
+        assert secret not in shown
+        data = json.loads(shown)
+        assert data["payload"]["message_id"] == message_id  # the envelope itself is shown
+        if kept:
+            assert data["payload"]["payload"] == {"order": 7, "card": "[redacted]"}
+        else:
+            assert data["payload"]["payload"] == "[redacted]"
+
+
 def test_the_outbox_listing_filters_by_state_and_topic_and_shows_the_backlog(admin_client, clock):
     stage("test.order-paid", {"order": 1}, key="order:1")
     publish()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 import time
@@ -494,6 +495,33 @@ def test_a_refused_connection_is_a_failed_attempt(clock, local, run_worker):
     delivery = WebhookDelivery.objects.get()
     assert delivery.state == DeliveryState.FAILED
     assert "ConnectionRefusedError" in delivery.last_error
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_receiver_echoing_a_sensitive_field_never_gets_it_stored_or_logged(
+    clock, settings, receiver, run_worker, caplog
+):
+    card = "4111111111111111"
+    settings.LITEJOBS = {**LOCAL, "WEBHOOK_MAX_FAILURES": 1}
+    endpoint = create_endpoint(receiver.url(), ["test.card-charged"], secret=SECRET)
+    receiver.default = (422, {}, f'{{"error": "card {card} is expired"}}'.encode())
+    stage("test.card-charged", {"order": 3, "card": card})
+    caplog.set_level(logging.INFO, logger="litejobs")
+    publish_and_deliver(run_worker)
+    assert json.loads(receiver.requests[0]["body"])["data"]["card"] == card  # it was sent
+    delivery = WebhookDelivery.objects.get()
+    endpoint.refresh_from_db()
+    job = delivery_job(delivery)
+    assert not endpoint.enabled and "HTTP 422" in delivery.last_error
+    for text in (
+        delivery.last_error,
+        endpoint.disabled_reason,
+        job.error_message,
+        job.error_traceback,
+        caplog.text,
+    ):
+        assert card not in text
+    assert "card [redacted] is expired" in delivery.last_error
 
 
 @pytest.mark.django_db

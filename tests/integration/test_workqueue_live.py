@@ -6,21 +6,28 @@ import asyncio
 
 import pytest
 from asgiref.sync import async_to_sync
+from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
+from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser, Permission
+from django.contrib.sessions.models import Session
 from django.db import connection
+from django.test import Client
+from django.utils import timezone
 
 from litejobs.contrib.workqueues import consumers, live
 from litejobs.contrib.workqueues import items as workqueues
 from litejobs.routing import websocket_path, websocket_urlpatterns
+from tests.factories import UserFactory
 from tests.testapp.factories import DisputeFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 APPLICATION = URLRouter(websocket_urlpatterns)
+SIGNED_IN = AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
 
 
 def page_socket(user, queue: str = "disputes") -> WebsocketCommunicator:
@@ -126,6 +133,74 @@ def test_only_users_who_may_work_the_queue_get_a_socket(clock, reviewers):
             connected, code = await socket.connect(timeout=10)
             assert not connected and code == 4403
             await socket.disconnect()
+
+    async_to_sync(scenario)()
+
+
+def signed_in_socket(user) -> tuple[Client, WebsocketCommunicator]:
+    """A queue page's websocket as a browser opens it: the session cookie of a real login,
+    read by channels' AuthMiddlewareStack (as the ASGI application mounts the consumer)."""
+    browser = Client()
+    browser.force_login(user)
+    cookie = f"{django_settings.SESSION_COOKIE_NAME}={browser.session.session_key}"
+    socket = WebsocketCommunicator(
+        SIGNED_IN, websocket_path("disputes"), headers=[(b"cookie", cookie.encode())]
+    )
+    return browser, socket
+
+
+def test_a_user_without_staff_status_gets_no_socket(clock, reviewers):
+    clerk = UserFactory(
+        username="clerk",
+        is_staff=False,
+        permissions=["testapp.review_dispute", "testapp.view_dispute"],
+    )
+
+    sockets = (page_socket(clerk), signed_in_socket(clerk)[1])
+
+    async def scenario():
+        for socket in sockets:
+            connected, code = await socket.connect(timeout=10)
+            assert not connected and code == consumers.CLOSE_FORBIDDEN
+            await socket.disconnect()
+
+    async_to_sync(scenario)()
+
+
+@pytest.mark.parametrize("ends", ["log-out", "password-change", "not-staff", "session-expiry"])
+def test_a_page_whose_session_ends_stops_receiving_and_the_socket_closes(
+    clock, reviewers, monkeypatch, ends
+):
+    alice, bob, _ = reviewers
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
+    monkeypatch.setattr(consumers, "PERMISSION_RECHECK", 0)  # read it again for every event
+    browser, socket = signed_in_socket(bob)
+    session_key = browser.session.session_key
+
+    def end_the_session():
+        if ends == "log-out":
+            browser.logout()  # the session is deleted, as the admin's log out does
+        elif ends == "password-change":  # the session's auth hash no longer matches
+            bob.set_password("a-new-password-for-bob")
+            bob.save()
+        elif ends == "not-staff":
+            get_user_model().objects.filter(pk=bob.pk).update(is_staff=False)
+        else:
+            Session.objects.filter(pk=session_key).update(expire_date=timezone.now())
+
+    async def scenario():
+        connected, code = await socket.connect(timeout=10)
+        assert connected, code
+        assert (await socket.receive_json_from(timeout=10))["op"] == "ready"
+        await database_sync_to_async(workqueues.claim)(item.pk, alice)
+        assert (await socket.receive_json_from(timeout=5))["holder"] == "alice"  # still in
+        await database_sync_to_async(end_the_session)()
+        await database_sync_to_async(workqueues.release)(item.pk, alice)
+        assert await socket.receive_output(timeout=5) == {
+            "type": "websocket.close",
+            "code": consumers.CLOSE_FORBIDDEN,
+        }
+        await eventually(lambda: listen_connections() == 0)
 
     async_to_sync(scenario)()
 

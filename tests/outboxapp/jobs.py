@@ -10,6 +10,19 @@ from tests.testapp.models import Mark
 
 topic("test.webhook-only", description="Delivered to webhook endpoints only.")
 topic("test.other", description="Another webhook-only topic.")
+topic("test.card-charged", description="A card was charged.", sensitive=("card",))
+
+
+@subscriber("test.card-charged", retry=1)
+def declines_card(ctx, message) -> None:
+    """Fails quoting the card, as a payment library's error might."""
+    payload = message.payload
+    raise ValueError(f"card {payload['card']} declined for order {payload['order']}")
+
+
+@subscriber("test.private-note", sensitive=("payload",))
+def files_note(ctx, message) -> None:
+    """A subscriber whose whole message is sensitive: so is its topic's, wherever it shows."""
 
 
 @subscriber("test.order-paid", retry=Retry(attempts=2, base="1s"))
