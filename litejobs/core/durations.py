@@ -19,9 +19,9 @@ def parse_duration(value: object, *, name: str = "duration", allow_zero: bool = 
     elif isinstance(value, bool):
         raise InvalidInput(f"{name} must be a duration, not {value!r}.", code="duration-invalid")
     elif isinstance(value, int | float):
-        result = timedelta(seconds=value)
+        result = _seconds(value, name, value)
     elif isinstance(value, str) and (match := _PATTERN.match(value)):
-        result = timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+        result = _seconds(float(match.group(1)) * _UNITS[match.group(2)], name, value)
     else:
         raise InvalidInput(
             f"{name} must be a duration such as '30s', '10m', '2h', '3d' or a timedelta; "
@@ -34,6 +34,19 @@ def parse_duration(value: object, *, name: str = "duration", allow_zero: bool = 
             code="duration-invalid",
         )
     return result
+
+
+def _seconds(seconds: float, name: str, value: object) -> timedelta:
+    """``timedelta(seconds=...)``, refusing what no ``timedelta`` holds (NaN, over 2.7 million
+    years) with the same code as any unreadable duration."""
+    try:
+        return timedelta(seconds=seconds)
+    except (OverflowError, ValueError):
+        raise InvalidInput(
+            f"{name} must be a finite duration of at most {timedelta.max.days} days; got "
+            f"{value!r}.",
+            code="duration-invalid",
+        ) from None
 
 
 def format_age(delta: timedelta) -> str:

@@ -145,7 +145,7 @@ class JobDefinition:
             self.timeout = (
                 parse_duration(timeout, name=f"timeout of job {self.name!r}", allow_zero=False)
                 if timeout is not None
-                else settings.or_default("DEFAULT_TIMEOUT", _positive_duration)
+                else settings.duration_or_default("DEFAULT_TIMEOUT")
             )
         except InvalidInput as exc:
             raise DeclarationError(exc.args[0], code="timeout-invalid") from exc
@@ -232,7 +232,7 @@ class JobDefinition:
             if p.default is p.empty or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
                 continue
             try:
-                encode_payload(self.name, {p.name: p.default}, settings.MAX_PAYLOAD_BYTES)
+                encode_payload(self.name, {p.name: p.default}, settings.count("MAX_PAYLOAD_BYTES"))
             except InvalidInput as error:
                 raise DeclarationError(
                     f"Job {self.name!r}: the default of argument {p.name!r} ({p.default!r}) is "
@@ -354,7 +354,7 @@ class JobDefinition:
                     f"[{{{', '.join(f'{n!r}: ...' for n in sorted(self._required))}}}, ...].",
                     code="argument-invalid",
                 )
-        max_bytes = settings.MAX_PAYLOAD_BYTES
+        max_bytes = settings.count("MAX_PAYLOAD_BYTES")
         if not inputs:
             return []
         # Each input is validated as its chunk is made, while the previous chunk is inserted;
@@ -391,7 +391,9 @@ class JobDefinition:
             )
         if self._defaults and not self._defaults.keys() <= given:
             arguments = {**self._defaults, **arguments}
-        payload = encode_payload(self.name, arguments, max_bytes or settings.MAX_PAYLOAD_BYTES)
+        payload = encode_payload(
+            self.name, arguments, max_bytes or settings.count("MAX_PAYLOAD_BYTES")
+        )
         key = self._derived("key", self._key, arguments, max_length=300)
         tenant = ""
         if self._tenant is not None:
@@ -478,10 +480,6 @@ def queue_name(queue: Any, *, what: str = "A queue") -> str:
             code="queue-invalid",
         )
     return queue
-
-
-def _positive_duration(value: Any) -> timedelta:
-    return parse_duration(value, name="LITEJOBS['DEFAULT_TIMEOUT']", allow_zero=False)
 
 
 def default_name(func: Callable[..., Any]) -> str:

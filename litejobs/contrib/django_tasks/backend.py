@@ -154,7 +154,7 @@ class LitejobsBackend(BaseTaskBackend):
         payload = encode_payload(
             definition.name,
             {"args": list(args), "kwargs": dict(kwargs)},
-            settings.MAX_PAYLOAD_BYTES,
+            settings.count("MAX_PAYLOAD_BYTES"),
         )
         now = clock.now()
         run_at = task.run_after or now
