@@ -8,6 +8,8 @@ published here. Messages never echo a sensitive value. Configuration mistakes ar
 
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
+
 from .core.durations import parse_duration
 from .core.errors import (
     DeclarationError,
@@ -16,6 +18,26 @@ from .core.errors import (
     LitejobsError,
     Permanent,
 )
+
+
+class DatabaseUnsupported(LitejobsError, ImproperlyConfigured):
+    """The litejobs database (``LITEJOBS["DATABASE"]``) is not PostgreSQL, the only store
+    litejobs runs on (``manage.py check`` reports it as litejobs.E001)."""
+
+    code = "postgresql-required"
+
+
+class MigrationsUnapplied(LitejobsError, ImproperlyConfigured):
+    """litejobs' tables are not in the database yet: run ``manage.py migrate``."""
+
+    code = "migrations-unapplied"
+
+
+class ResultNotJson(LitejobsError, TypeError):
+    """A job body returned a value JSON cannot hold (a set, a date, an object): the attempt
+    fails. Return plain JSON values, or nothing."""
+
+    code = "result-not-json"
 
 
 class UnknownJob(LitejobsError, LookupError):
@@ -187,15 +209,18 @@ __all__ = [
     "BulkSetChanged",
     "Cancelled",
     "ClaimRefused",
+    "DatabaseUnsupported",
     "DeclarationError",
     "ExtraMissing",
     "GuardRefused",
     "InvalidInput",
     "JobNotFound",
     "LitejobsError",
+    "MigrationsUnapplied",
     "OccurrenceNotFound",
     "PayloadTooNew",
     "Permanent",
+    "ResultNotJson",
     "RetryAfter",
     "ScheduleNotFound",
     "SignatureInvalid",

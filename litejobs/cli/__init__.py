@@ -13,6 +13,13 @@ import pkgutil
 from argparse import ArgumentParser
 from typing import TYPE_CHECKING, Any
 
+import psycopg
+from django.db import ProgrammingError
+
+from ..conf import settings
+from ..exceptions import MigrationsUnapplied
+from ..runtime.startup import database_checks
+
 if TYPE_CHECKING:
     from argparse import _SubParsersAction
 
@@ -31,6 +38,22 @@ def register_all(subparsers: Subparsers) -> None:
     """Let every verb module in this package add its subcommands."""
     for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
         importlib.import_module(f"{__name__}.{module}").register(subparsers)
+
+
+def run_verb(command: BaseCommand, options: dict[str, Any]) -> int:
+    """Run the verb's handler. On a database where litejobs' tables are missing it raises
+    ``MigrationsUnapplied`` (saying which migrations to apply) instead of the driver's error."""
+    try:
+        code: int = options["handler"](command, options)
+    except ProgrammingError as error:
+        if not isinstance(error.__cause__, psycopg.errors.UndefinedTable):
+            raise
+        unapplied = [m for m in database_checks(settings.DATABASE) if m.id == "litejobs.E043"]
+        if not unapplied:
+            raise
+        message = unapplied[0].msg.removeprefix("[migrations-unapplied] ")
+        raise MigrationsUnapplied(f"{message} {unapplied[0].hint}") from error
+    return code
 
 
 def add_json_flag(parser: ArgumentParser) -> None:

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from ...cli import EXIT_REFUSED, register_all
+from ...cli import EXIT_REFUSED, register_all, run_verb
 from ...exceptions import LitejobsError
 
 
@@ -18,7 +18,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            code = options["handler"](self, options)
+            code = run_verb(self, options)
         except LitejobsError as error:
             self.stderr.write(str(error))
             code = EXIT_REFUSED
