@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .core.durations import parse_duration
+from .core.durations import format_duration, parse_duration
 from .core.errors import (
     DeclarationError,
     ExtraMissing,
@@ -141,7 +141,7 @@ class RetryAfter(Exception):
 
     def __init__(self, delay: object, message: str = "") -> None:
         self.delay = parse_duration(delay, name="RetryAfter delay")
-        super().__init__(message or f"retry after {self.delay.total_seconds():g}s")
+        super().__init__(message or f"retry after {format_duration(self.delay)}")
 
 
 class WebhookError(LitejobsError, ValueError):

@@ -49,6 +49,31 @@ def _seconds(seconds: float, name: str, value: object) -> timedelta:
         ) from None
 
 
+#: The units a duration is shown in, largest first (weeks are shown as days: ``90d``).
+_SHOWN_UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+
+
+def format_duration(delta: timedelta) -> str:
+    """A duration as people write it, exact to the millisecond: ``90d``, ``1h30m``, ``10s``,
+    ``250ms`` (``format_age`` rounds an age to its two largest units)."""
+    if delta < timedelta(0):
+        return f"-{format_duration(-delta)}"
+    seconds, millis = divmod(round(delta / timedelta(milliseconds=1)), 1000)
+    parts = []
+    for unit, size in _SHOWN_UNITS:
+        count, seconds = divmod(seconds, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    if millis:
+        parts.append(f"{millis}ms")
+    return "".join(parts) or "0s"
+
+
+def format_seconds(seconds: float) -> str:
+    """A number of seconds as ``format_duration`` shows it: ``5400`` is ``1h30m``."""
+    return format_duration(timedelta(seconds=seconds))
+
+
 def format_age(delta: timedelta) -> str:
     """A duration as an operator reads it: ``45s``, ``12m 5s``, ``3h 20m``, ``2d 4h``."""
     seconds = max(int(delta.total_seconds()), 0)
