@@ -7,34 +7,11 @@ import subprocess
 
 import pytest
 
-from litejobs.checks import DURATION_SETTINGS
-from litejobs.conf import DEFAULTS
+from tests.bad_settings import BAD_VALUES
 from tests.conftest import ROOT
 from tests.processes.test_startup import manage as run
 
 pytestmark = pytest.mark.slow
-
-RELAY_DURATIONS = ("RELAY_LEASE", "RELAY_POLL_INTERVAL", "OUTBOX_RETENTION", "WEBHOOK_TIMEOUT")
-DURATIONS = {*DURATION_SETTINGS, *RELAY_DURATIONS}
-#: A value of the wrong type, negative, zero, a nonsense string, a huge number, nothing: a
-#: value of each kind that is invalid for every setting (the setting's own where one differs).
-BAD_VALUES = {
-    "wrong type": {key: [1] for key in DEFAULTS},
-    "negative": {key: "-5s" if key in DURATIONS else -1 for key in DEFAULTS},
-    "zero": dict.fromkeys(DEFAULTS, 0),
-    "nonsense": {
-        **dict.fromkeys(DEFAULTS, "sixty"),
-        "WEBHOOK_QUEUE": "bad queue!",
-        "DEPLOYMENT": "   ",
-    },
-    "huge": dict.fromkeys(DEFAULTS, 10**20),
-    "none": {key: None for key in DEFAULTS if key != "METRICS_TOKEN"},
-    "inside a dict": {
-        "DEFAULT_RETRY": {"attempts": 3, "give_up_on": 5},
-        "WEBHOOK_RETRY": {"base": "1h", "max": "1m"},
-        "RETENTION": {"done": "sixty"},
-    },
-}
 
 
 def manage(processes, litejobs: dict, *args: str) -> subprocess.CompletedProcess:
@@ -98,7 +75,9 @@ def test_one_invalid_setting_is_one_error_naming_it_and_its_value(processes, key
     assert "housekeeping" not in check.stderr
 
 
-@pytest.mark.parametrize("runtime", [("runworker", "--once"), ("runscheduler",)])
+@pytest.mark.parametrize(
+    "runtime", [("runworker", "--once"), ("runscheduler",), ("runrelay", "--once")]
+)
 def test_no_runtime_starts_with_an_invalid_setting(processes, runtime):
     result = manage(processes, {"LEASE": "sixty", "MAX_PAYLOAD_BYTES": -1}, *runtime)
     assert_no_traceback(result)

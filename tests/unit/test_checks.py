@@ -8,6 +8,7 @@ from django.test import override_settings
 from litejobs.checks import check_database, check_settings
 from litejobs.jobs import catalog as registry
 from litejobs.jobs import queues as job_queues
+from tests.bad_settings import BAD_VALUES
 
 
 def ids(messages):
@@ -246,3 +247,30 @@ def test_an_invalid_payload_limit_falls_back_for_declarations_and_enqueues():
 
             registry.unregister(with_a_default.name)
             assert with_a_default.prepare({}).payload == '{"note":"x"}'
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        pytest.param(key, value, id=f"{key}-{kind}")
+        for kind, values in BAD_VALUES.items()
+        for key, value in values.items()
+    ],
+)
+def test_each_invalid_setting_alone_is_a_coded_error_naming_it_and_declarations_fall_back(
+    key, value
+):
+    from litejobs import job
+
+    with override_settings(LITEJOBS={key: value}):
+        errors = [m for m in checks.run_checks(tags=["litejobs"]) if m.is_serious()]
+
+        @job(key=lambda: "k")
+        def under_a_bad_setting(ctx, note: str = "x") -> None: ...
+
+        registry.unregister(under_a_bad_setting.name)
+        assert under_a_bad_setting.prepare({}).payload == '{"note":"x"}'
+    assert errors
+    for error in errors:
+        assert error.msg.startswith("[settings-invalid] ") and f"LITEJOBS[{key!r}]" in error.msg
+        assert error.hint
