@@ -15,7 +15,7 @@ from django.db import connections
 from django.urls import get_resolver
 from django.utils.module_loading import import_string
 
-from .conf import DEFAULTS, METRICS_TOKEN_MIN, settings
+from .conf import COUNT_SETTINGS, DEFAULTS, METRICS_TOKEN_MIN, is_count, settings
 from .core.retry import Retry
 from .core.spelling import close_match, did_you_mean
 from .exceptions import LitejobsError
@@ -29,7 +29,8 @@ from .management.precedence import RUNTIME_COMMANDS, shadowed_commands
 def check_database(
     app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
 ) -> Sequence[checks.CheckMessage]:
-    """litejobs.E001: the litejobs database must be PostgreSQL.
+    """litejobs.E001: the litejobs database must be an alias of DATABASES
+    (``settings-invalid``) on PostgreSQL (``postgresql-required``).
 
     Not tagged ``database``: it reads the configured engine without connecting, so plain
     ``manage.py check`` (which skips database checks) and every runtime report it.
@@ -38,7 +39,8 @@ def check_database(
     if not isinstance(alias, str) or alias not in connections.settings:
         return [
             checks.Error(
-                f"LITEJOBS['DATABASE'] names {alias!r}, which is not in DATABASES.",
+                f"[settings-invalid] LITEJOBS['DATABASE'] names {alias!r}, which is not in "
+                "DATABASES.",
                 hint="Set LITEJOBS['DATABASE'] to one of your DATABASES aliases.",
                 id="litejobs.E001",
             )
@@ -47,7 +49,8 @@ def check_database(
     if vendor != "postgresql":
         return [
             checks.Error(
-                f"litejobs needs PostgreSQL; the database {alias!r} is {vendor}.",
+                f"[postgresql-required] litejobs needs PostgreSQL; the database {alias!r} is "
+                f"{vendor}.",
                 hint="Point DATABASES[...]['ENGINE'] at django.db.backends.postgresql "
                 "(PostgreSQL 14 or newer), or LITEJOBS['DATABASE'] at an alias that is.",
                 id="litejobs.E001",
@@ -104,17 +107,58 @@ DURATION_SETTINGS = (
     "SCHEDULER_MISFIRE_GRACE",
     "UNKNOWN_JOB_GRACE",
 )
-#: Whole-number settings and the range each may take.
-COUNT_SETTINGS = {
-    "CLAIM_BATCH": (1, 1000),
-    "ACK_BATCH": (1, 10_000),
-    "MAX_PAYLOAD_BYTES": (1, 100_000_000),
-    "PURGE_BATCH": (1, 1_000_000),
-}
+
+#: The relay's and webhooks' duration settings (each positive; litejobs.E020's).
+OUTBOX_DURATION_SETTINGS = (
+    "RELAY_LEASE",
+    "RELAY_POLL_INTERVAL",
+    "OUTBOX_RETENTION",
+    "WEBHOOK_TIMEOUT",
+)
 
 
-def _is_count(value: object, low: int, high: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+class _Refusals:
+    """The ``settings-invalid`` errors one check finds (``found``), each under its id."""
+
+    def __init__(self, check_id: str) -> None:
+        self.check_id = check_id
+        self.found: list[checks.CheckMessage] = []
+
+    def refuse(self, message: str, hint: str) -> None:
+        self.found.append(
+            checks.Error(f"[settings-invalid] {message}", hint=hint, id=self.check_id)
+        )
+
+    def durations(self, names: Sequence[str]) -> dict[str, Any]:
+        """Refuse each of the duration settings ``names`` that is not a positive duration;
+        answers the valid ones parsed."""
+        parsed = {}
+        for name in names:
+            try:
+                parsed[name] = settings.duration(name)
+            except LitejobsError as error:
+                self.refuse(error.args[0], f"Use a positive duration such as {DEFAULTS[name]!r}.")
+        return parsed
+
+    def count(self, name: str, low: int, high: int, hint: str) -> None:
+        """Refuse the setting ``name`` unless it is a whole number from ``low`` to ``high``."""
+        value = getattr(settings, name)
+        if not is_count(value, low, high):
+            self.refuse(
+                f"LITEJOBS[{name!r}] must be a whole number from {low} to {high}; got {value!r}.",
+                hint,
+            )
+
+    def retry(self, name: str) -> None:
+        """Refuse the retry policy setting ``name`` unless it makes a ``Retry``."""
+        try:
+            Retry.coerce(getattr(settings, name))
+        except LitejobsError as error:
+            self.refuse(
+                f"LITEJOBS[{name!r}]: {error.args[0]}",
+                f"Give a Retry's fields (see Retry in the README); the default is "
+                f"{DEFAULTS[name]!r}.",
+            )
 
 
 @checks.register("litejobs")
@@ -150,30 +194,12 @@ def check_settings(
 ) -> Sequence[checks.CheckMessage]:
     """litejobs.E004 (``settings-invalid``): a setting whose value cannot work, or settings that
     cannot work together."""
-    problems = []
-
-    def refuse(message: str, hint: str) -> None:
-        problems.append(
-            checks.Error(f"[settings-invalid] {message}", hint=hint, id="litejobs.E004")
-        )
-
-    durations = {}
-    for name in DURATION_SETTINGS:
-        try:
-            durations[name] = settings.duration(name)
-        except LitejobsError as error:
-            refuse(error.args[0], f"Use a positive duration such as {DEFAULTS[name]!r}.")
+    problems = _Refusals("litejobs.E004")
+    refuse = problems.refuse
+    durations = problems.durations(DURATION_SETTINGS)
     for name, (low, high) in COUNT_SETTINGS.items():
-        value = getattr(settings, name)
-        if not _is_count(value, low, high):
-            refuse(
-                f"LITEJOBS[{name!r}] must be a whole number from {low} to {high}; got {value!r}.",
-                f"The default is {DEFAULTS[name]}.",
-            )
-    try:
-        Retry.coerce(settings.DEFAULT_RETRY)
-    except LitejobsError as error:
-        refuse(f"LITEJOBS['DEFAULT_RETRY']: {error.args[0]}", "See Retry in the README.")
+        problems.count(name, low, high, f"The default is {DEFAULTS[name]}.")
+    problems.retry("DEFAULT_RETRY")
     retention = settings.RETENTION
     states = DEFAULTS["RETENTION"]
     if not isinstance(retention, Mapping) or not set(retention) <= set(states):
@@ -190,7 +216,11 @@ def check_settings(
             except LitejobsError as error:
                 refuse(error.args[0], f"The default is {states[state]!r}.")
     if not isinstance(settings.PREPARED_STATEMENTS, bool):
-        refuse("LITEJOBS['PREPARED_STATEMENTS'] must be True or False.", "The default is True.")
+        refuse(
+            f"LITEJOBS['PREPARED_STATEMENTS'] must be True or False; got "
+            f"{settings.PREPARED_STATEMENTS!r}.",
+            "The default is True.",
+        )
     deployment = settings.DEPLOYMENT
     if not isinstance(deployment, str) or not deployment.strip():
         refuse(
@@ -221,7 +251,7 @@ def check_settings(
             f"LITEJOBS['LEASE'] ({settings.LEASE}), or leases lapse between renewals.",
             "Lower HEARTBEAT or raise LEASE (the default is 20s within 60s).",
         )
-    return problems
+    return problems.found
 
 
 @checks.register("litejobs")
@@ -274,43 +304,40 @@ def check_outbox_settings(
     app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
 ) -> Sequence[checks.CheckMessage]:
     """litejobs.E020: outbox and webhook settings that cannot work (``settings-invalid``)."""
-    problems = []
-
-    def refuse(message: str, hint: str) -> None:
-        problems.append(checks.Error(message, hint=hint, id="litejobs.E020"))
-
+    problems = _Refusals("litejobs.E020")
+    refuse = problems.refuse
+    problems.durations(OUTBOX_DURATION_SETTINGS)
+    problems.retry("WEBHOOK_RETRY")
     try:
-        for name in ("RELAY_LEASE", "RELAY_POLL_INTERVAL", "OUTBOX_RETENTION", "WEBHOOK_TIMEOUT"):
-            settings.duration(name)
-        Retry.coerce(settings.WEBHOOK_RETRY)
         queue_name(settings.WEBHOOK_QUEUE, what="LITEJOBS['WEBHOOK_QUEUE']")
     except LitejobsError as error:
-        refuse(str(error), "Use durations such as '15s' and a Retry's fields (see README).")
-    batch = settings.OUTBOX_BATCH
-    if not isinstance(batch, int) or isinstance(batch, bool) or not 1 <= batch <= 10_000:
         refuse(
-            f"LITEJOBS['OUTBOX_BATCH'] must be a whole number from 1 to 10000; got {batch!r}.",
-            "The default, 500, keeps each relay transaction short.",
+            error.args[0],
+            "Name the queue of webhook delivery jobs (the default is 'webhooks'); the workers "
+            "that serve it deliver the webhooks.",
         )
-    failures = settings.WEBHOOK_MAX_FAILURES
-    if not isinstance(failures, int) or isinstance(failures, bool) or failures < 1:
-        refuse(
-            f"LITEJOBS['WEBHOOK_MAX_FAILURES'] must be a whole number of 1 or more; got "
-            f"{failures!r}.",
-            "It is how many consecutive failed attempts disable an endpoint (default 20).",
-        )
+    problems.count(
+        "OUTBOX_BATCH", 1, 10_000, "The default, 500, keeps each relay transaction short."
+    )
+    problems.count(
+        "WEBHOOK_MAX_FAILURES",
+        1,
+        1_000_000,
+        "It is how many consecutive failed attempts disable an endpoint (default 20).",
+    )
     hosts = settings.WEBHOOK_ALLOWED_HOSTS
     if not isinstance(hosts, list | tuple) or not all(isinstance(h, str) and h for h in hosts):
         refuse(
-            "LITEJOBS['WEBHOOK_ALLOWED_HOSTS'] must be a list of host names or addresses.",
+            "LITEJOBS['WEBHOOK_ALLOWED_HOSTS'] must be a list of host names or addresses; got "
+            f"{hosts!r}.",
             'For a local receiver in development: ["127.0.0.1", "localhost"].',
         )
     if not isinstance(settings.RELAY_IN_WORKER, bool):
         refuse(
-            "LITEJOBS['RELAY_IN_WORKER'] must be True or False.",
+            f"LITEJOBS['RELAY_IN_WORKER'] must be True or False; got {settings.RELAY_IN_WORKER!r}.",
             "False: only `manage.py runrelay` publishes the outbox.",
         )
-    return problems
+    return problems.found
 
 
 @checks.register("litejobs")
@@ -404,7 +431,7 @@ def check_metrics_token(
         return []
     return [
         checks.Error(
-            f"LITEJOBS['METRICS_TOKEN'] must be None or a string of at least "
+            f"[settings-invalid] LITEJOBS['METRICS_TOKEN'] must be None or a string of at least "
             f"{METRICS_TOKEN_MIN} characters (got a {type(token).__name__}"
             f"{f' of {len(token)} characters' if isinstance(token, str) else ''}).",
             hint='Generate one, e.g. python -c "import secrets; print(secrets.token_urlsafe(32))", '

@@ -104,6 +104,18 @@ DEFAULTS: dict[str, Any] = {
 
 #: The shortest ``METRICS_TOKEN`` accepted (a shorter one grants nothing; litejobs.E060).
 METRICS_TOKEN_MIN = 32
+#: Whole-number settings and the range each may take (litejobs.E004 reports a value outside it).
+COUNT_SETTINGS = {
+    "CLAIM_BATCH": (1, 1000),
+    "ACK_BATCH": (1, 10_000),
+    "MAX_PAYLOAD_BYTES": (1, 100_000_000),
+    "PURGE_BATCH": (1, 1_000_000),
+}
+
+
+def is_count(value: object, low: int, high: int) -> bool:
+    """Whether ``value`` is a whole number from ``low`` to ``high``."""
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
 class Settings:
@@ -176,6 +188,20 @@ class Settings:
         except LitejobsError:
             return parse(DEFAULTS[name])
 
+    def duration_or_default(self, name: str) -> timedelta:
+        """``duration(name)``, or the default's when the configured value is refused (for
+        values read while modules import, as ``or_default``)."""
+        duration: timedelta = self.or_default(name, lambda value: _positive_duration(value, name))
+        return duration
+
+    def count(self, name: str) -> int:
+        """A whole-number setting (``COUNT_SETTINGS``), or its default when the configured
+        value is out of its range: declarations read ``MAX_PAYLOAD_BYTES`` while modules
+        import, and enqueues must judge payloads as they did (litejobs.E004 reports it)."""
+        value: int = getattr(self, name)
+        default: int = DEFAULTS[name]
+        return value if is_count(value, *COUNT_SETTINGS[name]) else default
+
     def metrics_token(self) -> str | None:
         """``METRICS_TOKEN`` when it is a usable token (a string of 32 characters or more)."""
         token = self.METRICS_TOKEN
@@ -183,12 +209,16 @@ class Settings:
 
     def duration(self, name: str) -> timedelta:
         """A duration setting as a ``timedelta`` (refuses zero and negatives)."""
-        return parse_duration(getattr(self, name), name=f"LITEJOBS[{name!r}]", allow_zero=False)
+        return _positive_duration(getattr(self, name), name)
 
     def retention(self, state: str) -> timedelta:
         """How long finished rows in ``state`` are kept."""
         retention = {**DEFAULTS["RETENTION"], **self.RETENTION}
         return parse_duration(retention[state], name=f"LITEJOBS['RETENTION'][{state!r}]")
+
+
+def _positive_duration(value: Any, name: str) -> timedelta:
+    return parse_duration(value, name=f"LITEJOBS[{name!r}]", allow_zero=False)
 
 
 settings = Settings()

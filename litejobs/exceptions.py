@@ -8,7 +8,9 @@ published here. Messages never echo a sensitive value. Configuration mistakes ar
 
 from typing import Any
 
-from .core.durations import parse_duration
+from django.core.exceptions import ImproperlyConfigured
+
+from .core.durations import format_duration, parse_duration
 from .core.errors import (
     DeclarationError,
     ExtraMissing,
@@ -16,6 +18,26 @@ from .core.errors import (
     LitejobsError,
     Permanent,
 )
+
+
+class DatabaseUnsupported(LitejobsError, ImproperlyConfigured):
+    """The litejobs database (``LITEJOBS["DATABASE"]``) is not PostgreSQL, the only store
+    litejobs runs on (``manage.py check`` reports it as litejobs.E001)."""
+
+    code = "postgresql-required"
+
+
+class MigrationsUnapplied(LitejobsError, ImproperlyConfigured):
+    """litejobs' tables are not in the database yet: run ``manage.py migrate``."""
+
+    code = "migrations-unapplied"
+
+
+class ResultNotJson(LitejobsError, TypeError):
+    """A job body returned a value JSON cannot hold (a set, a date, an object): the attempt
+    fails. Return plain JSON values, or nothing."""
+
+    code = "result-not-json"
 
 
 class UnknownJob(LitejobsError, LookupError):
@@ -119,7 +141,7 @@ class RetryAfter(Exception):
 
     def __init__(self, delay: object, message: str = "") -> None:
         self.delay = parse_duration(delay, name="RetryAfter delay")
-        super().__init__(message or f"retry after {self.delay.total_seconds():g}s")
+        super().__init__(message or f"retry after {format_duration(self.delay)}")
 
 
 class WebhookError(LitejobsError, ValueError):
@@ -187,15 +209,18 @@ __all__ = [
     "BulkSetChanged",
     "Cancelled",
     "ClaimRefused",
+    "DatabaseUnsupported",
     "DeclarationError",
     "ExtraMissing",
     "GuardRefused",
     "InvalidInput",
     "JobNotFound",
     "LitejobsError",
+    "MigrationsUnapplied",
     "OccurrenceNotFound",
     "PayloadTooNew",
     "Permanent",
+    "ResultNotJson",
     "RetryAfter",
     "ScheduleNotFound",
     "SignatureInvalid",

@@ -13,7 +13,15 @@ import importlib
 import json
 import pkgutil
 from argparse import SUPPRESS, ArgumentParser, _SubParsersAction
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
+
+import psycopg
+from django.db import ProgrammingError
+
+from ..conf import settings
+from ..exceptions import MigrationsUnapplied
+from ..runtime.startup import database_checks
 
 if TYPE_CHECKING:
     from argparse import Action
@@ -56,6 +64,23 @@ def accept_after_the_verb(subparsers: Subparsers, options: list[Action]) -> None
         for action in parser._actions:
             if isinstance(action, _SubParsersAction):
                 accept_after_the_verb(action, options)
+
+
+def run_verb(command: BaseCommand, options: dict[str, Any]) -> int:
+    """Run the verb's handler. On a database where litejobs' tables are missing it raises
+    ``MigrationsUnapplied`` (saying which migrations to apply) instead of the driver's error."""
+    try:
+        code: int = options["handler"](command, options)
+    except ProgrammingError as error:
+        if not isinstance(error.__cause__, psycopg.errors.UndefinedTable):
+            raise
+        checked = database_checks(settings.DATABASE, waited=timedelta(0))
+        unapplied = [m for m in checked if m.id == "litejobs.E043"]
+        if not unapplied:
+            raise
+        message = unapplied[0].msg.removeprefix("[migrations-unapplied] ")
+        raise MigrationsUnapplied(f"{message} {unapplied[0].hint}") from error
+    return code
 
 
 def add_json_flag(parser: ArgumentParser) -> None:

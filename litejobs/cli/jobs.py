@@ -43,14 +43,35 @@ def _limit(value: str) -> int:
     return number
 
 
-def _job_id(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if not 1 <= number < 2**63:
-        raise argparse.ArgumentTypeError(f"a job id is a positive whole number, got {value!r}")
-    return number
+#: The largest id a row can have (PostgreSQL's bigint).
+MAX_ID = 2**63 - 1
+
+
+def row_id(what: str) -> Callable[[str], int]:
+    """The argparse type of a ``what`` id (``job``, ``occurrence``): a whole number from 1 to
+    ``MAX_ID``; a larger one is said to be out of range."""
+
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            number = 0
+        if number > MAX_ID:
+            raise argparse.ArgumentTypeError(
+                f"{what} id {value} is out of range: ids go up to {MAX_ID}"
+            )
+        if number < 1:
+            article = "an" if what[0] in "aeiou" else "a"
+            raise argparse.ArgumentTypeError(
+                f"{article} {what} id is a positive whole number, got {value!r}"
+            )
+        return number
+
+    parse.__name__ = f"{what}_id"
+    return parse
+
+
+_job_id = row_id("job")
 
 
 def add_by_flag(parser: ArgumentParser) -> None:

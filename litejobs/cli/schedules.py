@@ -12,27 +12,16 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..core import clock
+from ..core.durations import format_seconds
 from ..core.enums import ScheduleStatus
 from ..scheduling import manual, runbook
 from . import EXIT_OK, add_json_flag, emit
-from .jobs import acting_user, add_by_flag, iso, table
+from .jobs import acting_user, add_by_flag, iso, row_id, table
 
 if TYPE_CHECKING:
     from django.core.management.base import BaseCommand
 
     from . import Subparsers
-
-
-def _occurrence_id(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if not 1 <= number < 2**63:
-        raise argparse.ArgumentTypeError(
-            f"an occurrence id is a positive whole number, got {value!r}"
-        )
-    return number
 
 
 def _json_object(value: str) -> dict[str, Any]:
@@ -62,7 +51,7 @@ def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "replay", help="Run an occurrence again under its identity (audited; needs --reason)."
     )
-    parser.add_argument("occurrence", type=_occurrence_id)
+    parser.add_argument("occurrence", type=row_id("occurrence"))
     parser.add_argument("--reason", required=True, help="Why (kept in the audit record).")
     add_by_flag(parser)
     add_json_flag(parser)
@@ -149,14 +138,14 @@ def _show_text(data: dict[str, Any]) -> str:
     if data["local_time_reason"]:
         lines.append(f"  local time because {data['local_time_reason']}")
     lines += [
-        f"  jitter             {data['jitter_seconds']:g}s",
+        f"  jitter             {format_seconds(data['jitter_seconds'])}",
         f"  overlap            {data['overlap']}",
         f"  misfire            {data['misfire']} (max_catchup {data['max_catchup']})",
         f"  retry              {json.dumps(data['retry'], sort_keys=True)}",
-        f"  timeout            {data['timeout_seconds']:g}s",
+        f"  timeout            {format_seconds(data['timeout_seconds'])}",
         f"  idempotency        {data['idempotency']}",
         f"  owners             operating {data['operating_owner']}, record {data['record_owner']}",
-        f"  retention          {data['retention_seconds']:g}s",
+        f"  retention          {format_seconds(data['retention_seconds'])}",
         f"  last success       {data['last_success_at'] or 'never'}"
         + (f" (occurrence {data['last_success_for']})" if data["last_success_for"] else ""),
         "  overdue            "

@@ -19,9 +19,9 @@ def parse_duration(value: object, *, name: str = "duration", allow_zero: bool = 
     elif isinstance(value, bool):
         raise InvalidInput(f"{name} must be a duration, not {value!r}.", code="duration-invalid")
     elif isinstance(value, int | float):
-        result = timedelta(seconds=value)
+        result = _seconds(value, name, value)
     elif isinstance(value, str) and (match := _PATTERN.match(value)):
-        result = timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+        result = _seconds(float(match.group(1)) * _UNITS[match.group(2)], name, value)
     else:
         raise InvalidInput(
             f"{name} must be a duration such as '30s', '10m', '2h', '3d' or a timedelta; "
@@ -34,6 +34,44 @@ def parse_duration(value: object, *, name: str = "duration", allow_zero: bool = 
             code="duration-invalid",
         )
     return result
+
+
+def _seconds(seconds: float, name: str, value: object) -> timedelta:
+    """``timedelta(seconds=...)``, refusing what no ``timedelta`` holds (NaN, over 2.7 million
+    years) with the same code as any unreadable duration."""
+    try:
+        return timedelta(seconds=seconds)
+    except (OverflowError, ValueError):
+        raise InvalidInput(
+            f"{name} must be a finite duration of at most {timedelta.max.days} days; got "
+            f"{value!r}.",
+            code="duration-invalid",
+        ) from None
+
+
+#: The units a duration is shown in, largest first (weeks are shown as days: ``90d``).
+_SHOWN_UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+
+
+def format_duration(delta: timedelta) -> str:
+    """A duration as people write it, exact to the millisecond: ``90d``, ``1h30m``, ``10s``,
+    ``250ms`` (``format_age`` rounds an age to its two largest units)."""
+    if delta < timedelta(0):
+        return f"-{format_duration(-delta)}"
+    seconds, millis = divmod(round(delta / timedelta(milliseconds=1)), 1000)
+    parts = []
+    for unit, size in _SHOWN_UNITS:
+        count, seconds = divmod(seconds, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    if millis:
+        parts.append(f"{millis}ms")
+    return "".join(parts) or "0s"
+
+
+def format_seconds(seconds: float) -> str:
+    """A number of seconds as ``format_duration`` shows it: ``5400`` is ``1h30m``."""
+    return format_duration(timedelta(seconds=seconds))
 
 
 def format_age(delta: timedelta) -> str:

@@ -44,7 +44,11 @@ class Retry:
             cap = parse_duration(self.max, name="Retry.max")
         except InvalidInput as exc:
             raise DeclarationError(exc.args[0], code="retry-invalid") from exc
-        if not isinstance(self.attempts, int) or not 1 <= self.attempts <= MAX_ATTEMPTS:
+        if (
+            not isinstance(self.attempts, int)
+            or isinstance(self.attempts, bool)
+            or not 1 <= self.attempts <= MAX_ATTEMPTS
+        ):
             raise DeclarationError(
                 f"Retry.attempts must be a whole number from 1 to {MAX_ATTEMPTS}; got "
                 f"{self.attempts!r}.",
@@ -64,8 +68,10 @@ class Retry:
                 f"Retry.max ({self.max!r}) must not be below Retry.base ({self.base!r}).",
                 code="retry-invalid",
             )
-        give_up_on = tuple(self.give_up_on)
-        if not all(isinstance(c, type) and issubclass(c, BaseException) for c in give_up_on):
+        give_up_on = self.give_up_on
+        if not isinstance(give_up_on, list | tuple | set | frozenset) or not all(
+            isinstance(c, type) and issubclass(c, BaseException) for c in give_up_on
+        ):
             raise DeclarationError(
                 "Retry.give_up_on must be a tuple of exception classes.", code="retry-invalid"
             )
@@ -73,7 +79,7 @@ class Retry:
         object.__setattr__(self, "jitter", Jitter(self.jitter))
         object.__setattr__(self, "base", base)
         object.__setattr__(self, "max", cap)
-        object.__setattr__(self, "give_up_on", give_up_on)
+        object.__setattr__(self, "give_up_on", tuple(give_up_on))
 
     @classmethod
     def coerce(cls, value: Retry | dict[str, Any] | int | None) -> Retry:

@@ -14,6 +14,7 @@ from ..core import clock
 from ..core.durations import parse_duration
 from ..core.payloads import encode_payload
 from ..core.retry import Retry
+from ..core.spelling import close_match
 from ..core.tracing import current_traceparent
 from ..exceptions import DeclarationError, InvalidInput, LitejobsError
 from . import catalog
@@ -118,9 +119,18 @@ class _ArgumentPicker:
                     "which this enqueue does not give.",
                     code="argument-invalid",
                 )
-        if self.takes_all:
-            return self.func(**payload)
-        return self.func(**{name: payload[name] for name in self.names if name in payload})
+        try:
+            if self.takes_all:
+                return self.func(**payload)
+            return self.func(**{name: payload[name] for name in self.names if name in payload})
+        except Exception as error:
+            # Its text is not repeated: it may quote the arguments (it is this error's cause).
+            raise InvalidInput(
+                f"The {self.what} callable of job {self.job_name!r} raised "
+                f"{type(error).__name__}, so nothing was enqueued. Fix the callable (or the "
+                "arguments it was given); the error it raised is chained as the cause.",
+                code="key-callable-failed",
+            ) from error
 
 
 class JobDefinition:
@@ -146,12 +156,20 @@ class JobDefinition:
     ) -> None:
         self.func = func
         self.name = name or default_name(func)
-        if not callable(key):
+        if key is None:
             raise DeclarationError(
                 f"Job {self.name!r} has no idempotency key. Add key=lambda ...: f'...' to its "
                 "@job declaration, built from the arguments that make two runs the same work "
                 "(e.g. key=lambda order_id: f'receipt:{order_id}').",
                 code="key-missing",
+            )
+        if not callable(key):
+            raise DeclarationError(
+                f"Job {self.name!r}: key= must be a callable that takes the job's arguments "
+                "(by name) and answers the key, e.g. key=lambda order_id: f'receipt:{order_id}'; "
+                f"got a {type(key).__name__}. For one live run whatever the arguments, write "
+                "key=lambda: 'name'.",
+                code="key-invalid",
             )
         self.key = key
         self.queue = queue_name(queue, what=f"Job {self.name!r}")
@@ -164,7 +182,7 @@ class JobDefinition:
             self.timeout = (
                 parse_duration(timeout, name=f"timeout of job {self.name!r}", allow_zero=False)
                 if timeout is not None
-                else settings.or_default("DEFAULT_TIMEOUT", _positive_duration)
+                else settings.duration_or_default("DEFAULT_TIMEOUT")
             )
         except InvalidInput as exc:
             raise DeclarationError(exc.args[0], code="timeout-invalid") from exc
@@ -251,7 +269,7 @@ class JobDefinition:
             if p.default is p.empty or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
                 continue
             try:
-                encode_payload(self.name, {p.name: p.default}, settings.MAX_PAYLOAD_BYTES)
+                encode_payload(self.name, {p.name: p.default}, settings.count("MAX_PAYLOAD_BYTES"))
             except InvalidInput as error:
                 raise DeclarationError(
                     f"Job {self.name!r}: the default of argument {p.name!r} ({p.default!r}) is "
@@ -373,7 +391,7 @@ class JobDefinition:
                     f"[{{{', '.join(f'{n!r}: ...' for n in sorted(self._required))}}}, ...].",
                     code="argument-invalid",
                 )
-        max_bytes = settings.MAX_PAYLOAD_BYTES
+        max_bytes = settings.count("MAX_PAYLOAD_BYTES")
         if not inputs:
             return []
         # Each input is validated as its chunk is made, while the previous chunk is inserted;
@@ -410,7 +428,9 @@ class JobDefinition:
             )
         if self._defaults and not self._defaults.keys() <= given:
             arguments = {**self._defaults, **arguments}
-        payload = encode_payload(self.name, arguments, max_bytes or settings.MAX_PAYLOAD_BYTES)
+        payload = encode_payload(
+            self.name, arguments, max_bytes or settings.count("MAX_PAYLOAD_BYTES")
+        )
         key = self._derived("key", self._key, arguments, max_length=300)
         tenant = ""
         if self._tenant is not None:
@@ -505,10 +525,6 @@ def queue_name(queue: Any, *, what: str = "A queue") -> str:
     return queue
 
 
-def _positive_duration(value: Any) -> timedelta:
-    return parse_duration(value, name="LITEJOBS['DEFAULT_TIMEOUT']", allow_zero=False)
-
-
 def default_name(func: Callable[..., Any]) -> str:
     """``app_label.function`` for a function in an installed app, else ``module.function``."""
     from django.apps import apps
@@ -556,9 +572,29 @@ def job(
     See the README.
     """
     if func is not None:
-        return JobDefinition(func, **{"key": None, **options})
+        return _declare(func, options)
 
     def decorate(f: Callable[..., Any]) -> JobDefinition:
-        return JobDefinition(f, **{"key": None, **options})
+        return _declare(f, options)
 
     return decorate
+
+
+#: The options ``@job`` takes: the keyword parameters of ``JobDefinition``.
+JOB_OPTIONS = tuple(inspect.signature(JobDefinition).parameters)[1:]
+
+
+def _declare(func: Callable[..., Any], options: dict[str, Any]) -> JobDefinition:
+    """The ``JobDefinition`` of ``func``; an unknown option (a typo) is a declaration error
+    naming the option it most likely misspells."""
+    unknown = [option for option in options if option not in JOB_OPTIONS]
+    if unknown:
+        # A plural or a tense (retries, timeouts, tenants) is a likely slip among so few.
+        match = close_match(unknown[0], JOB_OPTIONS, cutoff=0.6)
+        name = options.get("name") or default_name(func)
+        raise DeclarationError(
+            f"Job {name!r}: unknown option {unknown[0]!r}; "
+            + (f"did you mean {match!r}?" if match else f"@job takes {', '.join(JOB_OPTIONS)}."),
+            code="option-unknown",
+        )
+    return JobDefinition(func, **{"key": None, **options})

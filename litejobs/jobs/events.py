@@ -76,7 +76,7 @@ def publish_event(name: str, payload: dict[str, Any] | None = None) -> int:
             f"The payload of event {name!r} must be a dict of JSON values.",
             code="event-payload-invalid",
         )
-    text = encode_payload(f"event {name}", payload, settings.MAX_PAYLOAD_BYTES)
+    text = encode_payload(f"event {name}", payload, settings.count("MAX_PAYLOAD_BYTES"))
     alias = settings.DATABASE
     with transaction.atomic(using=alias), hot_cursor(connections[alias]) as cursor:
         # Waiters take the same lock before they decide how long to sleep, so an event is

@@ -21,6 +21,7 @@ from django.db.models import QuerySet
 from ..conf import settings
 from ..core import clock
 from ..core.diagnostics import Problem
+from ..core.durations import format_duration
 from ..core.enums import CLAIMABLE, LIVE, TERMINAL, JobAction, JobState
 from ..core.payloads import REDACTED, redact
 from ..core.registry import Registry
@@ -70,6 +71,11 @@ class ActionResult:
 
 def _alias() -> str:
     return settings.DATABASE
+
+
+def _shown(name: str) -> str:
+    """A duration setting as messages show it (``20s``, ``1h``)."""
+    return format_duration(settings.duration_or_default(name))
 
 
 def _jobs() -> QuerySet[Job]:
@@ -252,7 +258,7 @@ def cancel(job_id: int, *, by: str) -> ActionResult:
             JobAction.CANCEL_REQUESTED,
             state,
             f"Job {job_id} is running on worker {owner}: cancellation requested. The worker "
-            f"fires it at its next heartbeat (within {settings.HEARTBEAT}); the job ends "
+            f"fires it at its next heartbeat (within {_shown('HEARTBEAT')}); the job ends "
             "cancelled if its body stops, else it finishes.",
         )
     logger.info("job cancelled id=%s was=%s by=%s", job_id, was, by)
@@ -391,7 +397,7 @@ def problems(*, now: datetime, lease_now: datetime) -> list[Problem]:
                 f"{handed_back_count} job(s) wait for a worker whose code can run them (their "
                 f"name, or their payload version, is newer than the workers that claimed them: "
                 f"{', '.join(names)}). Deploy the release that declares them to every worker; "
-                f"each is dead-lettered UNKNOWN_JOB_GRACE ({settings.UNKNOWN_JOB_GRACE}) after "
+                f"each is dead-lettered UNKNOWN_JOB_GRACE ({_shown('UNKNOWN_JOB_GRACE')}) after "
                 "it was first handed back.",
                 count=handed_back_count,
                 job_ids=_ids(handed_back),

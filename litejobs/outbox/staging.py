@@ -430,7 +430,7 @@ def _encode(topic_name: str, payload: Any) -> str:
             code="outbox-payload-not-json",
         )
     size = len(text) if text.isascii() else len(text.encode())
-    limit = settings.MAX_PAYLOAD_BYTES
+    limit = settings.count("MAX_PAYLOAD_BYTES")
     if size > limit:
         raise InvalidInput(
             f"The payload of outbox topic {topic_name!r} is {size} bytes, over the {limit}-byte "

@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
-from ..core.durations import parse_duration
+from ..core.durations import format_duration, parse_duration
 from ..core.enums import Misfire, Overlap, ScheduleStatus, values_of
 from ..core.payloads import dumps
 from ..core.registry import Registry
@@ -378,7 +378,7 @@ def schedule(
         raise _invalid(
             name,
             f"jitter= ({jitter!r}) must be shorter than the time between two firings "
-            f"({shortest}), or occurrences would run out of order.",
+            f"({format_duration(shortest)}), or occurrences would run out of order.",
         )
     try:
         policy = Retry.coerce(retry) if retry is not None else job.retry

@@ -20,8 +20,9 @@ from ..outbox import operations as outbox_operations
 from .declarations import schedule
 from .runbook import purge_occurrences
 
-#: Below the lease, as every schedule's timeout must be (the run stops between batches).
-HOUSEKEEPING_TIMEOUT = max(settings.duration("LEASE") * 3 / 4, timedelta(seconds=1))
+#: Below the lease, as every schedule's timeout must be (the run stops between batches). Read
+#: while litejobs gets ready: an invalid LEASE falls back to its default (litejobs.E004).
+HOUSEKEEPING_TIMEOUT = max(settings.duration_or_default("LEASE") * 3 / 4, timedelta(seconds=1))
 
 
 @job(

@@ -21,6 +21,7 @@ from django.db.models import Count
 from ..conf import settings
 from ..core import clock
 from ..core.diagnostics import Problem, note
+from ..core.durations import format_duration
 from ..exceptions import InvalidInput, OccurrenceNotFound, ScheduleNotFound, TransitionRefused
 from ..jobs import operations as job_operations
 from ..models import (
@@ -113,9 +114,9 @@ def timetable_of(row: Schedule) -> Timetable:
 
 
 def describe_timetable(row: Schedule) -> str:
-    """``cron '0 2 * * *' (UTC)``, ``every 0:00:01 (UTC)`` or with the local DST rules."""
+    """``cron '0 2 * * *' (UTC)``, ``every 1h30m (UTC)`` or with the local DST rules."""
     if row.every is not None:
-        return f"every {row.every} (UTC)"
+        return f"every {format_duration(row.every)} (UTC)"
     if row.timezone in ("UTC", "Etc/UTC"):
         return f"cron '{row.cron}' (UTC)"
     return (

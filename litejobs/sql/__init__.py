@@ -41,6 +41,7 @@ from ..core.enums import (
     sql_list,
 )
 from ..core.sql import Statements
+from ..exceptions import DatabaseUnsupported
 
 #: Leases are written and compared on the database's clock unless a test clock supplies it.
 DB_NOW = "COALESCE(%(db_now)s::timestamptz, statement_timestamp())"
@@ -80,6 +81,7 @@ def hot_cursor(connection: BaseDatabaseWrapper) -> Any:
     ``PREPARED_STATEMENTS``). While Django logs queries (DEBUG, ``CaptureQueriesContext``)
     it comes wrapped in Django's debug cursor, so statement counts stay visible to tests.
     """
+    require_postgresql(connection)
     connection.ensure_connection()
     pg = connection.connection
     allow_prepared(pg)
@@ -88,6 +90,17 @@ def hot_cursor(connection: BaseDatabaseWrapper) -> Any:
         # Django's debug wrapper wraps any DB-API cursor, a psycopg one included.
         return connection.make_debug_cursor(cursor)  # type: ignore[arg-type]
     return cursor
+
+
+def require_postgresql(connection: BaseDatabaseWrapper) -> None:
+    """Refuse a database that is not PostgreSQL (``postgresql-required``) before litejobs
+    speaks psycopg to it; ``manage.py check`` says so too (litejobs.E001)."""
+    if connection.vendor != "postgresql":
+        raise DatabaseUnsupported(
+            f"litejobs needs PostgreSQL; the database {connection.alias!r} is "
+            f"{connection.vendor}. Point LITEJOBS['DATABASE'] at an alias of DATABASES whose "
+            "ENGINE is django.db.backends.postgresql (PostgreSQL 14 or newer)."
+        )
 
 
 #: A prepare threshold no query reaches: nothing is prepared for being run often.
@@ -115,6 +128,7 @@ def joining_cursor(connection: BaseDatabaseWrapper) -> Iterator[Any]:
     round trip, and the block's commit has nothing left to send (``on_commit`` callbacks
     still run at it, after the write is committed).
     """
+    require_postgresql(connection)
     connection.ensure_connection()
     pg = connection.connection
     alone = (
@@ -135,6 +149,7 @@ def joining_cursor(connection: BaseDatabaseWrapper) -> Iterator[Any]:
 def pipelined(connection: BaseDatabaseWrapper) -> AbstractContextManager[Any]:
     """A block in which statements go out without waiting for each other's answers (psycopg's
     pipeline mode; where libpq lacks it, each waits as usual). Answers are read after it."""
+    require_postgresql(connection)
     connection.ensure_connection()
     if not psycopg.Pipeline.is_supported():
         return nullcontext()

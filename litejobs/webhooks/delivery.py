@@ -29,7 +29,7 @@ from django.db.models import F, QuerySet
 from .. import __version__
 from ..conf import settings
 from ..core import clock
-from ..core.durations import parse_duration
+from ..core.durations import format_duration, parse_duration
 from ..core.enums import DeliveryState
 from ..core.payloads import display_url, dumps, scrub
 from ..core.retry import Retry
@@ -206,7 +206,7 @@ def _failed_attempt(
         display_url(endpoint.url),
         ctx.attempt,
         failure[:200],
-        f" retry_after={wait.total_seconds():g}s" if wait is not None else "",
+        f" retry_after={format_duration(wait)}" if wait is not None else "",
     )
     if disabled:
         raise Permanent(disabled)

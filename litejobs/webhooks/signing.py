@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from ..core import clock
+from ..core.durations import format_seconds
 from ..exceptions import SignatureInvalid
 
 SIGNATURE_HEADER = "Litejobs-Signature"
@@ -151,9 +152,9 @@ def verify_signature(
     current = now.timestamp() if isinstance(now, datetime) else float(now)
     if abs(current - timestamp) > tolerance:
         raise SignatureInvalid(
-            f"The signature was made {abs(current - timestamp):.0f}s away from now, over the "
-            f"{tolerance:g}s tolerance: a replayed request, or a clock far off. Refuse it (and "
-            "check the receiver's clock if every request fails so).",
+            f"The signature was made {format_seconds(round(abs(current - timestamp)))} away from "
+            f"now, over the {format_seconds(tolerance)} tolerance: a replayed request, or a clock "
+            "far off. Refuse it (and check the receiver's clock if every request fails so).",
             code="webhook-signature-expired",
         )
     return timestamp

@@ -236,7 +236,7 @@ class Worker:
             self._drain()
             if self._relay_thread is not None:  # its batch in progress commits, then it stops
                 self._relay_thread.join(self.drain_timeout + self.grace)
-        logger.info("worker stop id=%s counts=%s", self.id, self.counts)
+        logger.info("worker stop id=%s %s", self.id, self.settler.summary())
         return 0
 
     def request_stop(self) -> None:

@@ -23,7 +23,7 @@ from ..core import clock
 from ..core.enums import CLAIM_GONE, CancelReason
 from ..core.payloads import dumps
 from ..core.tracing import use_traceparent
-from ..exceptions import Cancelled, PayloadTooNew, StaleFence, UnknownJob
+from ..exceptions import Cancelled, PayloadTooNew, ResultNotJson, StaleFence, UnknownJob
 from ..jobs import catalog, transitions
 from ..jobs.claims import ClaimedJob
 from ..jobs.context import JobContext
@@ -318,7 +318,7 @@ def _result_json(job: ClaimedJob, result: Any) -> str | None:
     try:
         return dumps(result)
     except (TypeError, ValueError) as error:
-        raise TypeError(
+        raise ResultNotJson(
             f"Job {job.name!r} returned a {type(result).__name__}, which is not JSON. Return "
             "plain JSON values (or nothing)."
         ) from error

@@ -22,6 +22,7 @@ from django.db import connections, transaction
 
 from ..conf import settings
 from ..core import clock
+from ..core.durations import format_duration
 from ..core.enums import CancelReason, JobState, RunOutcome
 from ..core.payloads import Scrubber
 from ..exceptions import UnknownJob
@@ -113,6 +114,14 @@ class Settler:
             self._pause(job, ending, started)
         elif isinstance(ending, Crashed):
             self.finished(job, RunOutcome.ERROR, started)
+
+    def summary(self) -> str:
+        """``ended=17 done=15 failed=2``: how many held jobs ended, and how, so far, in the
+        order of ``RunOutcome`` (the worker's stop line)."""
+        with self._counts_lock:
+            counts = dict(self.counts)
+        shown = [f" {outcome}={counts[outcome]}" for outcome in RunOutcome if outcome in counts]
+        return f"ended={sum(counts.values())}{''.join(shown)}"
 
     def finished(
         self, job: ClaimedJob, outcome: RunOutcome, started: float, error: str = ""
@@ -260,7 +269,7 @@ class Settler:
             return
         spent = type(error)(
             f"{error.args[0]} No worker that can run it took it within UNKNOWN_JOB_GRACE "
-            f"({grace}) of its first hand-back."
+            f"({format_duration(grace)}) of its first hand-back."
         )
         self._fail(job, failed(job, None, spent), started)
 

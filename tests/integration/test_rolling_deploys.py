@@ -75,9 +75,7 @@ def test_a_job_no_worker_can_run_is_dead_after_the_grace_with_the_reason(clock, 
     row.refresh_from_db()
     assert row.state == JobState.DEAD and row.attempts == 1
     assert row.error_class == "litejobs.exceptions.UnknownJob"
-    assert (
-        "[unknown-job]" in row.error_message and "UNKNOWN_JOB_GRACE (0:00:10)" in row.error_message
-    )
+    assert "[unknown-job]" in row.error_message and "UNKNOWN_JOB_GRACE (10s)" in row.error_message
     assert JobAttempt.objects.get(job=row).outcome == "failed"
 
 

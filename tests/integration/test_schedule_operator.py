@@ -78,7 +78,7 @@ def hourly(clock, declare, scheduler, run_worker):
 
 def test_schedule_show_and_list(hourly, clock):
     data = json.loads(litejobs("schedule", "show", "t.hourly", "--json"))
-    assert data["timetable"] == "every 1:00:00 (UTC)"
+    assert data["timetable"] == "every 1h (UTC)"
     assert data["next_runs"] == [f"2026-03-01T{h}:00:00+00:00" for h in range(14, 19)]
     assert data["last_success_at"] == "2026-03-01T13:00:00+00:00"
     assert data["overdue"] is False and data["enabled"] is True

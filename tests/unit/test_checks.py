@@ -8,6 +8,7 @@ from django.test import override_settings
 from litejobs.checks import check_database, check_settings
 from litejobs.jobs import catalog as registry
 from litejobs.jobs import queues as job_queues
+from tests.bad_settings import BAD_VALUES
 
 
 def ids(messages):
@@ -189,3 +190,97 @@ def test_the_declared_queues_include_webhooks_and_django_tasks_backends():
     assert queues["reports"] == ["TASKS['default']"]
     assert "LITEJOBS['WEBHOOK_QUEUE']" in queues["hooks"]
     assert job_queues.unused_queue("emails", "--queues") is None
+
+
+# Every message carries its code ----------------------------------------------------------------
+
+
+def test_the_database_metrics_and_outbox_checks_carry_their_code(monkeypatch):
+    from litejobs.checks import check_metrics_token, check_outbox_settings
+
+    with override_settings(LITEJOBS={"DATABASE": "reports"}):
+        [unknown] = check_database()
+    assert unknown.msg.startswith("[settings-invalid] LITEJOBS['DATABASE'] names 'reports'")
+    with override_settings(LITEJOBS={"METRICS_TOKEN": "short"}):
+        [token] = check_metrics_token()
+    assert token.msg.startswith("[settings-invalid] LITEJOBS['METRICS_TOKEN']")
+    assert "short" not in token.msg  # a token is never shown
+    with override_settings(LITEJOBS={"RELAY_LEASE": "soon"}):
+        [outbox] = check_outbox_settings()
+    assert outbox.msg.startswith("[settings-invalid] LITEJOBS['RELAY_LEASE']")
+    monkeypatch.setattr(connection, "vendor", "sqlite")
+    [vendor] = check_database()
+    assert vendor.msg.startswith("[postgresql-required] litejobs needs PostgreSQL")
+
+
+def test_each_invalid_webhook_setting_is_its_own_error_with_its_own_hint():
+    from litejobs.checks import check_outbox_settings
+
+    bad = {"WEBHOOK_QUEUE": "bad queue!", "WEBHOOK_RETRY": {"attempts": 0}, "WEBHOOK_TIMEOUT": 0}
+    with override_settings(LITEJOBS=bad):
+        found = check_outbox_settings()
+    by_key = {key: [e for e in found if f"LITEJOBS[{key!r}]" in e.msg] for key in bad}
+    assert all(len(errors) == 1 for errors in by_key.values()), found
+    [queue] = by_key["WEBHOOK_QUEUE"]
+    assert "'bad queue!'" in queue.msg
+    assert "duration" not in queue.hint and "'15s'" not in queue.hint  # a queue is a name
+    [retry] = by_key["WEBHOOK_RETRY"]
+    assert "Retry.attempts" in retry.msg and "'attempts': 10" in retry.hint
+    [timeout] = by_key["WEBHOOK_TIMEOUT"]
+    assert "'10s'" in timeout.hint
+
+
+@pytest.mark.parametrize("value", [10**20, float("nan"), "99999999999d", float("inf")])
+def test_a_duration_no_timedelta_holds_is_a_coded_refusal(value):
+    with override_settings(LITEJOBS={"LEASE": value}):
+        [error] = check_settings()
+    assert "[settings-invalid] LITEJOBS['LEASE'] must be a finite duration" in error.msg
+
+
+@pytest.mark.parametrize("retry", [{"give_up_on": 5}, {"attempts": True}])
+def test_a_retry_policy_setting_of_the_wrong_shape_is_a_coded_refusal(retry):
+    with override_settings(LITEJOBS={"DEFAULT_RETRY": retry}):
+        [error] = check_settings()
+    assert "[settings-invalid] LITEJOBS['DEFAULT_RETRY']: Retry." in error.msg
+
+
+def test_an_invalid_payload_limit_falls_back_for_declarations_and_enqueues():
+    from litejobs import job
+    from litejobs.conf import settings
+
+    for value in (-1, "big", 0, True):
+        with override_settings(LITEJOBS={"MAX_PAYLOAD_BYTES": value}):
+            assert settings.count("MAX_PAYLOAD_BYTES") == 65536
+
+            @job(key=lambda: "k")
+            def with_a_default(ctx, note: str = "x") -> None: ...
+
+            registry.unregister(with_a_default.name)
+            assert with_a_default.prepare({}).payload == '{"note":"x"}'
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        pytest.param(key, value, id=f"{key}-{kind}")
+        for kind, values in BAD_VALUES.items()
+        for key, value in values.items()
+    ],
+)
+def test_each_invalid_setting_alone_is_a_coded_error_naming_it_and_declarations_fall_back(
+    key, value
+):
+    from litejobs import job
+
+    with override_settings(LITEJOBS={key: value}):
+        errors = [m for m in checks.run_checks(tags=["litejobs"]) if m.is_serious()]
+
+        @job(key=lambda: "k")
+        def under_a_bad_setting(ctx, note: str = "x") -> None: ...
+
+        registry.unregister(under_a_bad_setting.name)
+        assert under_a_bad_setting.prepare({}).payload == '{"note":"x"}'
+    assert errors
+    for error in errors:
+        assert error.msg.startswith("[settings-invalid] ") and f"LITEJOBS[{key!r}]" in error.msg
+        assert error.hint

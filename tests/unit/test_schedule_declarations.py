@@ -92,6 +92,7 @@ def test_a_timeout_longer_than_the_lease_needs_no_longer_lease():
         ({"status": "paused"}, "status= must be 'draft', 'active' or 'retired'"),
         ({"status": "draft"}, "a draft schedule needs decider="),
         ({"jitter": "1d"}, "jitter= ('1d') must be shorter than the time between two firings"),
+        ({"jitter": "1d"}, "between two firings (1d), or occurrences"),
         ({"retention": 0}, "retention= must be positive"),
         ({"args": {"nope": 1}}, "does not fit job 'testapp.scheduled_mark'"),
         ({"args": {"label": object()}}, "does not round-trip through JSON"),

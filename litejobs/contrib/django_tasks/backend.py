@@ -8,8 +8,10 @@ their own, so each enqueue is a new job; use ``@job`` when a key, retries or a t
 
 from __future__ import annotations
 
+import functools
+import inspect
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -21,6 +23,7 @@ from ...core import clock
 from ...core.payloads import encode_payload
 from ...core.retry import Retry
 from ...core.tracing import current_traceparent
+from ...exceptions import InvalidInput
 from ...jobs import catalog, queues
 from ...jobs.enqueue import PreparedRow, insert_one
 from ...models import Job, JobState
@@ -138,6 +141,27 @@ def task_queues() -> list[tuple[str, str]]:
     ]
 
 
+@functools.cache
+def _parameters(func: Callable[..., Any], takes_context: bool) -> inspect.Signature:
+    """The parameters a caller gives ``func`` (without the context a task may take)."""
+    parameters = list(inspect.signature(func).parameters.values())
+    return inspect.Signature(parameters[1:] if takes_context else parameters)
+
+
+def check_arguments(task: Task[Any, Any], args: list[Any], kwargs: dict[str, Any]) -> None:
+    """Refuse arguments the task's function cannot take (``argument-invalid``) at enqueue,
+    before anything is written, rather than in every attempt of the worker."""
+    signature = _parameters(task.func, task.takes_context)
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as error:
+        raise InvalidInput(
+            f"Task {task.module_path!r} cannot take these arguments ({error}); it takes "
+            f"{signature}.",
+            code="argument-invalid",
+        ) from None
+
+
 catalog.resolvers.register(TASK_PREFIX, definition_for_task)
 queues.queue_users.register("django_tasks", task_queues)
 
@@ -154,11 +178,12 @@ class LitejobsBackend(BaseTaskBackend):
         self, task: Task[_P, _R], args: list[Any], kwargs: dict[str, Any]
     ) -> TaskResult[_P, _R]:
         self.validate_task(task)
+        check_arguments(task, args, kwargs)
         definition = TaskJobDefinition(name=TASK_PREFIX + task.module_path, queue=task.queue_name)
         payload = encode_payload(
             definition.name,
             {"args": list(args), "kwargs": dict(kwargs)},
-            settings.MAX_PAYLOAD_BYTES,
+            settings.count("MAX_PAYLOAD_BYTES"),
         )
         now = clock.now()
         run_at = task.run_after or now

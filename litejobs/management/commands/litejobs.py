@@ -13,6 +13,7 @@ from ...cli import (
     common_options,
     refuse,
     register_all,
+    run_verb,
 )
 from ...exceptions import LitejobsError
 
@@ -43,7 +44,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            code = options["handler"](self, options)
+            code = run_verb(self, options)
         except LitejobsError as error:
             refuse(self, bool(options.get("json")), error.code, error.args[0])
             code = EXIT_REFUSED

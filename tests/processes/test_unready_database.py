@@ -1,0 +1,49 @@
+"""A database litejobs cannot use yet, met by the operator's command line and by an enqueue:
+a coded message that says what to do, never a driver's traceback."""
+
+import pytest
+
+from tests.processes.test_startup import (  # unmigrated_database: a fixture
+    assert_refused,
+    manage,
+    unmigrated_database,  # noqa: F401
+)
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+@pytest.mark.parametrize("verb", [("list",), ("doctor",), ("show", "1"), ("purge",)])
+def test_the_command_line_before_migrate_says_to_migrate(
+    processes,
+    unmigrated_database,  # noqa: F811
+    verb,
+):
+    result = manage(processes, "litejobs", *verb, DATABASE_URL=unmigrated_database)
+    assert_refused(
+        result,
+        "[migrations-unapplied]",
+        "litejobs' tables are not migrated",
+        "litejobs.0001_initial",
+        "python manage.py migrate",
+    )
+
+
+ENQUEUE = """
+from litejobs.exceptions import LitejobsError
+from tests.testapp.jobs import record
+for enqueue in (lambda: record.enqueue(label="x"), lambda: record.enqueue_many([{"label": "y"}])):
+    try:
+        enqueue()
+    except LitejobsError as error:
+        print(type(error).__name__, error)
+"""
+
+
+def test_an_enqueue_on_a_database_that_is_not_postgresql_says_litejobs_needs_it(processes):
+    result = manage(processes, "shell", "-c", ENQUEUE, settings="tests.variants.sqlite")
+    assert "Traceback" not in result.stdout + result.stderr, result.stderr
+    refusals = [line for line in result.stdout.splitlines() if "[postgresql-required]" in line]
+    assert len(refusals) == 2, result.stdout
+    for line in refusals:
+        assert line.startswith("DatabaseUnsupported [postgresql-required] litejobs needs")
+        assert "'default' is sqlite" in line and "LITEJOBS['DATABASE']" in line
