@@ -187,6 +187,7 @@ class JobAdmin(ReadOnlyAdmin):
                 "fields": (
                     "id",
                     "name",
+                    "module",
                     "queue",
                     "state_label",
                     "tenant",

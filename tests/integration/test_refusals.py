@@ -44,10 +44,10 @@ def test_a_key_that_is_no_callable_is_refused_saying_it_must_be_one(declared):  
 
 @pytest.mark.parametrize("which", ["key", "tenant", "concurrency key"])
 def test_a_key_callable_that_raises_is_named_with_its_job(clock, declared, which):  # noqa: F811
-    def boom(card_number: str) -> str:
-        raise ValueError(f"bad card {card_number}")
+    def boom(order_id: str) -> str:
+        raise ValueError(f"bad order {order_id}")
 
-    options = {"key": lambda card_number: "charge"}
+    options = {"key": lambda order_id: f"charge:{order_id}"}
     if which == "key":
         options["key"] = boom
     elif which == "tenant":
@@ -55,12 +55,13 @@ def test_a_key_callable_that_raises_is_named_with_its_job(clock, declared, which
     else:
         options["concurrency"] = Concurrency(key=boom, limit=1)
 
-    def charge(ctx, card_number: str) -> None: ...
+    def charge(ctx, order_id: str, card_number: str) -> None: ...
 
     definition = declared(charge, sensitive=("card_number",), **options)
+    arguments = {"order_id": "A-4111", "card_number": "4111-1111"}
     for enqueue in (
-        lambda: definition.enqueue(card_number="4111-1111"),
-        lambda: definition.enqueue_many([{"card_number": "4111-1111"}]),
+        lambda: definition.enqueue(**arguments),
+        lambda: definition.enqueue_many([arguments]),
     ):
         with pytest.raises(InvalidInput) as caught:
             enqueue()

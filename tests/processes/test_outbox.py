@@ -113,13 +113,13 @@ def test_runrelay_once_publishes_what_is_pending_and_exits(processes):
 
 
 def test_a_relay_without_its_database_waits_for_it_and_stops_cleanly(processes):
-    """Nothing listens where the database should be: the relay logs the outage, keeps
-    trying with backoff, and still stops on SIGTERM."""
-    env = processes.env(**FAST)
+    """Nothing listens where the database should be: the relay says it waits for it (up to
+    STARTUP_DATABASE_WAIT), and still stops on SIGTERM meanwhile."""
+    env = processes.env(**FAST, STARTUP_DATABASE_WAIT="60s")
     env["DATABASE_URL"] = "postgres://litejobs:litejobs@127.0.0.1:1/litejobs"
     relay = processes.start("runrelay", env=env, name="relay")
     wait_for(
-        lambda: "database unavailable" in processes.log(relay), timeout=60, what="the outage log"
+        lambda: "waits for the database" in processes.log(relay), timeout=60, what="the wait log"
     )
     assert relay.poll() is None
     relay.send_signal(signal.SIGTERM)
