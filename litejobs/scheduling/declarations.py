@@ -191,22 +191,9 @@ def _timetable(
             name, "give exactly one of cron='0 2 * * *' (a cron expression) or every='1h'."
         )
     zone = _zone(name, timezone)
+    local_options = bool(reason or dst_skipped or dst_repeated)
     if every is not None:
-        interval = _duration(name, "every", every, allow_zero=False)
-        if interval.total_seconds() < 1 or interval.total_seconds() != int(
-            interval.total_seconds()
-        ):
-            raise _invalid(
-                name, f"every= must be a whole number of seconds, 1s or more; got {every!r}."
-            )
-        if zone not in UTC_ZONES or reason or dst_skipped or dst_repeated:
-            raise _invalid(
-                name,
-                "every= schedules are fixed intervals in UTC (anchored at the Unix epoch), so "
-                "they take no timezone, local_time_reason or DST options. Use cron= for a "
-                "business-local wall-clock time.",
-            )
-        return Timetable(every=interval)
+        return _interval(name, every, local=zone not in UTC_ZONES or local_options)
     if not isinstance(cron, str) or not croniter.is_valid(cron):
         raise _invalid(
             name,
@@ -214,7 +201,7 @@ def _timetable(
             "day-of-week, e.g. '0 2 * * *' for 02:00 daily (a sixth field adds seconds).",
         )
     if zone in UTC_ZONES:
-        if reason or dst_skipped or dst_repeated:
+        if local_options:
             raise _invalid(
                 name,
                 "local_time_reason, dst_skipped and dst_repeated apply to business-local "
@@ -222,6 +209,32 @@ def _timetable(
                 "daylight saving).",
             )
         return Timetable(cron=cron)
+    _check_local_time(name, zone, reason, dst_skipped, dst_repeated)
+    return Timetable(cron=cron, zone=zone, dst_skipped=dst_skipped, dst_repeated=dst_repeated)
+
+
+def _interval(name: str, every: Any, *, local: bool) -> Timetable:
+    """An ``every=`` timetable: whole seconds, in UTC (``local``: a zone or its options given)."""
+    interval = _duration(name, "every", every, allow_zero=False)
+    if interval.total_seconds() < 1 or interval.total_seconds() != int(interval.total_seconds()):
+        raise _invalid(
+            name, f"every= must be a whole number of seconds, 1s or more; got {every!r}."
+        )
+    if local:
+        raise _invalid(
+            name,
+            "every= schedules are fixed intervals in UTC (anchored at the Unix epoch), so "
+            "they take no timezone, local_time_reason or DST options. Use cron= for a "
+            "business-local wall-clock time.",
+        )
+    return Timetable(every=interval)
+
+
+def _check_local_time(
+    name: str, zone: str, reason: Any, dst_skipped: Any, dst_repeated: Any
+) -> None:
+    """A business-local cron schedule says why it follows local time, and what it does on the
+    days daylight saving skips or repeats its wall-clock time."""
     if not isinstance(reason, str) or not reason.strip():
         raise _invalid(
             name,
@@ -243,7 +256,6 @@ def _timetable(
             f"twice (fall back): dst_repeated='first' (run once) or 'both'; got "
             f"{dst_repeated!r}.",
         )
-    return Timetable(cron=cron, zone=zone, dst_skipped=dst_skipped, dst_repeated=dst_repeated)
 
 
 def _shortest_period(timetable: Timetable) -> timedelta | None:
@@ -301,6 +313,52 @@ def schedule(
     ``decider`` and ``decide_by``. The timeout (the job's unless given) bounds each run; it
     may exceed ``LITEJOBS["LEASE"]``, which the worker renews while the run is alive.
     """
+    _check_identity(name, job)
+    timetable = _timetable(
+        name, cron, every, timezone, local_time_reason, dst_skipped, dst_repeated
+    )
+    _check_fires(name, cron, timetable)
+    misfire_policy, overlap_policy = _policies(name, misfire, overlap, max_catchup)
+    operating, recording = _owners(name, operating_owner, record_owner)
+    state, decided_by, deadline = _status(name, status, decider, decide_by)
+    jitter_delay = _jitter(name, jitter, timetable)
+    policy, run_timeout = _run_limits(name, job, retry, timeout)
+    kept = _duration(name, "retention", retention, allow_zero=False)
+    late = (
+        _duration(name, "grace", grace, allow_zero=True)
+        if grace is not None
+        else jitter_delay + run_timeout + DEFAULT_GRACE_MARGIN
+    )
+    arguments = _arguments(name, job, args)
+    definition = ScheduleDefinition(
+        name=name,
+        job=job,
+        timetable=timetable,
+        jitter=jitter_delay,
+        overlap=overlap_policy,
+        misfire=misfire_policy,
+        max_catchup=max_catchup,
+        retry=policy,
+        timeout=run_timeout,
+        grace=late,
+        retention=kept,
+        operating_owner=operating,
+        record_owner=recording,
+        status=state,
+        decider=decided_by,
+        decide_by=deadline,
+        local_time_reason=(local_time_reason or "").strip(),
+        args=arguments,
+        module=_caller_module(),
+    )
+    register(definition)
+    return definition
+
+
+# The groups of schedule()'s validation, in the order it reports problems ---------------------
+
+
+def _check_identity(name: Any, job: Any) -> None:
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
         raise _invalid(
             name,
@@ -313,9 +371,10 @@ def schedule(
             f"job= must be a function declared with @job (got {type(job).__name__}); declare "
             "the job in your app's jobs.py and import it into schedules.py.",
         )
-    timetable = _timetable(
-        name, cron, every, timezone, local_time_reason, dst_skipped, dst_repeated
-    )
+
+
+def _check_fires(name: str, cron: Any, timetable: Timetable) -> None:
+    """A valid cron expression may still fail to evaluate, or name a date that never comes."""
     try:
         upcoming = timetable.next_times(_REFERENCE, 2)
     except (ValueError, KeyError) as error:  # croniter refuses some expressions only here
@@ -326,6 +385,10 @@ def schedule(
         raise _invalid(
             name, f"the cron expression {cron!r} never fires (a date that does not exist?)."
         )
+
+
+def _policies(name: str, misfire: Any, overlap: Any, max_catchup: Any) -> tuple[Misfire, Overlap]:
+    """What happens to missed instants and to an occurrence that would overlap another."""
     if misfire not in MISFIRE_POLICIES:
         raise _invalid(
             name,
@@ -349,6 +412,10 @@ def schedule(
             f"max_catchup= must be a whole number from 1 to {MAX_CATCHUP_LIMIT}; got "
             f"{max_catchup!r}.",
         )
+    return Misfire(misfire), Overlap(overlap)
+
+
+def _owners(name: str, operating_owner: Any, record_owner: Any) -> tuple[str, str]:
     operating = _text(
         name,
         "operating_owner",
@@ -361,6 +428,13 @@ def schedule(
         record_owner,
         "who owns the records this schedule changes and decides what it should do.",
     )
+    return operating, recording
+
+
+def _status(
+    name: str, status: Any, decider: Any, decide_by: Any
+) -> tuple[ScheduleStatus, str, date | None]:
+    """The status, and for a draft who decides whether it goes active, and by when."""
     if status not in STATUSES:
         raise _invalid(name, f"status= must be 'draft', 'active' or 'retired'; got {status!r}.")
     decided_by = decider.strip() if isinstance(decider, str) else ""
@@ -372,6 +446,11 @@ def schedule(
             "decide_by= (the date they decide by, e.g. '2026-06-30'). It is not planned until "
             "its status is 'active'.",
         )
+    return ScheduleStatus(status), decided_by, deadline
+
+
+def _jitter(name: str, jitter: Any, timetable: Timetable) -> timedelta:
+    """The delay, shorter than the time between two firings so occurrences stay in order."""
     jitter_delay = _duration(name, "jitter", jitter, allow_zero=True)
     shortest = _shortest_period(timetable)
     if shortest is not None and jitter_delay >= shortest:
@@ -380,6 +459,11 @@ def schedule(
             f"jitter= ({jitter!r}) must be shorter than the time between two firings "
             f"({format_duration(shortest)}), or occurrences would run out of order.",
         )
+    return jitter_delay
+
+
+def _run_limits(name: str, job: JobDefinition, retry: Any, timeout: Any) -> tuple[Retry, timedelta]:
+    """The retry policy and timeout of each run: the schedule's if given, else the job's."""
     try:
         policy = Retry.coerce(retry) if retry is not None else job.retry
     except (InvalidInput, DeclarationError) as error:
@@ -389,12 +473,12 @@ def schedule(
         if timeout is not None
         else job.timeout
     )
-    kept = _duration(name, "retention", retention, allow_zero=False)
-    late = (
-        _duration(name, "grace", grace, allow_zero=True)
-        if grace is not None
-        else jitter_delay + run_timeout + DEFAULT_GRACE_MARGIN
-    )
+    return policy, run_timeout
+
+
+def _arguments(name: str, job: JobDefinition, args: Any) -> dict[str, Any]:
+    """The job's arguments, checked as an enqueue would check them (a copy the caller cannot
+    change afterwards)."""
     arguments = {} if args is None else args
     if not isinstance(arguments, dict):
         raise _invalid(name, "args= must be a dict of the job's arguments (JSON values).")
@@ -404,29 +488,7 @@ def schedule(
     except (InvalidInput, TypeError, ValueError) as error:
         message = error.args[0] if error.args else str(error)
         raise _invalid(name, f"args= does not fit job {job.name!r}: {message}") from error
-    definition = ScheduleDefinition(
-        name=name,
-        job=job,
-        timetable=timetable,
-        jitter=jitter_delay,
-        overlap=Overlap(overlap),
-        misfire=Misfire(misfire),
-        max_catchup=max_catchup,
-        retry=policy,
-        timeout=run_timeout,
-        grace=late,
-        retention=kept,
-        operating_owner=operating,
-        record_owner=recording,
-        status=ScheduleStatus(status),
-        decider=decided_by,
-        decide_by=deadline,
-        local_time_reason=(local_time_reason or "").strip(),
-        args=dict(arguments),
-        module=_caller_module(),
-    )
-    register(definition)
-    return definition
+    return dict(arguments)
 
 
 def _caller_module() -> str:
