@@ -256,6 +256,35 @@ def bulk_money_action(
     - ``label`` / ``description``: the button's text and what the preview says will happen.
     """
     what = f"Bulk money action {name!r}"
+    queue_name = _check_names(what, name, queue)
+    _check_callable(what, "amount", amount, 1, "amount(row) -> (Decimal, currency)")
+    _check_callable(what, "execute", execute, 2, "execute(row, run)")
+    checked_bind = _bind_or_reason(what, bind, reason)
+    _check_texts(what, permission, resolution, label, description)
+    module = str(sys._getframe(1).f_globals.get("__name__", ""))
+    action = BulkMoneyAction(
+        name=name,
+        queue_name=queue_name,
+        amount=amount,
+        execute=execute,
+        permission=permission,
+        label=(label or name.rsplit(".", 1)[-1].replace("_", " ").capitalize()).strip(),
+        description=description.strip()
+        or f"Runs {getattr(execute, '__qualname__', 'execute')} once for each item, each in its "
+        f"own transaction, and resolves its work item as {resolution!r}.",
+        resolution=resolution,
+        bind=checked_bind,
+        unbound_reason=reason.strip() if bind is False else "",
+        module=module,
+    )
+    return _actions.register(name, action)
+
+
+# The groups of bulk_money_action()'s validation, in the order it reports problems ------------
+
+
+def _check_names(what: str, name: Any, queue: Any) -> str:
+    """The action's name, and the name of the work queue it acts on."""
     if not isinstance(name, str) or not queues.NAME_PATTERN.match(name):
         raise _invalid(
             what, "give it a name of 1-100 letters, digits or '_.-' (e.g. 'payouts.release')."
@@ -264,20 +293,28 @@ def bulk_money_action(
         queue = queue.name
     if not isinstance(queue, str) or not queues.NAME_PATTERN.match(queue):
         raise _invalid(what, f"queue= must be a work queue or its name, got {queue!r}.")
-    _check_callable(what, "amount", amount, 1, "amount(row) -> (Decimal, currency)")
-    _check_callable(what, "execute", execute, 2, "execute(row, run)")
-    if bind is False:
-        if not isinstance(reason, str) or not reason.strip():
-            raise _invalid(
-                what,
-                "bind=False needs reason='why the amount alone decides where the money goes'; "
-                "or bind the fields that decide it, e.g. bind=('payee', 'account').",
-            )
-        checked_bind: tuple[str, ...] | Callable[[Any], Mapping[str, Any]] = ()
-    else:
+    return queue
+
+
+def _bind_or_reason(
+    what: str, bind: Any, reason: Any
+) -> tuple[str, ...] | Callable[[Any], Mapping[str, Any]]:
+    """What decides where the money goes, or (``bind=False``) why the amount alone does."""
+    if bind is not False:
         if reason:
             raise _invalid(what, "reason= goes with bind=False only (why it binds nothing).")
-        checked_bind = _check_bind(what, bind)
+        return _check_bind(what, bind)
+    if not isinstance(reason, str) or not reason.strip():
+        raise _invalid(
+            what,
+            "bind=False needs reason='why the amount alone decides where the money goes'; "
+            "or bind the fields that decide it, e.g. bind=('payee', 'account').",
+        )
+    return ()
+
+
+def _check_texts(what: str, permission: Any, resolution: Any, label: Any, description: Any) -> None:
+    """The permission finance needs, the work item's resolution, and what the admin shows."""
     if not isinstance(permission, str) or not queues.PERMISSION_PATTERN.match(permission):
         raise _invalid(
             what,
@@ -294,23 +331,6 @@ def bulk_money_action(
         raise _invalid(what, "label= must be a non-empty string when given.")
     if not isinstance(description, str):
         raise _invalid(what, "description= must be text.")
-    module = str(sys._getframe(1).f_globals.get("__name__", ""))
-    action = BulkMoneyAction(
-        name=name,
-        queue_name=queue,
-        amount=amount,
-        execute=execute,
-        permission=permission,
-        label=(label or name.rsplit(".", 1)[-1].replace("_", " ").capitalize()).strip(),
-        description=description.strip()
-        or f"Runs {getattr(execute, '__qualname__', 'execute')} once for each item, each in its "
-        f"own transaction, and resolves its work item as {resolution!r}.",
-        resolution=resolution,
-        bind=checked_bind,
-        unbound_reason=reason.strip() if bind is False else "",
-        module=module,
-    )
-    return _actions.register(name, action)
 
 
 def _check_callable(what: str, option: str, func: Any, arity: int, shape: str) -> None:
