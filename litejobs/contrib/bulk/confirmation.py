@@ -73,12 +73,39 @@ def confirm(
     audited. A second submit of a confirmed preview answers the same record and enqueues
     nothing.
     """
+    data, audit = _read_token(token, user, remote_addr)
+    action, chosen = _action_and_device(data, user, device, audit)
+    with transaction.atomic(using=database_alias()):
+        outcome = _confirm_locked(action, data, code, user, chosen, audit)
+    if isinstance(outcome, LitejobsError):  # the audit row and django-otp's throttling state
+        raise outcome  # are committed
+    if outcome.created:
+        record = outcome.bulk_action
+        logger.info(
+            "bulk confirmed id=%s action=%s items=%s user=%s device=%s",
+            record.pk,
+            action.name,
+            record.item_count,
+            record.username,
+            record.device,
+        )
+    return outcome
+
+
+def _read_token(token: Any, user: Any, remote_addr: str | None) -> tuple[dict[str, Any], _Audit]:
+    """The preview's signed data, and the audit of this attempt."""
     try:
         data = read_token(token, user)
     except BulkRefused as error:  # audited too: a forged or stale form is worth knowing about
         _Audit(user, "", None, remote_addr).write(error.code)
         raise
-    audit = _Audit(user, str(data["a"]), data["n"], remote_addr)
+    return data, _Audit(user, str(data["a"]), data["n"], remote_addr)
+
+
+def _action_and_device(
+    data: dict[str, Any], user: Any, device: Any, audit: _Audit
+) -> tuple[BulkMoneyAction, Any]:
+    """The previewed action, which the user must still be allowed to run, and their device."""
     try:
         action = get_action(data["a"])
         devices.check_user(action, user)
@@ -87,67 +114,88 @@ def confirm(
         audit.write(error.code)
         raise
     audit.device = chosen
-    refusal: LitejobsError | None = None
-    with transaction.atomic(using=database_alias()):
-        # One confirmation at a time per device: a code is checked, and a preview confirmed,
-        # against the device's latest last_t and throttling state.
-        locked = type(chosen).objects.using(database_alias()).select_for_update().get(pk=chosen.pk)
-        audit.device = locked
-        existing = BulkAction.objects.using(database_alias()).filter(confirmation=data["n"]).first()
-        if existing is not None:
-            audit.write("already-confirmed", bulk_action=existing)
-            logger.info("bulk double submit id=%s user=%s", existing.pk, audit.username)
-            return Confirmation(existing, False)
-        fresh = read(action, tuple(data["i"]), user)
-        audit.digest, audit.count = data["d"], fresh.count
-        if fresh.digest != data["d"]:
-            audit.write("bulk-set-changed")
-            refusal = _set_changed(fresh)
-        elif not fresh.lines:
-            audit.write("selection-empty")
-            refusal = InvalidInput(
-                "None of the ticked items can be acted on (see why beside each): nothing to "
-                "confirm.",
-                code="selection-empty",
-            )
-        else:
-            result, until = devices.verify(locked, code)
-            if result != "confirmed":
-                audit.write(result)
-                refusal = BulkRefused(
-                    _CODE_MESSAGES[result].format(
-                        digits=locked.digits,
-                        device=f"your device {locked.name!r}",
-                        until=f"{until:%H:%M:%S}" if until else "a moment",
-                    ),
-                    code=result,
-                )
-            else:
-                try:
-                    with transaction.atomic(using=database_alias()):
-                        record = _start(action, fresh, user, locked, data["n"])
-                except IntegrityError as error:
-                    if violates(error, UNFINISHED_ITEM_CONSTRAINT):
-                        # Another confirmation took one of these items at this instant: it
-                        # is being paid; read the set again (it is left out now).
-                        audit.write("bulk-set-changed")
-                        refusal = _set_changed(read(action, tuple(data["i"]), user))
-                    else:
-                        existing = _double_submit(error, data["n"])
-                        audit.write("already-confirmed", bulk_action=existing)
-                        return Confirmation(existing, False)
-                else:
-                    audit.write("confirmed", bulk_action=record)
-    if refusal is not None:  # the audit row and django-otp's throttling state are committed
-        raise refusal
-    logger.info(
-        "bulk confirmed id=%s action=%s items=%s user=%s device=%s",
-        record.pk,
-        action.name,
-        record.item_count,
-        record.username,
-        record.device,
+    return action, chosen
+
+
+def _confirm_locked(
+    action: BulkMoneyAction,
+    data: dict[str, Any],
+    code: Any,
+    user: Any,
+    device: Any,
+    audit: _Audit,
+) -> Confirmation | LitejobsError:
+    """The confirmation, in the caller's transaction; a refusal is answered, not raised, so
+    that its audit row and the device's throttling state commit."""
+    # One confirmation at a time per device: a code is checked, and a preview confirmed,
+    # against the device's latest last_t and throttling state.
+    locked = type(device).objects.using(database_alias()).select_for_update().get(pk=device.pk)
+    audit.device = locked
+    existing = BulkAction.objects.using(database_alias()).filter(confirmation=data["n"]).first()
+    if existing is not None:
+        audit.write("already-confirmed", bulk_action=existing)
+        logger.info("bulk double submit id=%s user=%s", existing.pk, audit.username)
+        return Confirmation(existing, False)
+    fresh = read(action, tuple(data["i"]), user)
+    audit.digest, audit.count = data["d"], fresh.count
+    refusal = _set_refusal(fresh, data["d"])
+    if refusal is None:  # the code is spent only on the set it was previewed for
+        refusal = _code_refusal(locked, code)
+    if refusal is not None:
+        audit.write(refusal.code)
+        return refusal
+    return _record(action, fresh, user, locked, data, audit)
+
+
+def _set_refusal(fresh: Preview, digest: str) -> LitejobsError | None:
+    """Why the items read now cannot be confirmed: they changed, or none can be acted on."""
+    if fresh.digest != digest:
+        return _set_changed(fresh)
+    if not fresh.lines:
+        return InvalidInput(
+            "None of the ticked items can be acted on (see why beside each): nothing to confirm.",
+            code="selection-empty",
+        )
+    return None
+
+
+def _code_refusal(device: Any, code: Any) -> BulkRefused | None:
+    """Verify the code with django-otp (single-use, throttled); the refusal of a bad one."""
+    result, until = devices.verify(device, code)
+    if result == "confirmed":
+        return None
+    return BulkRefused(
+        _CODE_MESSAGES[result].format(
+            digits=device.digits,
+            device=f"your device {device.name!r}",
+            until=f"{until:%H:%M:%S}" if until else "a moment",
+        ),
+        code=result,
     )
+
+
+def _record(
+    action: BulkMoneyAction,
+    fresh: Preview,
+    user: Any,
+    device: Any,
+    data: dict[str, Any],
+    audit: _Audit,
+) -> Confirmation | LitejobsError:
+    """Write the record and enqueue its items (a savepoint: a lost race leaves the audit)."""
+    try:
+        with transaction.atomic(using=database_alias()):
+            record = _start(action, fresh, user, device, data["n"])
+    except IntegrityError as error:
+        if violates(error, UNFINISHED_ITEM_CONSTRAINT):
+            # Another confirmation took one of these items at this instant: it is being paid;
+            # read the set again (it is left out now).
+            audit.write("bulk-set-changed")
+            return _set_changed(read(action, tuple(data["i"]), user))
+        existing = _double_submit(error, data["n"])
+        audit.write("already-confirmed", bulk_action=existing)
+        return Confirmation(existing, False)
+    audit.write("confirmed", bulk_action=record)
     return Confirmation(record, True)
 
 
