@@ -156,6 +156,42 @@ class JobDefinition:
     ) -> None:
         self.func = func
         self.name = name or default_name(func)
+        # Options, each checked on its own, in the order problems are reported.
+        self.key = self._check_key(key)
+        self.queue = queue_name(queue, what=f"Job {self.name!r}")
+        self.retry = (
+            Retry.coerce(retry)
+            if retry is not None
+            else settings.or_default("DEFAULT_RETRY", Retry.coerce)
+        )
+        self.timeout = self._check_timeout(timeout)
+        self.priority = _check_priority(priority, DeclarationError)
+        self.tenant = self._check_tenant(tenant)
+        self.concurrency = self._check_concurrency(concurrency)
+        self.atomic = bool(atomic)
+        self.sensitive = tuple(sensitive)
+        self.dead_letter = bool(dead_letter)
+        self.version, self.upgrade = self._check_version(version, upgrade)
+        self._read_signature(func)
+        # The callables over the arguments, checked against the signature.
+        self._key = _ArgumentPicker(self.key, "key", self)
+        self._tenant = _ArgumentPicker(tenant, "tenant", self) if tenant is not None else None
+        self._concurrency_key = (
+            _ArgumentPicker(concurrency.key, "concurrency key", self)
+            if isinstance(concurrency, Concurrency)
+            else None
+        )
+        self.__doc__ = func.__doc__
+        self.__name__ = func.__name__
+        self.__module__ = func.__module__
+        self.__wrapped__ = func
+        catalog.register(self)
+
+    def __repr__(self) -> str:
+        return f"<job {self.name}>"
+
+    def _check_key(self, key: Callable[..., str] | None) -> Callable[..., str]:
+        """The idempotency key is required: two runs of the same work must share one."""
         if key is None:
             raise DeclarationError(
                 f"Job {self.name!r} has no idempotency key. Add key=lambda ...: f'...' to its "
@@ -171,28 +207,30 @@ class JobDefinition:
                 "key=lambda: 'name'.",
                 code="key-invalid",
             )
-        self.key = key
-        self.queue = queue_name(queue, what=f"Job {self.name!r}")
-        self.retry = (
-            Retry.coerce(retry)
-            if retry is not None
-            else settings.or_default("DEFAULT_RETRY", Retry.coerce)
-        )
+        return key
+
+    def _check_timeout(self, timeout: timedelta | str | float | None) -> timedelta:
         try:
-            self.timeout = (
+            return (
                 parse_duration(timeout, name=f"timeout of job {self.name!r}", allow_zero=False)
                 if timeout is not None
                 else settings.duration_or_default("DEFAULT_TIMEOUT")
             )
         except InvalidInput as exc:
             raise DeclarationError(exc.args[0], code="timeout-invalid") from exc
-        self.priority = _check_priority(priority, DeclarationError)
+
+    def _check_tenant(
+        self, tenant: Callable[..., str | None] | None
+    ) -> Callable[..., str | None] | None:
         if tenant is not None and not callable(tenant):
             raise DeclarationError(
                 f"Job {self.name!r}: tenant= must be a callable over the arguments.",
                 code="tenant-invalid",
             )
-        self.tenant = tenant
+        return tenant
+
+    def _check_concurrency(self, concurrency: int | Concurrency | None) -> int | Concurrency | None:
+        """A fleet-wide limit on the job's name (a number), or one per key (``Concurrency``)."""
         if isinstance(concurrency, int) and not isinstance(concurrency, bool):
             _check_limit(concurrency)
         elif concurrency is not None and not isinstance(concurrency, Concurrency):
@@ -201,11 +239,10 @@ class JobDefinition:
                 f"limit); got {concurrency!r}.",
                 code="concurrency-invalid",
             )
-        self.concurrency = concurrency
-        self.atomic = bool(atomic)
-        self.sensitive = tuple(sensitive)
-        self.dead_letter = bool(dead_letter)
-        self.version, self.upgrade = self._check_version(version, upgrade)
+        return concurrency
+
+    def _read_signature(self, func: Callable[..., Any]) -> None:
+        """The function's arguments, as each enqueue checks and stores them."""
         self._signature = inspect.signature(func)
         self._check_signature()
         parameters = list(self._signature.parameters.values())[1:]
@@ -215,21 +252,6 @@ class JobDefinition:
         self._takes_any = any(p.kind is p.VAR_KEYWORD for p in parameters)
         self._defaults = self._stored_defaults(parameters)
         self._positional = tuple(p.name for p in parameters if p.kind is not p.KEYWORD_ONLY)
-        self._key = _ArgumentPicker(key, "key", self)
-        self._tenant = _ArgumentPicker(tenant, "tenant", self) if tenant is not None else None
-        self._concurrency_key = (
-            _ArgumentPicker(concurrency.key, "concurrency key", self)
-            if isinstance(concurrency, Concurrency)
-            else None
-        )
-        self.__doc__ = func.__doc__
-        self.__name__ = func.__name__
-        self.__module__ = func.__module__
-        self.__wrapped__ = func
-        catalog.register(self)
-
-    def __repr__(self) -> str:
-        return f"<job {self.name}>"
 
     def _check_signature(self) -> None:
         parameters = list(self._signature.parameters.values())
