@@ -280,81 +280,6 @@ def _decide_by(name: str, value: Any) -> date:
     raise _invalid(name, f"decide_by= must be a date such as '2026-06-30'; got {value!r}.")
 
 
-def schedule(
-    name: str,
-    *,
-    job: JobDefinition,
-    cron: str | None = None,
-    every: timedelta | str | float | None = None,
-    timezone: str = "UTC",
-    local_time_reason: str | None = None,
-    dst_skipped: str | None = None,
-    dst_repeated: str | None = None,
-    jitter: timedelta | str | float = 0,
-    overlap: str = "forbid",
-    misfire: str | None = None,
-    max_catchup: int = 10,
-    retry: Retry | dict[str, Any] | int | None = None,
-    timeout: timedelta | str | float | None = None,
-    operating_owner: str | None = None,
-    record_owner: str | None = None,
-    status: str = "active",
-    decider: str | None = None,
-    decide_by: date | str | None = None,
-    retention: timedelta | str | float = "90d",
-    grace: timedelta | str | float | None = None,
-    args: dict[str, Any] | None = None,
-) -> ScheduleDefinition:
-    """Declare a schedule that runs ``job`` with ``args`` on a timetable; see README "Schedules".
-
-    Required: ``name``, ``job``, ``cron=`` or ``every=``, ``misfire=`` (``skip`` | ``run_once``
-    | ``run_all``), ``operating_owner=`` and ``record_owner=``. A ``timezone`` other than UTC
-    also needs ``local_time_reason``, ``dst_skipped`` and ``dst_repeated``; a ``draft`` needs
-    ``decider`` and ``decide_by``. The timeout (the job's unless given) bounds each run; it
-    may exceed ``LITEJOBS["LEASE"]``, which the worker renews while the run is alive.
-    """
-    _check_identity(name, job)
-    timetable = _timetable(
-        name, cron, every, timezone, local_time_reason, dst_skipped, dst_repeated
-    )
-    _check_fires(name, cron, timetable)
-    misfire_policy, overlap_policy = _policies(name, misfire, overlap, max_catchup)
-    operating, recording = _owners(name, operating_owner, record_owner)
-    state, decided_by, deadline = _status(name, status, decider, decide_by)
-    jitter_delay = _jitter(name, jitter, timetable)
-    policy, run_timeout = _run_limits(name, job, retry, timeout)
-    kept = _duration(name, "retention", retention, allow_zero=False)
-    late = (
-        _duration(name, "grace", grace, allow_zero=True)
-        if grace is not None
-        else jitter_delay + run_timeout + DEFAULT_GRACE_MARGIN
-    )
-    arguments = _arguments(name, job, args)
-    definition = ScheduleDefinition(
-        name=name,
-        job=job,
-        timetable=timetable,
-        jitter=jitter_delay,
-        overlap=overlap_policy,
-        misfire=misfire_policy,
-        max_catchup=max_catchup,
-        retry=policy,
-        timeout=run_timeout,
-        grace=late,
-        retention=kept,
-        operating_owner=operating,
-        record_owner=recording,
-        status=state,
-        decider=decided_by,
-        decide_by=deadline,
-        local_time_reason=(local_time_reason or "").strip(),
-        args=arguments,
-        module=_caller_module(),
-    )
-    register(definition)
-    return definition
-
-
 # The groups of schedule()'s validation, in the order it reports problems ---------------------
 
 
@@ -489,6 +414,81 @@ def _arguments(name: str, job: JobDefinition, args: Any) -> dict[str, Any]:
         message = error.args[0] if error.args else str(error)
         raise _invalid(name, f"args= does not fit job {job.name!r}: {message}") from error
     return dict(arguments)
+
+
+def schedule(
+    name: str,
+    *,
+    job: JobDefinition,
+    cron: str | None = None,
+    every: timedelta | str | float | None = None,
+    timezone: str = "UTC",
+    local_time_reason: str | None = None,
+    dst_skipped: str | None = None,
+    dst_repeated: str | None = None,
+    jitter: timedelta | str | float = 0,
+    overlap: str = "forbid",
+    misfire: str | None = None,
+    max_catchup: int = 10,
+    retry: Retry | dict[str, Any] | int | None = None,
+    timeout: timedelta | str | float | None = None,
+    operating_owner: str | None = None,
+    record_owner: str | None = None,
+    status: str = "active",
+    decider: str | None = None,
+    decide_by: date | str | None = None,
+    retention: timedelta | str | float = "90d",
+    grace: timedelta | str | float | None = None,
+    args: dict[str, Any] | None = None,
+) -> ScheduleDefinition:
+    """Declare a schedule that runs ``job`` with ``args`` on a timetable; see README "Schedules".
+
+    Required: ``name``, ``job``, ``cron=`` or ``every=``, ``misfire=`` (``skip`` | ``run_once``
+    | ``run_all``), ``operating_owner=`` and ``record_owner=``. A ``timezone`` other than UTC
+    also needs ``local_time_reason``, ``dst_skipped`` and ``dst_repeated``; a ``draft`` needs
+    ``decider`` and ``decide_by``. The timeout (the job's unless given) bounds each run; it
+    may exceed ``LITEJOBS["LEASE"]``, which the worker renews while the run is alive.
+    """
+    _check_identity(name, job)
+    timetable = _timetable(
+        name, cron, every, timezone, local_time_reason, dst_skipped, dst_repeated
+    )
+    _check_fires(name, cron, timetable)
+    misfire_policy, overlap_policy = _policies(name, misfire, overlap, max_catchup)
+    operating, recording = _owners(name, operating_owner, record_owner)
+    state, decided_by, deadline = _status(name, status, decider, decide_by)
+    jitter_delay = _jitter(name, jitter, timetable)
+    policy, run_timeout = _run_limits(name, job, retry, timeout)
+    kept = _duration(name, "retention", retention, allow_zero=False)
+    late = (
+        _duration(name, "grace", grace, allow_zero=True)
+        if grace is not None
+        else jitter_delay + run_timeout + DEFAULT_GRACE_MARGIN
+    )
+    arguments = _arguments(name, job, args)
+    definition = ScheduleDefinition(
+        name=name,
+        job=job,
+        timetable=timetable,
+        jitter=jitter_delay,
+        overlap=overlap_policy,
+        misfire=misfire_policy,
+        max_catchup=max_catchup,
+        retry=policy,
+        timeout=run_timeout,
+        grace=late,
+        retention=kept,
+        operating_owner=operating,
+        record_owner=recording,
+        status=state,
+        decider=decided_by,
+        decide_by=deadline,
+        local_time_reason=(local_time_reason or "").strip(),
+        args=arguments,
+        module=_caller_module(),
+    )
+    register(definition)
+    return definition
 
 
 def _caller_module() -> str:

@@ -220,66 +220,6 @@ def _bound_text(value: Any) -> str | None:
     return str(value)
 
 
-def bulk_money_action(
-    name: str,
-    *,
-    queue: str | queues.WorkQueue,
-    amount: Callable[[Any], Any],
-    execute: Callable[[Any, BulkRun], Any],
-    permission: str,
-    bind: Iterable[str] | Callable[[Any], Mapping[str, Any]] | Literal[False] = (),
-    reason: str = "",
-    label: str | None = None,
-    description: str = "",
-    resolution: str = "released",
-) -> BulkMoneyAction:
-    """Declare an admin action on a queue's listing that moves money for the ticked items —
-    never directly: a preview of every item first, then a TOTP code from the acting user's
-    phone (see the module docstring).
-
-    - ``queue``: the work queue (or its name) whose items it acts on.
-    - ``amount(row) -> (Decimal, currency)``: what the item moves; shown on the preview and
-      bound into the digest. It is read again at execution: a changed amount is refused.
-    - ``bind``: everything else that decides where the money goes — the names of the row's
-      fields (``bind=("payee", "account")``; a foreign key binds its id) or a function
-      ``bind(row) -> {"payee": ..., "account": ...}`` for values read elsewhere. They are shown
-      on the preview, enter the digest and the record, and are read again under the row's lock
-      before ``execute``: any change refuses the item (``bulk-binding-changed``). An action
-      that binds nothing is a check error (``bulk-binding-missing``): a payee changed after
-      the code was typed would be paid. Where the amount alone decides (the payee cannot
-      change, say), declare ``bind=False`` and say why in ``reason=``.
-    - ``execute(row, run)``: moves the money for one row, inside the item's transaction; may
-      answer a short note. Make it idempotent on ``run.key`` (refuse to pay twice).
-    - ``permission``: ``"app_label.codename"`` a user needs on top of the queue's permission.
-    - ``resolution``: how the work item is resolved once its money moved (``"released"``);
-      it need not be, and should not be, one of the queue's hand-picked resolutions.
-    - ``label`` / ``description``: the button's text and what the preview says will happen.
-    """
-    what = f"Bulk money action {name!r}"
-    queue_name = _check_names(what, name, queue)
-    _check_callable(what, "amount", amount, 1, "amount(row) -> (Decimal, currency)")
-    _check_callable(what, "execute", execute, 2, "execute(row, run)")
-    checked_bind = _bind_or_reason(what, bind, reason)
-    _check_texts(what, permission, resolution, label, description)
-    module = str(sys._getframe(1).f_globals.get("__name__", ""))
-    action = BulkMoneyAction(
-        name=name,
-        queue_name=queue_name,
-        amount=amount,
-        execute=execute,
-        permission=permission,
-        label=(label or name.rsplit(".", 1)[-1].replace("_", " ").capitalize()).strip(),
-        description=description.strip()
-        or f"Runs {getattr(execute, '__qualname__', 'execute')} once for each item, each in its "
-        f"own transaction, and resolves its work item as {resolution!r}.",
-        resolution=resolution,
-        bind=checked_bind,
-        unbound_reason=reason.strip() if bind is False else "",
-        module=module,
-    )
-    return _actions.register(name, action)
-
-
 # The groups of bulk_money_action()'s validation, in the order it reports problems ------------
 
 
@@ -331,6 +271,66 @@ def _check_texts(what: str, permission: Any, resolution: Any, label: Any, descri
         raise _invalid(what, "label= must be a non-empty string when given.")
     if not isinstance(description, str):
         raise _invalid(what, "description= must be text.")
+
+
+def bulk_money_action(
+    name: str,
+    *,
+    queue: str | queues.WorkQueue,
+    amount: Callable[[Any], Any],
+    execute: Callable[[Any, BulkRun], Any],
+    permission: str,
+    bind: Iterable[str] | Callable[[Any], Mapping[str, Any]] | Literal[False] = (),
+    reason: str = "",
+    label: str | None = None,
+    description: str = "",
+    resolution: str = "released",
+) -> BulkMoneyAction:
+    """Declare an admin action on a queue's listing that moves money for the ticked items —
+    never directly: a preview of every item first, then a TOTP code from the acting user's
+    phone (see the module docstring).
+
+    - ``queue``: the work queue (or its name) whose items it acts on.
+    - ``amount(row) -> (Decimal, currency)``: what the item moves; shown on the preview and
+      bound into the digest. It is read again at execution: a changed amount is refused.
+    - ``bind``: everything else that decides where the money goes — the names of the row's
+      fields (``bind=("payee", "account")``; a foreign key binds its id) or a function
+      ``bind(row) -> {"payee": ..., "account": ...}`` for values read elsewhere. They are shown
+      on the preview, enter the digest and the record, and are read again under the row's lock
+      before ``execute``: any change refuses the item (``bulk-binding-changed``). An action
+      that binds nothing is a check error (``bulk-binding-missing``): a payee changed after
+      the code was typed would be paid. Where the amount alone decides (the payee cannot
+      change, say), declare ``bind=False`` and say why in ``reason=``.
+    - ``execute(row, run)``: moves the money for one row, inside the item's transaction; may
+      answer a short note. Make it idempotent on ``run.key`` (refuse to pay twice).
+    - ``permission``: ``"app_label.codename"`` a user needs on top of the queue's permission.
+    - ``resolution``: how the work item is resolved once its money moved (``"released"``);
+      it need not be, and should not be, one of the queue's hand-picked resolutions.
+    - ``label`` / ``description``: the button's text and what the preview says will happen.
+    """
+    what = f"Bulk money action {name!r}"
+    queue = _check_names(what, name, queue)
+    _check_callable(what, "amount", amount, 1, "amount(row) -> (Decimal, currency)")
+    _check_callable(what, "execute", execute, 2, "execute(row, run)")
+    checked_bind = _bind_or_reason(what, bind, reason)
+    _check_texts(what, permission, resolution, label, description)
+    module = str(sys._getframe(1).f_globals.get("__name__", ""))
+    action = BulkMoneyAction(
+        name=name,
+        queue_name=queue,
+        amount=amount,
+        execute=execute,
+        permission=permission,
+        label=(label or name.rsplit(".", 1)[-1].replace("_", " ").capitalize()).strip(),
+        description=description.strip()
+        or f"Runs {getattr(execute, '__qualname__', 'execute')} once for each item, each in its "
+        f"own transaction, and resolves its work item as {resolution!r}.",
+        resolution=resolution,
+        bind=checked_bind,
+        unbound_reason=reason.strip() if bind is False else "",
+        module=module,
+    )
+    return _actions.register(name, action)
 
 
 def _check_callable(what: str, option: str, func: Any, arity: int, shape: str) -> None:
