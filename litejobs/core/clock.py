@@ -124,6 +124,11 @@ def database_now(alias: str) -> datetime:
         return database_instant
 
 
+def iso(instant: datetime | None) -> str | None:
+    """An instant as ISO 8601 text, for JSON and messages (``None`` stays ``None``)."""
+    return instant.isoformat() if instant is not None else None
+
+
 @contextmanager
 def use_clock(clock: Clock) -> Iterator[Clock]:
     """Make ``clock`` the clock of every litejobs call (all threads) inside the block."""

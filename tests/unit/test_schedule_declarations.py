@@ -1,6 +1,9 @@
 """Schedule declarations: every bad one is refused at import with a clear error, and
 ``manage.py check`` reports modules that hold one; manual jobs need a guard."""
 
+import os
+import subprocess
+import sys
 from datetime import timedelta
 
 import pytest
@@ -12,6 +15,7 @@ from litejobs.exceptions import DeclarationError
 from litejobs.jobs import catalog as registry
 from litejobs.scheduling import declarations
 from litejobs.scheduling import manual as manual_jobs
+from tests.conftest import ROOT
 from tests.testapp.jobs import scheduled_mark
 
 VALID = {
@@ -175,3 +179,25 @@ def test_a_manual_job_without_a_guard_is_refused():
     with pytest.raises(DeclarationError) as error:
         manual("t.manual", job=scheduled_mark, runs_where="*")
     assert error.value.code == "job-guard-missing" and "guard=lambda actor, now" in str(error.value)
+
+
+def test_a_project_without_the_admin_still_retries_an_occurrence_only_by_replay():
+    """The guard that refuses a plain retry of an occurrence's job is in force once Django is
+    ready, whatever else the project installs (here: no admin, no CLI imported)."""
+    script = (
+        "import django\n"
+        "from django.conf import settings\n"
+        "settings.configure(\n"
+        "    INSTALLED_APPS=['django.contrib.contenttypes', 'django.contrib.auth', 'pgtrigger',"
+        " 'litejobs'],\n"
+        "    DATABASES={'default': {'ENGINE': 'django.db.backends.postgresql', 'NAME': 'x'}},\n"
+        ")\n"
+        "django.setup()\n"
+        "from litejobs.jobs import operations\n"
+        "print(sorted(operations.retry_guards))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert "'occurrence'" in done.stdout, done.stderr
