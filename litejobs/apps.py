@@ -4,8 +4,9 @@ When Django is ready it registers the checks, keeps ``runworker``, ``runschedule
 ``runrelay`` litejobs' whatever the order of apps, declares litejobs' own jobs and schedule
 (webhook delivery, bulk money items, housekeeping) and the rule that an occurrence's job runs
 again only by a replay, wires the add-ons of ``litejobs.contrib`` in (their checks and admin
-pages; the Django Tasks backend when Django Tasks is available), and imports every installed app's declaration modules (``jobs.py``, ``workflows.py``,
-``schedules.py``, then ``queues.py``).
+pages; the Django Tasks backend when Django Tasks is available), and imports every installed
+app's declaration modules (``jobs.py``, ``workflows.py``, ``schedules.py``, then
+``queues.py``).
 """
 
 from django.apps import AppConfig, apps

@@ -81,19 +81,6 @@ def _no_occurrence(occurrence_id: int) -> OccurrenceNotFound:
     )
 
 
-def get_occurrence(occurrence_id: int) -> Occurrence:
-    """The occurrence with this id; ``OccurrenceNotFound`` when there is none."""
-    occurrence = (
-        Occurrence.objects.using(_alias())
-        .select_related("schedule")
-        .filter(pk=occurrence_id)
-        .first()
-    )
-    if occurrence is None:
-        raise _no_occurrence(occurrence_id)
-    return occurrence
-
-
 # Reading a schedule ------------------------------------------------------------------------
 
 
