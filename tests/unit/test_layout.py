@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import ast
 import importlib
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_python
 
 PACKAGE = ROOT / "litejobs"
 
@@ -378,10 +376,7 @@ def test_webhook_signatures_need_no_settings_and_no_models():
         "assert not [m for m in sys.modules if m.startswith('litejobs.models')], 'models'\n"
         "print('verified')\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    done = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
-    )
+    done = run_python(script)
     assert done.stdout.strip() == "verified", done.stderr
 
 

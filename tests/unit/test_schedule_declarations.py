@@ -1,9 +1,6 @@
 """Schedule declarations: every bad one is refused at import with a clear error, and
 ``manage.py check`` reports modules that hold one; manual jobs need a guard."""
 
-import os
-import subprocess
-import sys
 from datetime import timedelta
 
 import pytest
@@ -15,7 +12,7 @@ from litejobs.exceptions import DeclarationError
 from litejobs.jobs import catalog as registry
 from litejobs.scheduling import declarations
 from litejobs.scheduling import manual as manual_jobs
-from tests.conftest import ROOT
+from tests.conftest import run_python
 from tests.testapp.jobs import scheduled_mark
 
 VALID = {
@@ -196,8 +193,5 @@ def test_a_project_without_the_admin_still_retries_an_occurrence_only_by_replay(
         "from litejobs.jobs import operations\n"
         "print(sorted(operations.retry_guards))\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    done = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
-    )
+    done = run_python(script)
     assert "'occurrence'" in done.stdout, done.stderr
