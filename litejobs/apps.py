@@ -2,10 +2,11 @@
 
 When Django is ready it registers the checks, keeps ``runworker``, ``runscheduler`` and
 ``runrelay`` litejobs' whatever the order of apps, declares litejobs' own jobs and schedule
-(webhook delivery, bulk money items, housekeeping), wires the add-ons of ``litejobs.contrib``
-in (their checks and admin pages; the Django Tasks backend when Django Tasks is available),
-and imports every installed app's declaration modules (``jobs.py``, ``workflows.py``,
-``schedules.py``, then ``queues.py``).
+(webhook delivery, bulk money items, housekeeping) and the rule that an occurrence's job runs
+again only by a replay, wires the add-ons of ``litejobs.contrib`` in (their checks and admin
+pages; the Django Tasks backend when Django Tasks is available), and imports every installed
+app's declaration modules (``jobs.py``, ``workflows.py``, ``schedules.py``, then
+``queues.py``).
 """
 
 from django.apps import AppConfig, apps
@@ -29,14 +30,15 @@ class LitejobsConfig(AppConfig):
         from .core import clock, extras
         from .jobs import catalog
         from .management.precedence import pin_runtime_commands
-        from .models import WebhookEndpoint
-        from .scheduling import housekeeping  # noqa: F401 - litejobs' own daily schedule
-        from .webhooks import delivery, endpoints  # noqa: F401 - the webhook delivery job
+        from .scheduling import (
+            housekeeping,  # noqa: F401 - litejobs' own daily schedule
+            runbook,  # noqa: F401 - an occurrence's job reruns by replay only
+        )
+        from .webhooks import delivery  # noqa: F401 - the webhook delivery job
 
         pin_runtime_commands()
         setting_changed.connect(clock.forget_configured_clock)
         setting_changed.connect(settings.forget)
-        WebhookEndpoint.rules = staticmethod(endpoints.check_endpoint_fields)
         if extras.installed("django.tasks") or extras.installed("django_tasks"):
             from .contrib.django_tasks import backend  # noqa: F401 - runs Django tasks' rows
         if apps.is_installed("django.contrib.admin"):

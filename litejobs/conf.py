@@ -5,16 +5,13 @@ Every key is optional. Durations accept ``"30s"``-style strings, numbers of seco
 parsed ``timedelta``.
 """
 
-import os
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
-from django.conf import ENVIRONMENT_VARIABLE
-from django.conf import settings as django_settings
-
 from .core.durations import parse_duration
 from .core.errors import LitejobsError
+from .core.project import litejobs_settings
 
 DEFAULTS: dict[str, Any] = {
     # The database alias litejobs stores its rows in (and runs atomic job bodies on).
@@ -158,13 +155,11 @@ class Settings:
         check litejobs.E041 reports that). Outside a Django project (no settings module: a
         script that verifies webhook signatures) every key has its default."""
         found = self._configured
-        if found is not None:
-            return found
-        if not django_settings.configured and ENVIRONMENT_VARIABLE not in os.environ:
-            return {}
-        user = getattr(django_settings, "LITEJOBS", None)  # configures Django's settings
-        found = user if isinstance(user, Mapping) else {}
-        self._configured = found
+        if found is None:
+            found = litejobs_settings()
+            if found is None:
+                return {}
+            self._configured = found
         return found
 
     def forget(self, **kwargs: object) -> None:

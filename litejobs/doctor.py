@@ -18,7 +18,7 @@ from .core.diagnostics import Problem
 from .jobs import operations as job_operations
 from .jobs import queues
 from .outbox import operations as outbox_operations
-from .scheduling import runbook
+from .scheduling import health
 from .webhooks import endpoints
 
 
@@ -61,7 +61,7 @@ def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagno
     found = [
         *job_operations.problems(now=now, lease_now=lease_now),
         *queues.problems(now=now, lease_now=lease_now, max_ready_age=max_ready_age),
-        *runbook.problems(now),
+        *health.problems(now),
         *outbox_operations.problems(now=now, max_age=max_ready_age),
         *endpoints.problems(),
     ]

@@ -1,9 +1,10 @@
 """Every refusal litejobs makes: one base class, a stable ``code`` and a message naming the fix.
 
 The base errors (``LitejobsError``, ``DeclarationError``, ``InvalidInput``, ``Permanent``,
-``ExtraMissing``) are defined in ``litejobs.core.errors``, below duration parsing, and
-published here. Messages never echo a sensitive value. Configuration mistakes are also
-``ImproperlyConfigured``; bad input is also ``ValueError`` so callers can catch either kind.
+``ExtraMissing``) and ``WebhookError`` are defined in ``litejobs.core.errors``, below duration
+parsing and the webhook address policy, and published here. Messages never echo a sensitive
+value. Configuration mistakes are also ``ImproperlyConfigured``; bad input is also
+``ValueError`` so callers can catch either kind.
 """
 
 from typing import Any
@@ -17,6 +18,7 @@ from .core.errors import (
     InvalidInput,
     LitejobsError,
     Permanent,
+    WebhookError,
 )
 
 
@@ -89,36 +91,6 @@ class TransitionRefused(LitejobsError):
     code = "transition-refused"
 
 
-class WorkQueueNotFound(LitejobsError, LookupError):
-    """No installed app declares a work queue by that name (in its ``queues.py``)."""
-
-    code = "work-queue-unknown"
-
-
-class WorkItemNotFound(LitejobsError, LookupError):
-    """No work item has that id in that queue (never enqueued there, or purged)."""
-
-    code = "item-not-found"
-
-
-class WorkQueueForbidden(LitejobsError, PermissionError):
-    """The user lacks the permission the work queue declares; grant it to see and work it."""
-
-    code = "work-queue-forbidden"
-
-
-class ClaimRefused(LitejobsError):
-    """An action on a work item that its queue's claim mode or another person's claim forbids.
-
-    ``code`` says which: ``claim-held`` (someone else holds a live claim), ``claim-required``
-    (the queue needs your live claim first), ``claim-not-held`` (a release of a claim you do not
-    hold), ``claim-disabled`` (the queue has no claims), ``item-closed`` (already resolved or
-    cancelled).
-    """
-
-    code = "claim-refused"
-
-
 class WaitTimedOut(Exception):
     """``ctx.step.wait_for_event`` timed out without a matching event; catch it to go on."""
 
@@ -142,19 +114,6 @@ class RetryAfter(Exception):
     def __init__(self, delay: object, message: str = "") -> None:
         self.delay = parse_duration(delay, name="RetryAfter delay")
         super().__init__(message or f"retry after {format_duration(self.delay)}")
-
-
-class WebhookError(LitejobsError, ValueError):
-    """A webhook endpoint or delivery was refused; ``code`` says why and ``field`` (when set)
-    names the endpoint field to fix: ``webhook-url-invalid``, ``webhook-address-refused``,
-    ``webhook-host-unresolved``, ``webhook-topics-invalid``, ``webhook-secret-invalid``,
-    ``webhook-tenant-invalid``, ``webhook-delivery-failed``."""
-
-    code = "webhook-error"
-
-    def __init__(self, message: str, *, code: str | None = None, field: str | None = None):
-        super().__init__(message, code=code)
-        self.field = field
 
 
 class WebhookEndpointNotFound(LitejobsError, LookupError):
@@ -208,7 +167,6 @@ __all__ = [
     "BulkRefused",
     "BulkSetChanged",
     "Cancelled",
-    "ClaimRefused",
     "DatabaseUnsupported",
     "DeclarationError",
     "ExtraMissing",
@@ -230,7 +188,4 @@ __all__ = [
     "WaitTimedOut",
     "WebhookEndpointNotFound",
     "WebhookError",
-    "WorkItemNotFound",
-    "WorkQueueForbidden",
-    "WorkQueueNotFound",
 ]

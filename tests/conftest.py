@@ -33,6 +33,15 @@ _LEFT = pytest.StashKey[list[str]]()
 _DESELECTED = pytest.StashKey[int]()
 
 
+def run_python(script: str) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` in a fresh Python process with no settings module (it configures what it
+    needs, or nothing), from the repository's root; answers what it printed."""
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    return subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+
+
 def demo_session() -> bool:
     """Whether this session runs the demo project's tests (on ``tests.demo.settings``)."""
     return os.environ.get("DJANGO_SETTINGS_MODULE") == DEMO_SETTINGS

@@ -25,6 +25,7 @@ from ..conf import settings
 from ..core import clock
 from ..core.durations import format_age
 from ..core.payloads import display_url
+from ..core.topics import declared_topics
 from ..exceptions import LitejobsError
 from ..jobs import operations
 from ..models import (
@@ -35,8 +36,9 @@ from ..models import (
     WebhookDelivery,
     WebhookEndpoint,
 )
+from ..models.webhooks import SECRET_MAX
 from ..outbox import operations as outbox_operations
-from ..outbox import staging
+from ..outbox.declarations import shown_payload
 from ..webhooks import endpoints
 from ..webhooks.delivery import deliver
 from .base import ACTION_LIMIT, ReadOnlyAdmin, acted_by
@@ -59,7 +61,7 @@ class TopicFilter(admin.SimpleListFilter):
         self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
     ) -> list[tuple[str, str]]:
         """Declared topics (plus the one selected, e.g. a topic no longer declared)."""
-        names = {t.name for t in staging.declared_topics()}
+        names = {t.name for t in declared_topics()}
         selected = self.value()
         if selected:
             names.add(selected)
@@ -136,7 +138,7 @@ class OutboxMessageAdmin(ReadOnlyAdmin):
     @admin.display(description="payload")
     def payload_shown(self, obj: OutboxMessage) -> str:
         """The staged JSON, its topic's sensitive fields redacted."""
-        return _pre(staging.shown_payload(obj.topic, obj.payload))
+        return _pre(shown_payload(obj.topic, obj.payload))
 
     @admin.display(description="subscriber jobs")
     def subscriber_jobs(self, obj: OutboxMessage) -> str:
@@ -211,7 +213,7 @@ class EndpointForm(forms.ModelForm):
     )
     secret = forms.CharField(
         required=False,
-        max_length=endpoints.SECRET_MAX,
+        max_length=SECRET_MAX,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
         help_text="The signing secret the receiver verifies with. It is never shown again once "
         "saved: leave this empty to keep the current one, or type a new one to rotate it.",
@@ -225,7 +227,7 @@ class EndpointForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         choices = [("*", "every topic (*)")] + [
             (t.name, f"{t.name} — {t.description}" if t.description else t.name)
-            for t in staging.declared_topics()
+            for t in declared_topics()
         ]
         known = {value for value, _ in choices}
         # A topic no longer declared stays visible, so the operator can see and drop it.

@@ -24,17 +24,17 @@ from django.utils.safestring import mark_safe
 from ..conf import settings
 from ..core import clock
 from ..models import Job, Occurrence, OccurrenceReplay, Schedule
-from ..scheduling import runbook
+from ..scheduling import health, runbook
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
 from .jobs import CappedCountPaginator
 from .reasons import ask_reason, ask_reason_on_page, selected_hidden
 
 
-def _health(row: Schedule) -> runbook.Health:
+def _health(row: Schedule) -> health.Health:
     """The schedule's health, computed once per row and request."""
     cached = getattr(row, "_litejobs_health", None)
     if cached is None:
-        cached = runbook.health(row, clock.now())
+        cached = health.health(row, clock.now())
         row._litejobs_health = cached  # type: ignore[attr-defined]  # a per-request cache
     return cached
 
@@ -148,7 +148,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
         runs = _health(obj).next_runs
         if not runs:
             return "- (not planned: disabled, draft, retired or not declared)"
-        zone = runbook.timetable_of(obj).tzinfo
+        zone = health.timetable_of(obj).tzinfo
         return format_html(
             "<ol>{}</ol>",
             format_html_join(
@@ -185,7 +185,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
     @admin.display(description="scheduler leader")
     def leader(self, obj: Schedule) -> str:
         """The replica that plans right now (the leader lease)."""
-        lease = runbook.leader()
+        lease = health.leader()
         if lease is None:
             return "none yet: start manage.py runscheduler"
         lapsed = lease.expires_at < clock.database_now(settings.DATABASE)

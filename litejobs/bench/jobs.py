@@ -9,7 +9,7 @@ import time
 from ..jobs.context import JobContext
 from ..jobs.declaration import job
 from ..outbox import subscriber
-from ..outbox.staging import Message
+from ..outbox.declarations import Message
 
 #: Every bench job runs in this queue of the scratch database.
 QUEUE = "litejobs-bench"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import clock
 from ..core.durations import format_seconds
 from ..core.enums import ScheduleStatus
-from ..scheduling import manual, runbook
+from ..scheduling import health, manual, runbook
 from . import EXIT_OK, add_json_flag, emit
 from .jobs import acting_user, add_by_flag, iso, row_id, table
 
@@ -92,7 +92,7 @@ def register(subparsers: Subparsers) -> None:
 def handle_list(command: BaseCommand, options: dict[str, Any]) -> int:
     """``schedule list``: every schedule row with its switch and health."""
     now = clock.now()
-    states = runbook.all_health(now)
+    states = health.all_health(now)
     data = [
         {
             "name": s.row.name,

@@ -20,8 +20,8 @@ from typing import Protocol
 
 from django.utils.module_loading import import_string
 
-from ..conf import settings
 from .durations import parse_duration
+from .project import litejobs_settings
 
 
 class Clock(Protocol):
@@ -72,8 +72,19 @@ def get_clock() -> Clock:
     if _override is not None:
         return _override
     if _configured is None:
-        _configured = import_string(settings.CLOCK)()
+        _configured = _named_clock()
     return _configured
+
+
+def _named_clock() -> Clock:
+    """The clock ``LITEJOBS["CLOCK"]`` names, else the machine's (``SystemClock``, the default
+    ``litejobs.conf`` documents). Read from the project's settings here: ``litejobs.conf``
+    builds on the core, so the core does not import it."""
+    configured = litejobs_settings() or {}
+    if "CLOCK" not in configured:
+        return SystemClock()
+    named: Clock = import_string(configured["CLOCK"])()
+    return named
 
 
 def forget_configured_clock(**kwargs: object) -> None:
@@ -111,6 +122,11 @@ def database_now(alias: str) -> datetime:
         cursor.execute("SELECT statement_timestamp()")
         database_instant: datetime = cursor.fetchone()[0]
         return database_instant
+
+
+def iso(instant: datetime | None) -> str | None:
+    """An instant as ISO 8601 text, for JSON and messages (``None`` stays ``None``)."""
+    return instant.isoformat() if instant is not None else None
 
 
 @contextmanager

@@ -85,8 +85,3 @@ def publish_event(name: str, payload: dict[str, Any] | None = None) -> int:
         run_query(cursor, "event_publish", {"name": name, "payload": text, "now": clock.now()})
         published: int = cursor.rowcount
         return published
-
-
-def all_events() -> list[EventDefinition]:
-    """Every declared event, by name."""
-    return _events.all()

@@ -208,11 +208,6 @@ def all_workflows() -> list[Workflow]:
     return _workflows.all()
 
 
-def all_use_cases() -> dict[str, Callable[..., Any]]:
-    """Every registered use case, by name."""
-    return dict(_use_cases)
-
-
 def problems() -> list[Problem]:
     """What the system checks report: a step or compensation whose use case nobody registers
     (``behavior-unrecorded``), a step without a compensation declaration

@@ -1,23 +1,75 @@
 """Outbound webhooks' records: the endpoints events are delivered to, and each delivery.
 
 A ``WebhookEndpoint`` is written by an operator (the admin) or by code
-(``litejobs.webhooks.create_endpoint``); both validate it the same way (URL, address policy,
-declared topics). The relay writes one ``WebhookDelivery`` per endpoint and message in the
-transaction that publishes the message; the delivery job records each attempt on it.
+(``litejobs.webhooks.create_endpoint``); both validate it the same way, by
+``check_endpoint_fields`` (URL, address policy, declared topics, secret, tenant). The relay
+writes one ``WebhookDelivery`` per endpoint and message in the transaction that publishes the
+message; the delivery job records each attempt on it.
 """
 
-from collections.abc import Callable
-from typing import ClassVar
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+from ..conf import settings
+from ..core.addresses import resolve
 from ..core.enums import DeliveryState
-from ..core.errors import LitejobsError
+from ..core.errors import LitejobsError, WebhookError
 from ..core.payloads import display_url
+from ..core.topics import declared_topics, is_declared
 
-__all__ = ["DeliveryState", "WebhookDelivery", "WebhookEndpoint"]
+__all__ = ["DeliveryState", "WebhookDelivery", "WebhookEndpoint", "check_endpoint_fields"]
+
+#: Secrets shorter than this are refused (``create_endpoint`` generates 32 random bytes).
+SECRET_MIN = 16
+SECRET_MAX = 200
+
+
+def check_endpoint_fields(*, url: Any, topics: Any, secret: Any, tenant: Any = "") -> list[str]:
+    """Everything an endpoint must satisfy to be saved (what delivery would refuse); answers
+    the topics, cleaned. ``create_endpoint`` and the model's ``clean`` both apply it.
+
+    Raises ``WebhookError`` with ``field`` naming the field to fix. The secret is never
+    quoted in a message.
+    """
+    resolve(url, settings.WEBHOOK_ALLOWED_HOSTS)
+    if (
+        not isinstance(topics, list | tuple)
+        or not topics
+        or not all(isinstance(t, str) and t for t in topics)
+    ):
+        raise WebhookError(
+            'An endpoint needs a list of the topics it receives, e.g. ["orders.paid"], or '
+            '["*"] for every topic.',
+            code="webhook-topics-invalid",
+            field="topics",
+        )
+    unknown = sorted({t for t in topics if t != "*" and not is_declared(t)})
+    if unknown:
+        known = ", ".join(t.name for t in declared_topics()) or "none"
+        raise WebhookError(
+            f"No installed app declares the topic(s) {', '.join(map(repr, unknown))}. Use "
+            f"declared topics ({known}) or '*'.",
+            code="webhook-topics-invalid",
+            field="topics",
+        )
+    if not isinstance(secret, str) or not SECRET_MIN <= len(secret) <= SECRET_MAX:
+        raise WebhookError(
+            f"An endpoint's signing secret must be {SECRET_MIN}-{SECRET_MAX} characters; leave "
+            "it out to have one generated.",
+            code="webhook-secret-invalid",
+            field="secret",
+        )
+    if not isinstance(tenant, str) or len(tenant) > 200:
+        raise WebhookError(
+            "An endpoint's tenant must be a string of at most 200 characters (empty: it "
+            "receives untenanted events).",
+            code="webhook-tenant-invalid",
+            field="tenant",
+        )
+    return sorted(set(topics))
 
 
 class WebhookEndpoint(models.Model):
@@ -55,12 +107,6 @@ class WebhookEndpoint(models.Model):
         ordering = ["id"]
         verbose_name = "webhook endpoint"
 
-    #: ``rules(url=, topics=, secret=, tenant=)``: refuses what delivery would refuse (raising a
-    #: ``LitejobsError`` whose ``field`` names the field) and answers the topics cleaned. The
-    #: rules are the webhooks feature's (the address policy, the outbox's declared topics);
-    #: litejobs' app sets them when it is ready (``litejobs.webhooks.endpoints``).
-    rules: ClassVar[Callable[..., list[str]]]
-
     def __str__(self) -> str:
         return f"#{self.pk} {display_url(self.url)}"
 
@@ -69,7 +115,7 @@ class WebhookEndpoint(models.Model):
         topic, a short secret (the admin's form and ``full_clean`` call this); topics are
         kept sorted and unique."""
         try:
-            self.topics = type(self).rules(
+            self.topics = check_endpoint_fields(
                 url=self.url, topics=self.topics, secret=self.secret, tenant=self.tenant
             )
         except LitejobsError as error:

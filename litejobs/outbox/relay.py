@@ -45,6 +45,7 @@ from django.db import connections, transaction
 from ..conf import settings
 from ..core import clock
 from ..core.registry import Registry
+from ..core.topics import is_declared
 from ..exceptions import InvalidInput
 from ..models import LeaderLease, LeaderRole, OutboxMessage
 from ..models.outbox import OUTBOX_CHANNEL
@@ -54,7 +55,7 @@ from ..runtime.outage import Outage, is_outage
 from ..runtime.startup import describe_database
 from ..runtime.stopping import GracefulStop
 from ..sql import fetch_all, hot_cursor, run_query
-from . import staging
+from .declarations import subscribers_of
 from .staging import StagedRow
 
 logger = logging.getLogger(__name__)
@@ -290,7 +291,7 @@ class OutboxRelay:
                 )
                 messages = sorted((StagedRow(**r) for r in fetch_all(cursor)), key=_by_id)
             for index, message in enumerate(messages):
-                if not staging.is_declared(message.topic):
+                if not is_declared(message.topic):
                     raise _UnknownTopic(index, message)
             report.messages = len(messages)
             if messages:
@@ -304,7 +305,7 @@ class OutboxRelay:
             by_topic[message.topic].append(message)
         created = 0
         for topic, group in by_topic.items():
-            for definition in staging.subscribers_of(topic):
+            for definition in subscribers_of(topic):
                 created += definition.publish(group, now)
         return created
 

@@ -5,6 +5,7 @@ Modules: ``declarations`` (``schedule(...)`` and the registry; occurrences run w
 schedule's retry and timeout through the job catalog), ``timetable`` (cron/every and DST,
 pure), ``planning`` (misfire policies, pure), ``identity`` (occurrence keys), ``runs``
 (enqueueing an occurrence's job), ``scheduler`` (the leader loop), ``runbook`` (inspect,
-replay, disable/enable, overdue, retention, doctor's schedule problems), ``manual`` (jobs a
-person runs), ``housekeeping`` (litejobs' own daily purge schedule).
+replay, disable/enable), ``health`` (overdue, the leader, doctor's schedule problems),
+``retention`` (purging old occurrences), ``manual`` (jobs a person runs), ``housekeeping``
+(litejobs' own daily purge schedule).
 """

@@ -18,7 +18,7 @@ from ..jobs.context import JobContext
 from ..jobs.declaration import job
 from ..outbox import operations as outbox_operations
 from .declarations import schedule
-from .runbook import purge_occurrences
+from .retention import purge_occurrences
 
 #: Below the lease, as every schedule's timeout must be (the run stops between batches). Read
 #: while litejobs gets ready: an invalid LEASE falls back to its default (litejobs.E004).

@@ -110,11 +110,6 @@ def get(name: str) -> ManualJob:
     return _manual[name]
 
 
-def all_manual_jobs() -> list[ManualJob]:
-    """Every declared manual job, by name."""
-    return _manual.all()
-
-
 def unregister(name: str) -> None:
     """Forget a manual job (tests)."""
     _manual.unregister(name)

@@ -1,17 +1,18 @@
-"""The schedule runbook: inspect, replay, disable / enable, overdue detection and retention.
+"""The schedule runbook: inspect, replay, disable / enable.
 
 The admin and ``manage.py litejobs`` call these functions and nothing else, so neither writes
 the store behind the occurrence identity's back: a replay is a new job under the same
 occurrence identity (key ``occurrence:<schedule>:<instant>``) with an audit record, a disable
 is a switch the leader reads in the same transaction it plans in. Every change logs who asked
-to this module's logger.
+to this module's logger. Whether a schedule is overdue is ``health``'s; purging old
+occurrences is ``retention``'s.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -20,7 +21,7 @@ from django.db.models import Count
 
 from ..conf import settings
 from ..core import clock
-from ..core.diagnostics import Problem, note
+from ..core.clock import iso
 from ..core.durations import format_duration
 from ..exceptions import InvalidInput, OccurrenceNotFound, ScheduleNotFound, TransitionRefused
 from ..jobs import operations as job_operations
@@ -28,24 +29,19 @@ from ..models import (
     LIVE,
     OCCURRENCE_FINISHED,
     Job,
-    LeaderLease,
-    LeaderRole,
     Occurrence,
     OccurrenceReplay,
     OccurrenceState,
     Schedule,
-    ScheduleStatus,
 )
 from ..sql import fetch_all, query
 from . import declarations, runs
-from .timetable import Timetable
+from .health import health, leader
 
 logger = logging.getLogger(__name__)
 
 #: Recent occurrences ``schedule show`` and the admin page list.
 RECENT_OCCURRENCES = 10
-#: Next run times shown per schedule.
-NEXT_RUNS = 5
 
 
 def _alias() -> str:
@@ -85,32 +81,7 @@ def _no_occurrence(occurrence_id: int) -> OccurrenceNotFound:
     )
 
 
-def get_occurrence(occurrence_id: int) -> Occurrence:
-    """The occurrence with this id; ``OccurrenceNotFound`` when there is none."""
-    occurrence = (
-        Occurrence.objects.using(_alias())
-        .select_related("schedule")
-        .filter(pk=occurrence_id)
-        .first()
-    )
-    if occurrence is None:
-        raise _no_occurrence(occurrence_id)
-    return occurrence
-
-
 # Reading a schedule ------------------------------------------------------------------------
-
-
-def timetable_of(row: Schedule) -> Timetable:
-    """The timetable a schedule row's declaration snapshot describes."""
-    if row.every is not None:
-        return Timetable(every=row.every)
-    return Timetable(
-        cron=row.cron,
-        zone=row.timezone,
-        dst_skipped=row.dst_skipped or None,
-        dst_repeated=row.dst_repeated or None,
-    )
 
 
 def describe_timetable(row: Schedule) -> str:
@@ -125,40 +96,6 @@ def describe_timetable(row: Schedule) -> str:
     )
 
 
-@dataclass(frozen=True)
-class Health:
-    """Whether a schedule is overdue: no success since an instant due ``grace`` ago."""
-
-    overdue: bool
-    expected: datetime | None  # the latest instant that should have completed by now
-    next_runs: list[datetime] = field(default_factory=list)
-
-    @property
-    def planned(self) -> bool:
-        """Whether the leader plans it at all (enabled, active and declared)."""
-        return bool(self.next_runs)
-
-
-def health(row: Schedule, now: datetime | None = None) -> Health:
-    """Overdue and the next run times of one schedule, from its row alone.
-
-    Overdue when it is enabled, active and declared, and the latest instant at or before
-    ``now - grace`` (after it became active) has no successful completion at or after it —
-    that is, no occurrence completed within its period plus the grace.
-    """
-    now = now or clock.now()
-    timetable = timetable_of(row)
-    planned = row.enabled and row.status == ScheduleStatus.ACTIVE and row.declared
-    next_runs = timetable.next_times(now, NEXT_RUNS) if planned else []
-    if not planned:
-        return Health(False, None, next_runs)
-    expected = timetable.latest_at_or_before(now - row.grace)
-    if expected is None or expected <= row.active_since:  # planning starts after it
-        return Health(False, None, next_runs)
-    overdue = row.last_success_at is None or row.last_success_at < expected
-    return Health(overdue, expected, next_runs)
-
-
 def runbook(name: str) -> list[tuple[str, str]]:
     """The commands that operate a schedule, as (what, command) pairs (shown by the admin)."""
     return [
@@ -168,11 +105,6 @@ def runbook(name: str) -> list[tuple[str, str]]:
         ("Enable", f"manage.py litejobs enable {name}"),
         ("Find overdue schedules", "manage.py litejobs doctor"),
     ]
-
-
-def iso(value: datetime | None) -> str | None:
-    """An instant as ISO 8601 text (``None`` stays ``None``)."""
-    return value.isoformat() if value is not None else None
 
 
 def occurrence_data(occurrence: Occurrence) -> dict[str, Any]:
@@ -198,11 +130,6 @@ def occurrence_data(occurrence: Occurrence) -> dict[str, Any]:
         "error_message": occurrence.error_message,
         "note": occurrence.note,
     }
-
-
-def leader() -> LeaderLease | None:
-    """The scheduler's leader lease row, if any scheduler ever led."""
-    return LeaderLease.of(LeaderRole.SCHEDULER, _alias())
 
 
 def schedule_details(name: str, now: datetime | None = None) -> dict[str, Any]:
@@ -522,113 +449,3 @@ def _refuse_job_retry(job_id: int, row: Mapping[str, Any], by: str) -> Transitio
 
 
 job_operations.retry_guards.register("occurrence", _refuse_job_retry)
-
-
-# Retention and absence ---------------------------------------------------------------------
-
-
-def purge_occurrences(
-    *, now: datetime | None = None, should_stop: Callable[[], bool] | None = None
-) -> dict[str, int]:
-    """Delete finished occurrences older than their schedule's retention, with their replay
-    audit; answers the count per schedule. ``PURGE_BATCH`` rows per statement, each its own
-    transaction; scheduled and processing occurrences are never purged."""
-    now = now or clock.now()
-    limit = int(settings.PURGE_BATCH)
-    counts: dict[str, int] = {}
-    for row in Schedule.objects.using(_alias()).order_by("name"):
-        deleted = 0
-        while not (should_stop and should_stop()):
-            with transaction.atomic(using=_alias()), connections[_alias()].cursor() as cursor:
-                cursor.execute(
-                    query("occurrence_purge"),
-                    {"schedule_id": row.pk, "before": now - row.retention, "limit": limit},
-                )
-                batch = cursor.rowcount
-            deleted += batch
-            if batch < limit:
-                break
-        if deleted:
-            counts[row.name] = deleted
-    logger.info("occurrences purged %s", " ".join(f"{n}={c}" for n, c in counts.items()) or "none")
-    return counts
-
-
-@dataclass(frozen=True)
-class ScheduleHealth:
-    """A schedule row with its health, for the admin list, ``doctor`` and metrics."""
-
-    row: Schedule
-    health: Health
-
-
-def all_health(now: datetime | None = None) -> list[ScheduleHealth]:
-    """Every schedule row with its health (one query; the maths runs per row)."""
-    now = now or clock.now()
-    return [ScheduleHealth(row, health(row, now)) for row in Schedule.objects.using(_alias())]
-
-
-def problems(now: datetime | None = None) -> list[Problem]:
-    """What ``doctor`` reports about schedules: ``overdue-schedule`` (no success within period
-    plus grace) and ``no-scheduler`` (active schedules but no live leader lease); notes for
-    disabled schedules with their reason and drafts past their decide-by date."""
-    now = now or clock.now()
-    found: list[Problem] = []
-    states = all_health(now)
-    overdue = [s for s in states if s.health.overdue]
-    if overdue:
-        names = ", ".join(
-            f"{s.row.name} (last success {iso(s.row.last_success_at) or 'never'}, expected one "
-            f"for {iso(s.health.expected)})"
-            for s in overdue
-        )
-        found.append(
-            Problem(
-                "overdue-schedule",
-                f"{len(overdue)} schedule(s) have no successful occurrence within "
-                f"their period plus grace: {names}. Check that `manage.py runscheduler` and a "
-                "worker run, then `manage.py litejobs schedule show NAME` for failed "
-                "occurrences.",
-                count=len(overdue),
-                schedules=tuple(s.row.name for s in overdue),
-            )
-        )
-    active = [
-        s.row.name
-        for s in states
-        if s.row.enabled and s.row.status == ScheduleStatus.ACTIVE and s.row.declared
-    ]
-    lease = leader()
-    if active and (lease is None or lease.expires_at < clock.database_now(_alias())):
-        since = f"since {iso(lease.expires_at)}" if lease else "ever"
-        found.append(
-            Problem(
-                "no-scheduler",
-                f"{len(active)} active schedule(s) but no scheduler holds the leader "
-                f"lease ({since}): nothing plans their occurrences. Start `manage.py "
-                "runscheduler` (two or more replicas for failover).",
-                count=len(active),
-                schedules=tuple(active),
-            )
-        )
-    for s in states:
-        row = s.row
-        if not row.enabled:
-            found.append(
-                note(
-                    "schedule-disabled",
-                    f"Schedule {row.name!r} is disabled since {iso(row.state_changed_at)} by "
-                    f"{row.state_changed_by or 'unknown'} "
-                    f"({row.state_reason or 'no reason given'});"
-                    f" enable it with `manage.py litejobs enable {row.name}`.",
-                )
-            )
-        if row.status == ScheduleStatus.DRAFT and row.decide_by and row.decide_by < now.date():
-            found.append(
-                note(
-                    "schedule-draft-overdue",
-                    f"Schedule {row.name!r} is still a draft past its decide-by date "
-                    f"{row.decide_by.isoformat()} ({row.decider} decides).",
-                )
-            )
-    return found

@@ -1,10 +1,12 @@
 """Outbound webhooks: endpoints receive the outbox's events, signed.
 
 ``signing`` (``sign``, ``verify_request``, ``verify_signature``: importable alone, for
-receivers), ``addresses`` (the URL rules and the address policy), ``transport`` (the POST
-pinned to the checked address, and ``Retry-After``), ``endpoints`` (what an endpoint must
-satisfy; ``create_endpoint``, ``enable_endpoint``, ``disable_endpoint``) and ``delivery`` (the
-relay's publisher and the delivery job ``litejobs.webhook_delivery``).
+receivers), ``transport`` (the POST pinned to the checked address, and ``Retry-After``),
+``endpoints`` (``create_endpoint``, ``enable_endpoint``, ``disable_endpoint``) and
+``delivery`` (the relay's publisher and the delivery job ``litejobs.webhook_delivery``). The
+address policy (``litejobs.core.addresses``) and what an endpoint must satisfy
+(``litejobs.models.webhooks.check_endpoint_fields``) sit below the records, which validate
+against them.
 
 This package's face needs no settings and no models, so a receiver can import the signing
 functions from it (or from ``litejobs.webhooks.signing``) without litejobs' app.

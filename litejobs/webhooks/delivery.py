@@ -29,6 +29,7 @@ from django.db.models import F, QuerySet
 from .. import __version__
 from ..conf import settings
 from ..core import clock
+from ..core.addresses import resolve
 from ..core.durations import format_duration, parse_duration
 from ..core.enums import DeliveryState
 from ..core.payloads import display_url, dumps, scrub
@@ -41,9 +42,9 @@ from ..jobs.enqueue import PreparedRow, insert_many
 from ..models import WebhookDelivery, WebhookEndpoint
 from ..outbox import operations as outbox_operations
 from ..outbox import relay
-from ..outbox.staging import StagedRow, carried_fields
+from ..outbox.declarations import carried_fields
+from ..outbox.staging import StagedRow
 from ..sql import fetch_all, hot_cursor, query, run_query
-from .addresses import resolve
 from .signing import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, sign
 from .transport import ANSWER_KEPT, Answer, post, retry_after
 
@@ -161,7 +162,8 @@ class _Attempt:
 def _request(url: str, body: bytes, headers: dict[str, str]) -> _Attempt:
     """POST to the endpoint's checked address within ``WEBHOOK_TIMEOUT`` overall."""
     try:
-        target = resolve(url)  # DNS may have changed since the endpoint was saved
+        # DNS may have changed since the endpoint was saved
+        target = resolve(url, settings.WEBHOOK_ALLOWED_HOSTS)
         deadline = min(settings.duration("WEBHOOK_TIMEOUT"), _JOB_TIMEOUT)
         return _Attempt(post(target, body, headers, deadline.total_seconds()))
     except WebhookError as error:

@@ -1,8 +1,9 @@
-"""Webhook endpoints: what one must satisfy, and the operator's verbs on them.
+"""Webhook endpoints: creating one, and the operator's verbs on them.
 
 An endpoint is written by an operator (the admin) or by code (``create_endpoint``); both
-validate it the same way (URL and address policy, declared topics, secret), as does the
-model's ``full_clean`` (litejobs' app wires ``check_endpoint_fields`` into it). After
+validate it the same way, by the record's own rules (``WebhookEndpoint.clean`` and
+``create_endpoint`` apply ``litejobs.models.webhooks.check_endpoint_fields``: URL and address
+policy, declared topics, secret). After
 ``WEBHOOK_MAX_FAILURES`` consecutive failed attempts litejobs disables an endpoint with a
 reason until an operator enables it again; ``doctor`` reports it.
 """
@@ -17,9 +18,7 @@ from ..conf import settings
 from ..core import clock
 from ..core.diagnostics import Problem, note
 from ..core.payloads import display_url
-from ..exceptions import InvalidInput, WebhookEndpointNotFound, WebhookError
-from ..outbox.staging import declared_topics, is_declared
-from .addresses import resolve
+from ..exceptions import InvalidInput, WebhookEndpointNotFound
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -27,54 +26,6 @@ if TYPE_CHECKING:
     from ..models import WebhookEndpoint
 
 logger = logging.getLogger(__name__)
-
-#: Secrets shorter than this are refused (``create_endpoint`` generates 32 random bytes).
-SECRET_MIN = 16
-SECRET_MAX = 200
-
-
-def check_endpoint_fields(*, url: Any, topics: Any, secret: Any, tenant: Any = "") -> list[str]:
-    """Everything an endpoint must satisfy to be saved; answers the topics, cleaned.
-
-    Raises ``WebhookError`` with ``field`` naming the field to fix. The secret is never
-    quoted in a message.
-    """
-    resolve(url)
-    if (
-        not isinstance(topics, list | tuple)
-        or not topics
-        or not all(isinstance(t, str) and t for t in topics)
-    ):
-        raise WebhookError(
-            'An endpoint needs a list of the topics it receives, e.g. ["orders.paid"], or '
-            '["*"] for every topic.',
-            code="webhook-topics-invalid",
-            field="topics",
-        )
-    unknown = sorted({t for t in topics if t != "*" and not is_declared(t)})
-    if unknown:
-        known = ", ".join(t.name for t in declared_topics()) or "none"
-        raise WebhookError(
-            f"No installed app declares the topic(s) {', '.join(map(repr, unknown))}. Use "
-            f"declared topics ({known}) or '*'.",
-            code="webhook-topics-invalid",
-            field="topics",
-        )
-    if not isinstance(secret, str) or not SECRET_MIN <= len(secret) <= SECRET_MAX:
-        raise WebhookError(
-            f"An endpoint's signing secret must be {SECRET_MIN}-{SECRET_MAX} characters; leave "
-            "it out to have one generated.",
-            code="webhook-secret-invalid",
-            field="secret",
-        )
-    if not isinstance(tenant, str) or len(tenant) > 200:
-        raise WebhookError(
-            "An endpoint's tenant must be a string of at most 200 characters (empty: it "
-            "receives untenanted events).",
-            code="webhook-tenant-invalid",
-            field="tenant",
-        )
-    return sorted(set(topics))
 
 
 def new_secret() -> str:
@@ -109,7 +60,7 @@ def create_endpoint(
     Validated like the admin's form (URL, address policy, topics, secret) before anything
     is written. Without ``secret`` one is generated; read it from the answer's ``secret``.
     """
-    from ..models import WebhookEndpoint  # the models load once Django's apps are ready
+    from ..models.webhooks import WebhookEndpoint, check_endpoint_fields  # once apps are ready
 
     secret = new_secret() if secret is None else secret
     cleaned = check_endpoint_fields(url=url, topics=topics, secret=secret, tenant=tenant)

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any, cast
 
-from .addresses import Target
+from ..core.addresses import Target
 
 #: Bytes of an answer's body kept as the delivery's last error.
 ANSWER_KEPT = 500

@@ -17,12 +17,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from litejobs import bulk, operations, workqueues
 from litejobs.contrib.bulk import devices
-from litejobs.exceptions import (
-    BulkRefused,
-    BulkSetChanged,
-    TransitionRefused,
-    WorkQueueForbidden,
-)
+from litejobs.exceptions import BulkRefused, BulkSetChanged, TransitionRefused
 from litejobs.models import (
     BulkAction,
     BulkActionItem,
@@ -31,6 +26,7 @@ from litejobs.models import (
     JobState,
     WorkItem,
 )
+from litejobs.workqueues import WorkQueueForbidden
 from tests.bulk_helpers import expired_code, fresh_code, item_of, wrong_code
 from tests.factories import TOTPDeviceFactory, UserFactory
 from tests.testapp.factories import FinanceFactory, PayoutFactory

@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from litejobs.models import Job, Occurrence, OccurrenceReplay, Schedule
 from litejobs.scheduling import runbook as schedules
+from litejobs.scheduling.health import health
 from tests.factories import UserFactory
 from tests.testapp.jobs import scheduled_mark
 
@@ -165,11 +166,11 @@ def test_a_schedule_without_a_success_within_its_period_plus_grace_is_overdue(
     row = Schedule.objects.get(name="t.hourly")
     clock.set(row.last_success_at.replace(hour=14, minute=4))  # 14:00 due, within its grace
     hourly.step()  # the scheduler runs (it plans 14:00; no worker runs it)
-    assert not schedules.health(row, clock.now()).overdue
+    assert not health(row, clock.now()).overdue
     assert "overdue-schedule" not in doctor()["codes"]
     clock.set(row.last_success_at.replace(hour=14, minute=6))  # 14:00 + 5m grace passed
     hourly.step()
-    state = schedules.health(row, clock.now())
+    state = health(row, clock.now())
     assert state.overdue and state.expected == row.last_success_at.replace(hour=14)
 
     out, _ = failing(3, "doctor", "--json")
@@ -202,12 +203,12 @@ def test_a_new_schedule_is_overdue_only_once_an_instant_passed_after_it_became_a
     scheduler("t.fresh").step()
     row = Schedule.objects.get(name="t.fresh")
     clock.advance("65m")
-    assert not schedules.health(row, clock.now()).overdue  # 13:00 still within its grace
+    assert not health(row, clock.now()).overdue  # 13:00 still within its grace
     clock.advance("6m")
-    assert schedules.health(row, clock.now()).overdue
+    assert health(row, clock.now()).overdue
     schedules.disable("t.fresh", reason="paused for the migration", by="alice")
     row.refresh_from_db()
-    assert not schedules.health(row, clock.now()).overdue  # a disabled schedule is not absent
+    assert not health(row, clock.now()).overdue  # a disabled schedule is not absent
     report = doctor()
     assert "overdue-schedule" not in report["codes"]
     assert any("paused for the migration" in note for note in report["notes"])

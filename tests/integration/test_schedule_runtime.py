@@ -19,6 +19,8 @@ from litejobs.runtime import leadership
 from litejobs.runtime.listening import connect
 from litejobs.scheduling import declarations
 from litejobs.scheduling import runbook as schedules
+from litejobs.scheduling.health import health
+from litejobs.scheduling.retention import purge_occurrences
 from litejobs.scheduling.scheduler import LostLeadership, Scheduler
 from litejobs.scheduling.timetable import jitter_for
 from tests.testapp.jobs import occupied, scheduled_mark
@@ -519,7 +521,7 @@ def test_disable_stops_new_occurrences_and_a_claimed_one_finishes(
     clock.advance("1h")
     assert plans.step().planned == 0  # disabled: nothing new, nothing caught up
     assert Occurrence.objects.count() == 2
-    assert schedules.health(Schedule.objects.get(name="t.switch"), clock.now()).overdue is False
+    assert health(Schedule.objects.get(name="t.switch"), clock.now()).overdue is False
 
     schedules.enable("t.switch", by="bob")
     clock.advance("1m")
@@ -566,7 +568,7 @@ def test_retention_purges_finished_occurrences_past_each_schedules_retention(
     assert OccurrenceReplay.objects.count() == 1
 
     clock.set(at(16, 0) + timedelta(days=1))
-    assert schedules.purge_occurrences() == {"t.short": 2}
+    assert purge_occurrences() == {"t.short": 2}
     remaining = Occurrence.objects.filter(schedule__name="t.short")
     assert [(o.scheduled_for, o.state) for o in remaining] == [(at(15, 0), "scheduled")]
     assert Occurrence.objects.filter(schedule__name="t.long").count() == 3

@@ -12,7 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from litejobs import clock as litejobs_clock
-from litejobs.contrib.workqueues import items as workqueues
+from litejobs import workqueues
+from litejobs.contrib.workqueues import listing
 from litejobs.models import WorkItem, WorkItemState
 from tests.factories import UserFactory
 from tests.testapp.factories import DisputeFactory
@@ -335,8 +336,8 @@ def nodes(node: dict):
 def test_a_deep_page_of_100000_items_reads_one_page_of_the_index(client, clock, reviewers):
     fill(100_000)
     deep = workqueues.items("disputes")[60_000]
-    cursor_text = workqueues.cursor_of(deep, "todo")
-    query = workqueues.items("disputes").filter(workqueues._after("todo", cursor_text))[:51]
+    cursor_text = listing.cursor_of(deep, "todo")
+    query = workqueues.items("disputes").filter(listing._after("todo", cursor_text))[:51]
     sql, params = query.query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)

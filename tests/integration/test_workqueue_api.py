@@ -13,16 +13,14 @@ from django.db import IntegrityError, connection, transaction
 from litejobs import workqueues
 from litejobs.contrib.workqueues import checks
 from litejobs.contrib.workqueues import declarations as queues
-from litejobs.exceptions import (
+from litejobs.exceptions import DeclarationError, InvalidInput, LitejobsError
+from litejobs.models import WorkItem, WorkItemState
+from litejobs.workqueues import (
     ClaimRefused,
-    DeclarationError,
-    InvalidInput,
-    LitejobsError,
     WorkItemNotFound,
     WorkQueueForbidden,
     WorkQueueNotFound,
 )
-from litejobs.models import WorkItem, WorkItemState
 from tests.factories import UserFactory
 from tests.testapp.factories import DisputeFactory
 

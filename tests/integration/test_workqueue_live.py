@@ -18,8 +18,8 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from litejobs.contrib.workqueues import consumers, live
-from litejobs.contrib.workqueues import items as workqueues
+from litejobs import workqueues
+from litejobs.contrib.workqueues import consumers, listing, live
 from litejobs.routing import websocket_path, websocket_urlpatterns
 from tests.factories import UserFactory
 from tests.testapp.factories import DisputeFactory
@@ -72,7 +72,7 @@ def test_the_consumer_receives_an_update_when_someone_claims(clock, reviewers):
 
     async def scenario():
         socket = await open_page(bob, [item.pk])
-        assert socket.snapshot == [workqueues.as_event(item)]
+        assert socket.snapshot == [listing.as_event(item)]
         await database_sync_to_async(workqueues.claim)(item.pk, alice)
         event = await socket.receive_json_from(timeout=5)
         assert event["op"] == "update" and event["id"] == item.pk

@@ -12,6 +12,7 @@ from litejobs.exceptions import DeclarationError
 from litejobs.jobs import catalog as registry
 from litejobs.scheduling import declarations
 from litejobs.scheduling import manual as manual_jobs
+from tests.conftest import run_python
 from tests.testapp.jobs import scheduled_mark
 
 VALID = {
@@ -175,3 +176,22 @@ def test_a_manual_job_without_a_guard_is_refused():
     with pytest.raises(DeclarationError) as error:
         manual("t.manual", job=scheduled_mark, runs_where="*")
     assert error.value.code == "job-guard-missing" and "guard=lambda actor, now" in str(error.value)
+
+
+def test_a_project_without_the_admin_still_retries_an_occurrence_only_by_replay():
+    """The guard that refuses a plain retry of an occurrence's job is in force once Django is
+    ready, whatever else the project installs (here: no admin, no CLI imported)."""
+    script = (
+        "import django\n"
+        "from django.conf import settings\n"
+        "settings.configure(\n"
+        "    INSTALLED_APPS=['django.contrib.contenttypes', 'django.contrib.auth', 'pgtrigger',"
+        " 'litejobs'],\n"
+        "    DATABASES={'default': {'ENGINE': 'django.db.backends.postgresql', 'NAME': 'x'}},\n"
+        ")\n"
+        "django.setup()\n"
+        "from litejobs.jobs import operations\n"
+        "print(sorted(operations.retry_guards))\n"
+    )
+    done = run_python(script)
+    assert "'occurrence'" in done.stdout, done.stderr

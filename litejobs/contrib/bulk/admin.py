@@ -37,12 +37,12 @@ from ...exceptions import (
     BulkSetChanged,
     InvalidInput,
     LitejobsError,
-    WorkQueueForbidden,
 )
 from ...models import BulkAction, BulkActionItem, BulkConfirmationAttempt, BulkItemState
 from .. import bulk
 from ..workqueues import admin as workqueue_admin
 from ..workqueues import declarations as queues
+from ..workqueues.errors import WorkQueueForbidden
 
 PREVIEW_TEMPLATE = "admin/litejobs/bulk/preview.html"
 DETAIL_TEMPLATE = "admin/litejobs/bulk/detail.html"

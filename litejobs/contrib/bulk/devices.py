@@ -14,7 +14,8 @@ from typing import Any
 from django.apps import apps
 
 from ...core import extras
-from ...exceptions import BulkRefused, InvalidInput, LitejobsError, WorkQueueForbidden
+from ...exceptions import BulkRefused, InvalidInput, LitejobsError
+from ..workqueues.errors import WorkQueueForbidden
 from .declarations import BulkMoneyAction, database_alias
 
 logger = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ from ...jobs.context import JobContext
 from ...jobs.declaration import job
 from ...models import UNFINISHED_ITEM_CONSTRAINT, BulkAction, BulkActionItem
 from ...models.jobs import BULK_ITEM_JOB
-from ..workqueues import items as workqueues
+from ..workqueues import commands as workqueues
 from . import devices
 from .declarations import BulkMoneyAction, BulkRun, database_alias, get_action
 from .preview import money

@@ -18,13 +18,13 @@ from ...core import clock
 from ...core.enums import FINISHED_ITEM, UNFINISHED_BULK_ITEM, WorkItemState
 from ...exceptions import BulkRefused, InvalidInput, LitejobsError
 from ...models import BulkActionItem, WorkItem
-from ..workqueues import items as workqueues
+from ..workqueues import commands, listing
 from ..workqueues.declarations import WorkQueue
 from . import devices
 from .declarations import BulkMoneyAction, database_alias, get_action
 
 #: Items one bulk money action may cover (the work-queue admin's selection limit).
-ACTION_LIMIT = workqueues.ACT_LIMIT
+ACTION_LIMIT = commands.ACT_LIMIT
 #: How long a preview may be confirmed: after that the set is read again.
 PREVIEW_LIFETIME = timedelta(minutes=15)
 _SALT = "litejobs.bulk.preview"
@@ -165,7 +165,7 @@ def read(action: BulkMoneyAction, selection: tuple[int, ...], user: Any) -> Prev
         .filter(work_item_id__in=list(items), state__in=UNFINISHED_BULK_ITEM)
         .values_list("work_item_id", "bulk_action_id")
     )
-    rows = workqueues.targets(queue, list(items.values()))
+    rows = listing.targets(queue, list(items.values()))
     lines: list[PreviewLine] = []
     excluded: list[Excluded] = []
     for item_id in selection:

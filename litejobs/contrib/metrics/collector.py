@@ -36,7 +36,7 @@ from ...core import clock
 from ...jobs import queues
 from ...models import Occurrence, WebhookDelivery, WebhookEndpoint
 from ...outbox import operations as outbox_operations
-from ...scheduling import runbook
+from ...scheduling import health
 
 
 class LitejobsCollector(Collector):
@@ -66,7 +66,7 @@ class LitejobsCollector(Collector):
             "0 while an operator has the schedule disabled.",
             labels=["schedule"],
         )
-        for state in runbook.all_health(now):
+        for state in health.all_health(now):
             row = state.row
             if row.last_success_at is not None:
                 last_success.add_metric([row.name], row.last_success_at.timestamp())

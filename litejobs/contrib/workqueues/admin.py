@@ -29,10 +29,11 @@ from django.utils.html import format_html, format_html_join
 from ...admin.base import ReadOnlyAdmin
 from ...core import clock
 from ...core.registry import Registry
-from ...exceptions import InvalidInput, LitejobsError, WorkQueueNotFound
+from ...exceptions import InvalidInput, LitejobsError
 from ...models import WorkItem
+from . import commands, listing
 from . import declarations as queues
-from . import items as workqueues
+from .errors import WorkQueueNotFound
 from .live import websocket_path
 
 #: Name -> ``offer(queue, request)``: the money actions a queue page offers the user, each a
@@ -209,8 +210,8 @@ class WorkItemAdmin(ReadOnlyAdmin):
         now = clock.now()
         rows = []
         for queue in self._workable(request):
-            live, capped = workqueues.count(queue.name, now=now)
-            mine, _ = workqueues.count(queue.name, user=request.user, view="mine", now=now)
+            live, capped = listing.count(queue.name, now=now)
+            mine, _ = listing.count(queue.name, user=request.user, view="mine", now=now)
             rows.append(
                 {
                     "queue": queue,
@@ -258,7 +259,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
 
     def _listing(self, request: HttpRequest, queue: queues.WorkQueue) -> HttpResponse:
         now = clock.now()
-        views = [v for v in workqueues.VIEWS if queue.claims_enabled or v in ("todo", "closed")]
+        views = [v for v in listing.VIEWS if queue.claims_enabled or v in ("todo", "closed")]
         view = request.GET.get("view") or "todo"
         if view not in views:
             view = "todo"
@@ -267,18 +268,18 @@ class WorkItemAdmin(ReadOnlyAdmin):
         after = request.GET.get("after") or None
         filters: dict[str, Any] = {"user": request.user, "view": view, "tenant": tenant, "now": now}
         try:
-            page = workqueues.page(queue.name, after=after, limit=per_page, **filters)
+            page = listing.page(queue.name, after=after, limit=per_page, **filters)
         except InvalidInput as error:
             messages.error(request, str(error))
             after = None
-            page = workqueues.page(queue.name, limit=per_page, **filters)
-        total, capped = workqueues.count(queue.name, **filters)
+            page = listing.page(queue.name, limit=per_page, **filters)
+        total, capped = listing.count(queue.name, **filters)
         mine = (
-            workqueues.count(queue.name, user=request.user, view="mine", now=now)[0]
+            listing.count(queue.name, user=request.user, view="mine", now=now)[0]
             if queue.claims_enabled
             else 0
         )
-        found = workqueues.targets(queue, page.items)
+        found = listing.targets(queue, page.items)
         model = queue.model
         can_open = self.admin_site.is_registered(model) and request.user.has_perm(
             f"{model._meta.app_label}.view_{model._meta.model_name}"
@@ -289,7 +290,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
             rows.append(
                 {
                     "item": item,
-                    "status": workqueues.status(item, request.user, now),
+                    "status": listing.status(item, request.user, now),
                     "target": target,
                     "target_url": self._target_url(model, item.object_id) if can_open else "",
                     "score": score_text(item),
@@ -321,7 +322,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
             "page_sizes": sorted(PAGE_SIZES),
             "total": total,
             "capped": capped,
-            "count_cap": workqueues.COUNT_CAP,
+            "count_cap": listing.COUNT_CAP,
             "mine": mine,
             "first_url": self._queue_url(queue.name, **base) if after else "",
             "next_url": (
@@ -344,14 +345,14 @@ class WorkItemAdmin(ReadOnlyAdmin):
 
     def _act(self, request: HttpRequest, queue: queues.WorkQueue) -> HttpResponse:
         post = request.POST
-        outcomes: list[workqueues.Outcome] = []
+        outcomes: list[commands.Outcome] = []
         try:
             if post.get("next"):
                 outcomes = [self._claim_next(request, queue)]
             elif post.get("row_action"):
                 action, _, rest = post["row_action"].partition(":")
                 item_id, _, resolution = rest.partition(":")
-                outcomes = workqueues.act(
+                outcomes = commands.act(
                     queue.name,
                     action,
                     [_item_id(item_id)],
@@ -363,19 +364,19 @@ class WorkItemAdmin(ReadOnlyAdmin):
                 ids = [_item_id(i) for i in post.getlist("item")]
                 if not ids:
                     raise InvalidInput("Tick at least one item first.", code="selection-empty")
-                outcomes = workqueues.act(
+                outcomes = commands.act(
                     queue.name, action, ids, request.user, resolution=resolution or None
                 )
         except LitejobsError as error:
             return self._answer(request, [], error=str(error))
         return self._answer(request, outcomes)
 
-    def _claim_next(self, request: HttpRequest, queue: queues.WorkQueue) -> workqueues.Outcome:
+    def _claim_next(self, request: HttpRequest, queue: queues.WorkQueue) -> commands.Outcome:
         tenant = request.POST.get("tenant", "").strip() or None
-        item = workqueues.claim_next(queue.name, request.user, tenant=tenant)
+        item = commands.claim_next(queue.name, request.user, tenant=tenant)
         if item is None:
-            return workqueues.Outcome(0, False, "No unclaimed item is left.", "queue-empty")
-        return workqueues.Outcome(
+            return commands.Outcome(0, False, "No unclaimed item is left.", "queue-empty")
+        return commands.Outcome(
             item.pk,
             True,
             f"You hold item #{item.pk} until {_local(item.claim_expires_at, clock.now())}; it "
@@ -384,7 +385,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
         )
 
     def _answer(
-        self, request: HttpRequest, outcomes: Sequence[workqueues.Outcome], *, error: str = ""
+        self, request: HttpRequest, outcomes: Sequence[commands.Outcome], *, error: str = ""
     ) -> HttpResponse:
         """JSON for the page's script (it redraws the rows); else messages and a redirect."""
         if "application/json" in request.headers.get("Accept", ""):
@@ -395,7 +396,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
                         {"id": o.item_id, "ok": o.ok, "code": o.code, "message": o.message}
                         for o in outcomes
                     ],
-                    "items": [workqueues.as_event(o.item) for o in outcomes if o.item],
+                    "items": [listing.as_event(o.item) for o in outcomes if o.item],
                     "now": clock.now().isoformat(),
                 },
                 status=400 if error else 200,

@@ -40,10 +40,9 @@ from django.contrib.auth import (
 from django.utils.crypto import constant_time_compare
 
 from ...core import clock
-from ...exceptions import WorkQueueNotFound
 from . import declarations as queues
-from . import items as workqueues
-from . import live
+from . import listing, live
+from .errors import WorkQueueNotFound
 
 logger = logging.getLogger(__name__)
 
@@ -164,7 +163,7 @@ class WorkQueueConsumer(AsyncJsonWebsocketConsumer):
         ids = [i for i in content.get("ids", []) if isinstance(i, int) and not isinstance(i, bool)]
         if not await self.still_allowed():
             return
-        states = await database_sync_to_async(workqueues.snapshot)(self.queue_name, ids)
+        states = await database_sync_to_async(listing.snapshot)(self.queue_name, ids)
         await self.send_json({"op": "items", "items": states, "now": clock.now().isoformat()})
 
     async def forward(self, event: dict[str, Any]) -> None:

@@ -43,7 +43,8 @@ from ...core.discovery import Discovery
 from ...core.durations import parse_duration
 from ...core.enums import ClaimMode, values_of
 from ...core.registry import Registry
-from ...exceptions import DeclarationError, InvalidInput, LitejobsError, WorkQueueNotFound
+from ...exceptions import DeclarationError, InvalidInput, LitejobsError
+from .errors import WorkQueueNotFound
 
 #: The claim modes a queue must choose from.
 CLAIM_MODES = values_of(ClaimMode)

@@ -1,12 +1,13 @@
-"""Human work queues: the API the admin and user code share.
+"""Human work queues: the commands that move an item, shared by the admin and user code.
 
 ``enqueue_item`` puts a model row in a queue (or refreshes its score), ``claim`` /
 ``claim_next`` / ``release`` / ``resolve`` / ``cancel`` move an item, ``refresh_score``
-re-runs its rule. Each is **one conditional statement**: it changes the row only when the
-queue's claim mode and the item's current claim allow it, and otherwise changes nothing and
-raises ``ClaimRefused`` (or ``WorkItemNotFound``) saying why and what to do. Two people can
-never both hold one item: a claim is one ``UPDATE ... WHERE`` that PostgreSQL re-checks on the
-row's latest version under its row lock.
+re-runs its rule, ``settle`` resolves one on an authority checked elsewhere, and ``act``
+applies one of them to many items. Each is **one conditional statement**: it changes the row
+only when the queue's claim mode and the item's current claim allow it, and otherwise changes
+nothing and raises ``ClaimRefused`` (or ``WorkItemNotFound``) saying why and what to do. Two
+people can never both hold one item: a claim is one ``UPDATE ... WHERE`` that PostgreSQL
+re-checks on the row's latest version under its row lock.
 
 A claim is a lease. Every statement compares ``claim_expires_at`` with the database's clock
 (``{db_now}``: ``litejobs.clock.lease_instant()``, so web hosts whose clocks disagree agree
@@ -19,52 +20,48 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
 from django.contrib.contenttypes.models import ContentType
-from django.core.exceptions import ValidationError
 from django.db import connections, models
-from django.db.models import BooleanField, F, Q, QuerySet
-from django.db.models.expressions import RawSQL
 
 from ...conf import settings
 from ...core import clock
 from ...core.durations import parse_duration
 from ...core.enums import (
     FINISHED_ITEM,
-    LIVE_ITEM,
     ClaimMode,
     ItemAction,
-    ItemStatus,
-    ItemView,
     WorkItemState,
     values_of,
 )
-from ...exceptions import (
-    ClaimRefused,
-    InvalidInput,
-    LitejobsError,
-    WorkItemNotFound,
-    WorkQueueForbidden,
-)
+from ...exceptions import InvalidInput, LitejobsError
 from ...models.workqueues import WorkItem
-from ...sql import fetch_all, query, run_query
+from ...sql import fetch_all, query
 from . import declarations as queues
+from .errors import ClaimRefused, WorkItemNotFound, WorkQueueForbidden
+
+__all__ = [
+    "ACTIONS",
+    "Outcome",
+    "act",
+    "cancel",
+    "claim",
+    "claim_next",
+    "enqueue_item",
+    "refresh_score",
+    "release",
+    "resolve",
+    "settle",
+]
 
 logger = logging.getLogger(__name__)
 
 #: Items one call of ``act`` (an admin bulk action) may touch.
 ACT_LIMIT = 500
-#: Largest page a listing answers.
-MAX_PAGE = 200
-#: Listings count at most this many rows (a count of 100,000 rows is not worth its cost).
-COUNT_CAP = 10_000
-
-#: The listing views: items to work (everyone's), unclaimed ones, mine, held by others, closed.
-VIEWS = values_of(ItemView)
 
 
 def _alias() -> str:
@@ -611,203 +608,3 @@ def act(
         else:
             outcomes.append(Outcome(item_id, True, text, item=item))
     return outcomes
-
-
-# Reading -------------------------------------------------------------------------------------
-
-
-def status(item: WorkItem, user: Any, now: datetime) -> ItemStatus:
-    """How ``user`` sees the item now: ``open``, ``mine``, ``theirs``, ``done``, ``cancelled``.
-
-    A claim whose expiry has passed is no claim: such an item is ``open``.
-    """
-    if item.state in FINISHED_ITEM:
-        return ItemStatus(item.state)
-    if item.state == WorkItemState.CLAIMED and cast(datetime, item.claim_expires_at) > now:
-        mine = user is not None and item.claimed_by_id == user.pk
-        return ItemStatus.MINE if mine else ItemStatus.THEIRS
-    return ItemStatus.OPEN
-
-
-@dataclass(frozen=True)
-class Page:
-    """One page of a listing and the cursor of the next (``None`` on the last page)."""
-
-    items: list[WorkItem]
-    next_cursor: str | None
-
-
-def items(
-    queue: str,
-    *,
-    user: Any = None,
-    view: str = "todo",
-    tenant: str | None = None,
-    now: datetime | None = None,
-) -> QuerySet[WorkItem]:
-    """The queryset of a listing view, in its order (see ``page``).
-
-    ``todo``: every live item by score then age; ``unclaimed``: those without a live claim;
-    ``mine`` / ``others``: live claims of ``user`` / of anyone else; ``closed``: done and
-    cancelled items, newest first.
-    """
-    if view not in VIEWS:
-        raise InvalidInput(
-            f"Unknown view {view!r}; use one of {', '.join(VIEWS)}.", code="view-invalid"
-        )
-    now = now or clock.now()
-    qs = WorkItem.objects.using(_alias()).filter(queue=queue)
-    if tenant:
-        qs = qs.filter(tenant=tenant)
-    if view == ItemView.CLOSED:
-        return qs.filter(state__in=FINISHED_ITEM).order_by(F("resolved_at").desc(), F("id").desc())
-    qs = qs.filter(state__in=LIVE_ITEM)
-    held = Q(state=WorkItemState.CLAIMED, claim_expires_at__gt=now)
-    user_id = getattr(user, "pk", None)
-    if view == ItemView.UNCLAIMED:
-        qs = qs.exclude(held)
-    elif view == ItemView.MINE:
-        qs = qs.filter(held, claimed_by_id=user_id)
-    elif view == ItemView.OTHERS:
-        qs = qs.filter(held).exclude(claimed_by_id=user_id) if user_id else qs.filter(held)
-    return qs.order_by((-F("score")).asc(), F("created_at").asc(), F("id").asc())
-
-
-def page(
-    queue: str,
-    *,
-    user: Any = None,
-    view: str = "todo",
-    tenant: str | None = None,
-    after: str | None = None,
-    limit: int = 50,
-    now: datetime | None = None,
-) -> Page:
-    """A page of a listing after the cursor ``after`` (keyset pagination).
-
-    Each page is one index range scan that starts where the previous page ended, so the
-    2,000th page of 100,000 items costs what the first does (no OFFSET).
-    """
-    if not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
-        raise InvalidInput(f"A page holds 1 to {MAX_PAGE} items.", code="page-invalid")
-    qs = items(queue, user=user, view=view, tenant=tenant, now=now)
-    if after:
-        qs = qs.filter(_after(view, after))
-    rows = list(qs[: limit + 1])
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return Page(rows, cursor_of(rows[-1], view) if more and rows else None)
-
-
-def cursor_of(item: WorkItem, view: str) -> str:
-    """The position just after ``item`` in ``view``'s order, as text for a URL."""
-    if view == ItemView.CLOSED:
-        return f"{cast(datetime, item.resolved_at).isoformat()}_{item.pk}"  # closed: resolved
-    return f"{item.score!r}_{item.created_at.isoformat()}_{item.pk}"
-
-
-def _after(view: str, cursor: str) -> RawSQL:
-    try:
-        if view == ItemView.CLOSED:
-            resolved_at, item_id = cursor.split("_")
-            return RawSQL(
-                '("litejobs_workitem"."resolved_at", "litejobs_workitem"."id") < (%s, %s)',
-                (datetime.fromisoformat(resolved_at), int(item_id)),
-                output_field=BooleanField(),
-            )
-        score, created_at, item_id = cursor.split("_")
-        return RawSQL(
-            '("litejobs_workitem"."score" * -1, "litejobs_workitem"."created_at", '
-            '"litejobs_workitem"."id") > (%s, %s, %s)',
-            (-float(score), datetime.fromisoformat(created_at), int(item_id)),
-            output_field=BooleanField(),
-        )
-    except (ValueError, TypeError) as error:
-        raise InvalidInput(
-            "That page link is broken (its position cannot be read); start from the first page.",
-            code="cursor-invalid",
-        ) from error
-
-
-def count(queue: str, **filters: Any) -> tuple[int, bool]:
-    """How many items a listing view holds, counted up to ``COUNT_CAP``: ``(n, capped)``."""
-    counted = items(queue, **filters).order_by()[: COUNT_CAP + 1].count()
-    return min(counted, COUNT_CAP), counted > COUNT_CAP
-
-
-def targets(work_queue: queues.WorkQueue, rows: Sequence[WorkItem]) -> dict[str, models.Model]:
-    """The model rows behind ``rows``, by ``object_id``, in one query."""
-    ids = {row.object_id for row in rows}
-    if not ids:
-        return {}
-    pk = work_queue.model._meta.pk
-    keys = []
-    for value in ids:
-        try:
-            keys.append(pk.to_python(value))
-        except ValidationError:  # not a key of this model (the queue's model changed): no row
-            continue
-    found = work_queue.model._default_manager.using(_alias()).filter(pk__in=keys)
-    return {str(row.pk): row for row in found}
-
-
-def snapshot(queue: str, item_ids: Iterable[int]) -> list[dict[str, Any]]:
-    """The claim state of these items, shaped like the live notifications (one query)."""
-    ids = [int(i) for i in list(item_ids)[:MAX_PAGE]]
-    rows = WorkItem.objects.using(_alias()).filter(queue=queue, pk__in=ids)
-    return [as_event(row) for row in rows]
-
-
-def as_event(row: WorkItem) -> dict[str, Any]:
-    """An item as a queue page redraws it (the NOTIFY trigger sends the same keys)."""
-    return {
-        "op": "state",
-        "id": row.pk,
-        "queue": row.queue,
-        "state": row.state,
-        "holder_id": row.claimed_by_id,
-        "holder": row.claimed_by_name,
-        "claim_expires_at": row.claim_expires_at.isoformat() if row.claim_expires_at else None,
-        "resolution": row.resolution,
-        "resolver": row.resolved_by_name,
-    }
-
-
-def purge(*, older_than: Any, batch: int | None = None) -> int:
-    """Delete done and cancelled items resolved more than ``older_than`` ago, in batches of
-    ``LITEJOBS["PURGE_BATCH"]`` rows; answers how many. Live items are never purged."""
-    before = clock.now() - parse_duration(older_than, name="older_than=", allow_zero=False)
-    batch = batch or settings.PURGE_BATCH
-    total = 0
-    while True:
-        with connections[_alias()].cursor() as cursor:
-            run_query(cursor, "workitem_purge", {"before": before, "batch": batch})
-            deleted: int = cursor.rowcount
-        total += deleted
-        if deleted < batch:
-            break
-    logger.info("items purged count=%s before=%s", total, before.isoformat())
-    return total
-
-
-__all__ = [
-    "ACTIONS",
-    "VIEWS",
-    "Outcome",
-    "Page",
-    "act",
-    "cancel",
-    "claim",
-    "claim_next",
-    "count",
-    "enqueue_item",
-    "items",
-    "page",
-    "purge",
-    "refresh_score",
-    "release",
-    "resolve",
-    "settle",
-    "snapshot",
-    "status",
-]

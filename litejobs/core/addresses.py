@@ -2,20 +2,22 @@
 
 Hosts are resolved and every address checked — loopback, private, link-local, reserved and
 multicast addresses are refused — when an endpoint is saved and again at every delivery, and
-the request goes to the address that was checked (``transport``: no second DNS lookup, no
-redirects, no proxy). ``LITEJOBS["WEBHOOK_ALLOWED_HOSTS"]`` lists hosts exempt from it.
+the request goes to the address that was checked (``litejobs.webhooks.transport``: no second
+DNS lookup, no redirects, no proxy). The hosts exempt from it
+(``LITEJOBS["WEBHOOK_ALLOWED_HOSTS"]``) are passed in. The ``WebhookEndpoint`` record
+validates its URL here, so the policy sits below the records.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import SplitResult, urlsplit
 
-from ..conf import settings
-from ..exceptions import WebhookError
+from .errors import WebhookError
 
 URL_MAX = 2000
 
@@ -71,8 +73,7 @@ def _split(url: Any) -> tuple[SplitResult, int]:
     return parts, port or (443 if parts.scheme == "https" else 80)
 
 
-def _allowed(host: str) -> bool:
-    allowed = settings.WEBHOOK_ALLOWED_HOSTS or ()
+def _allowed(host: str, allowed: Iterable[Any]) -> bool:
     names = {str(name).strip().lower().strip("[]") for name in allowed}
     return host.lower().strip("[]") in names
 
@@ -95,10 +96,10 @@ def _refusal(address: str) -> str | None:
     return None if ip.is_global else "non-public"
 
 
-def resolve(url: str) -> Target:
+def resolve(url: str, allowed_hosts: Iterable[Any] | None) -> Target:
     """Check ``url`` and resolve its host; every address must be public unless the host is
-    in ``WEBHOOK_ALLOWED_HOSTS``. Raises ``WebhookError`` (``webhook-url-invalid``,
-    ``webhook-host-unresolved``, ``webhook-address-refused``)."""
+    in ``allowed_hosts`` (``WEBHOOK_ALLOWED_HOSTS``). Raises ``WebhookError``
+    (``webhook-url-invalid``, ``webhook-host-unresolved``, ``webhook-address-refused``)."""
     parts, port = _split(url)
     host = cast(str, parts.hostname)  # _split refuses a URL without a host
     try:
@@ -111,7 +112,7 @@ def resolve(url: str) -> Target:
             field="url",
         ) from error
     addresses = tuple(dict.fromkeys((family, sockaddr) for family, _, _, _, sockaddr in found))
-    if not _allowed(host):
+    if not _allowed(host, allowed_hosts or ()):
         for _, sockaddr in addresses:
             kind = _refusal(str(sockaddr[0]))  # an IPv4 or IPv6 address
             if kind is not None:
