@@ -7,8 +7,6 @@ value. Configuration mistakes are also ``ImproperlyConfigured``; bad input is al
 ``ValueError`` so callers can catch either kind.
 """
 
-from typing import Any
-
 from django.core.exceptions import ImproperlyConfigured
 
 from .core.durations import format_duration, parse_duration
@@ -132,40 +130,7 @@ class SignatureInvalid(LitejobsError, ValueError):
     code = "webhook-signature-invalid"
 
 
-class BulkActionNotFound(LitejobsError, LookupError):
-    """No installed app declares a bulk money action by that name (in its ``queues.py``)."""
-
-    code = "bulk-action-unknown"
-
-
-class BulkRefused(LitejobsError, PermissionError):
-    """A bulk money action was refused before any money moved; ``code`` says why and the
-    message says what to do: ``bulk-forbidden`` (the action's permission is missing),
-    ``bulk-device-missing`` (no confirmed TOTP device), ``bulk-code-missing``,
-    ``bulk-code-invalid``, ``bulk-code-expired``, ``bulk-code-reused``, ``bulk-code-throttled``
-    (the confirmation code was refused), ``bulk-preview-invalid`` / ``bulk-preview-expired`` (the
-    preview the confirmation names cannot be trusted or is too old), ``bulk-item-not-failed``
-    (a retry of an item that did not fail)."""
-
-    code = "bulk-refused"
-
-
-class BulkSetChanged(BulkRefused):
-    """The items behind a confirmation changed after their preview (an item left the queue,
-    was claimed, or its amount changed): nothing moved. ``preview`` is a fresh preview of the
-    same selection to read and confirm again."""
-
-    code = "bulk-set-changed"
-
-    def __init__(self, message: str, *, preview: Any) -> None:
-        super().__init__(message)
-        self.preview = preview
-
-
 __all__ = [
-    "BulkActionNotFound",
-    "BulkRefused",
-    "BulkSetChanged",
     "Cancelled",
     "DatabaseUnsupported",
     "DeclarationError",

@@ -16,8 +16,9 @@ from django.db import connection
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from litejobs import bulk, operations, workqueues
+from litejobs.bulk import BulkRefused, BulkSetChanged
 from litejobs.contrib.bulk import devices
-from litejobs.exceptions import BulkRefused, BulkSetChanged, TransitionRefused
+from litejobs.exceptions import TransitionRefused
 from litejobs.models import (
     BulkAction,
     BulkActionItem,

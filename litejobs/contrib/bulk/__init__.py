@@ -34,8 +34,8 @@ code was typed is never paid. A failed item keeps its error and can be retried a
 ``declarations`` (``bulk_money_action``), ``devices`` (who may run it, the TOTP devices:
 django-otp, ``litejobs[otp]``), ``preview`` (every item, the totals, the digest),
 ``confirmation`` (the code, bound to the digest, audited), ``execution`` (one job per item,
-each run once; retrying a failed item), ``admin`` and ``checks``. This package's face is the
-API of ``litejobs.bulk``.
+each run once; retrying a failed item), ``errors`` (its refusals), ``admin`` and ``checks``.
+This package's face is the API of ``litejobs.bulk``.
 """
 
 from .confirmation import Confirmation, confirm
@@ -49,6 +49,7 @@ from .declarations import (
     unregister,
 )
 from .devices import devices_for, unavailable_reason
+from .errors import BulkActionNotFound, BulkRefused, BulkSetChanged
 from .execution import ITEM_JOB, Summary, retry_item, run_bulk_item, summary
 from .preview import (
     ACTION_LIMIT,
@@ -67,8 +68,11 @@ __all__ = [
     "ACTION_LIMIT",
     "ITEM_JOB",
     "PREVIEW_LIFETIME",
+    "BulkActionNotFound",
     "BulkMoneyAction",
+    "BulkRefused",
     "BulkRun",
+    "BulkSetChanged",
     "Confirmation",
     "Excluded",
     "Preview",

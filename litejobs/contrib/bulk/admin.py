@@ -31,18 +31,13 @@ from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters
 
 from ...admin.base import ReadOnlyAdmin
-from ...exceptions import (
-    BulkActionNotFound,
-    BulkRefused,
-    BulkSetChanged,
-    InvalidInput,
-    LitejobsError,
-)
+from ...exceptions import InvalidInput, LitejobsError
 from ...models import BulkAction, BulkActionItem, BulkConfirmationAttempt, BulkItemState
 from .. import bulk
 from ..workqueues import admin as workqueue_admin
 from ..workqueues import declarations as queues
 from ..workqueues.errors import WorkQueueForbidden
+from .errors import BulkActionNotFound, BulkRefused, BulkSetChanged
 
 PREVIEW_TEMPLATE = "admin/litejobs/bulk/preview.html"
 DETAIL_TEMPLATE = "admin/litejobs/bulk/detail.html"

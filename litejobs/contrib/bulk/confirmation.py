@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 
 from ...core import clock
 from ...core.enums import BulkItemState
-from ...exceptions import BulkRefused, BulkSetChanged, InvalidInput, LitejobsError
+from ...exceptions import InvalidInput, LitejobsError
 from ...models import (
     UNFINISHED_ITEM_CONSTRAINT,
     BulkAction,
@@ -26,6 +26,7 @@ from ...models import (
 )
 from . import devices
 from .declarations import BulkMoneyAction, database_alias, get_action
+from .errors import BulkRefused, BulkSetChanged
 from .execution import run_bulk_item, violates
 from .preview import Preview, read, read_token
 

@@ -20,9 +20,10 @@ from django.db import models
 
 from ...conf import settings
 from ...core.registry import Registry
-from ...exceptions import BulkActionNotFound, DeclarationError, InvalidInput, LitejobsError
+from ...exceptions import DeclarationError, InvalidInput, LitejobsError
 from ...models import BulkAction, BulkActionItem
 from ..workqueues import declarations as queues
+from .errors import BulkActionNotFound
 
 #: An ISO 4217-shaped currency code.
 CURRENCY_PATTERN = re.compile(r"^[A-Z]{3}$")

@@ -14,9 +14,10 @@ from typing import Any
 from django.apps import apps
 
 from ...core import extras
-from ...exceptions import BulkRefused, InvalidInput, LitejobsError
+from ...exceptions import InvalidInput, LitejobsError
 from ..workqueues.errors import WorkQueueForbidden
 from .declarations import BulkMoneyAction, database_alias
+from .errors import BulkRefused
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from django.db.models import Count
 from ...core import clock
 from ...core.enums import CLAIM_GONE, UNFINISHED_BULK_ITEM, BulkItemState, BulkStatus, CancelReason
 from ...core.retry import Retry
-from ...exceptions import BulkRefused, JobNotFound, LitejobsError, TransitionRefused
+from ...exceptions import JobNotFound, LitejobsError, TransitionRefused
 from ...jobs import operations
 from ...jobs.context import JobContext
 from ...jobs.declaration import job
@@ -32,6 +32,7 @@ from ...models.jobs import BULK_ITEM_JOB
 from ..workqueues import commands as workqueues
 from . import devices
 from .declarations import BulkMoneyAction, BulkRun, database_alias, get_action
+from .errors import BulkRefused
 from .preview import money
 
 logger = logging.getLogger(__name__)

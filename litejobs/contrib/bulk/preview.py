@@ -16,12 +16,13 @@ from django.core import signing
 
 from ...core import clock
 from ...core.enums import FINISHED_ITEM, UNFINISHED_BULK_ITEM, WorkItemState
-from ...exceptions import BulkRefused, InvalidInput, LitejobsError
+from ...exceptions import InvalidInput, LitejobsError
 from ...models import BulkActionItem, WorkItem
 from ..workqueues import commands, listing
 from ..workqueues.declarations import WorkQueue
 from . import devices
 from .declarations import BulkMoneyAction, database_alias, get_action
+from .errors import BulkRefused
 
 #: Items one bulk money action may cover (the work-queue admin's selection limit).
 ACTION_LIMIT = commands.ACT_LIMIT
