@@ -6,7 +6,7 @@ The user-facing surface; everything else is an implementation detail.
 from .core.retry import Retry
 from .exceptions import Cancelled, LitejobsError, Permanent, RetryAfter, WaitTimedOut
 from .jobs.context import JobContext
-from .jobs.declaration import Concurrency, JobDefinition, job
+from .jobs.declarations import Concurrency, JobDefinition, job
 from .jobs.enqueue import Enqueued
 from .jobs.events import event, publish_event
 from .scheduling.declarations import ScheduleDefinition, schedule

@@ -3,9 +3,9 @@
 When Django is ready it registers the checks, keeps ``runworker``, ``runscheduler`` and
 ``runrelay`` litejobs' whatever the order of apps, declares litejobs' own jobs and schedule
 (webhook delivery, bulk money items, housekeeping) and the rule that an occurrence's job runs
-again only by a replay, wires the add-ons of ``litejobs.contrib`` in (their checks and admin
-pages; the Django Tasks backend when Django Tasks is available), and imports every installed
-app's declaration modules (``jobs.py``, ``workflows.py``, ``schedules.py``, then
+again only by a replay, wires the add-ons in (the work queues' and bulk money actions' checks
+and admin pages; the Django Tasks backend when Django Tasks is available), and imports every
+installed app's declaration modules (``jobs.py``, ``workflows.py``, ``schedules.py``, then
 ``queues.py``).
 """
 
@@ -22,11 +22,9 @@ class LitejobsConfig(AppConfig):
         from django.core.signals import setting_changed
 
         from . import checks  # noqa: F401 - the checks register themselves
+        from .bulk import checks as bulk_checks  # noqa: F401
+        from .bulk import execution  # noqa: F401 - the job that pays bulk items
         from .conf import settings
-        from .contrib.bulk import checks as bulk_checks  # noqa: F401
-        from .contrib.bulk import execution  # noqa: F401 - the job that pays bulk items
-        from .contrib.workqueues import checks as workqueue_checks  # noqa: F401
-        from .contrib.workqueues import declarations as workqueues
         from .core import clock, extras
         from .jobs import catalog
         from .management.precedence import pin_runtime_commands
@@ -35,15 +33,17 @@ class LitejobsConfig(AppConfig):
             runbook,  # noqa: F401 - an occurrence's job reruns by replay only
         )
         from .webhooks import delivery  # noqa: F401 - the webhook delivery job
+        from .workqueues import checks as workqueue_checks  # noqa: F401
+        from .workqueues import declarations as workqueues
 
         pin_runtime_commands()
         setting_changed.connect(clock.forget_configured_clock)
         setting_changed.connect(settings.forget)
         if extras.installed("django.tasks") or extras.installed("django_tasks"):
-            from .contrib.django_tasks import backend  # noqa: F401 - runs Django tasks' rows
+            from .tasks import backend  # noqa: F401 - runs Django tasks' rows
         if apps.is_installed("django.contrib.admin"):
-            from .contrib.bulk import admin as bulk_admin  # noqa: F401
-            from .contrib.workqueues import admin as workqueue_admin  # noqa: F401
+            from .bulk import admin as bulk_admin  # noqa: F401
+            from .workqueues import admin as workqueue_admin  # noqa: F401
 
         catalog.autodiscover()
         workqueues.autodiscover()  # work queues (after jobs and schedules)

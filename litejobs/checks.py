@@ -1,7 +1,7 @@
 """System checks (``manage.py check``): litejobs problems with stable ids and the fix.
 
-The add-ons' checks are theirs (``litejobs.contrib.workqueues.checks``,
-``litejobs.contrib.bulk.checks``); litejobs' app registers them with these.
+The add-ons' checks are theirs (``litejobs.workqueues.checks``,
+``litejobs.bulk.checks``); litejobs' app registers them with these.
 """
 
 import contextlib
@@ -15,13 +15,14 @@ from django.db import connections
 from django.urls import get_resolver
 from django.utils.module_loading import import_string
 
+from . import workflows
 from .conf import COUNT_SETTINGS, DEFAULTS, METRICS_TOKEN_MIN, is_count, settings
 from .core.retry import Retry
 from .core.spelling import close_match, did_you_mean
 from .exceptions import LitejobsError
-from .jobs import catalog, workflows
+from .jobs import catalog
 from .jobs import queues as job_queues
-from .jobs.declaration import queue_name
+from .jobs.declarations import queue_name
 from .management.precedence import RUNTIME_COMMANDS, shadowed_commands
 
 

@@ -1,4 +1,5 @@
-"""Moved to ``litejobs.core.clock``; this path keeps working.
+"""The path of litejobs' clock in settings and tests (``LITEJOBS["CLOCK"]`` names
+``litejobs.clock.SystemClock`` by default; tests move a ``FrozenClock`` with ``use_clock``).
 
 ``litejobs.clock.now()``, ``use_clock``, ``FrozenClock``, ``SystemClock`` (the default of
 ``LITEJOBS["CLOCK"]``) and the rest are the objects of ``litejobs.core.clock``.

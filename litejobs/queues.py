@@ -1,5 +1,6 @@
-"""Moved to ``litejobs.contrib.workqueues.declarations``; this path keeps working
-(``from litejobs.queues import work_queue, score_rule`` in an app's ``queues.py``)."""
+"""The path an app's ``queues.py`` imports its work-queue declarations from, as the first
+release documented it: ``from litejobs.queues import work_queue, score_rule``. They live in
+``litejobs.workqueues`` (which exports them too), the one home of human work queues."""
 
-from .contrib.workqueues.declarations import *  # noqa: F403
-from .contrib.workqueues.declarations import __all__  # noqa: F401
+from .workqueues.declarations import *  # noqa: F403
+from .workqueues.declarations import __all__  # noqa: F401

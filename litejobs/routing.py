@@ -1,6 +1,7 @@
-"""Moved to ``litejobs.contrib.workqueues.routing``; this path keeps working (the websocket
-URL patterns of the live work-queue pages; needs ``litejobs[live]``)."""
+"""The path an ASGI application names for the live work-queue pages' websockets:
+``from litejobs.routing import websocket_urlpatterns`` (needs ``litejobs[live]``). The
+patterns live in ``litejobs.workqueues.routing``."""
 
-from .contrib.workqueues.routing import websocket_path, websocket_urlpatterns
+from .workqueues.routing import websocket_path, websocket_urlpatterns
 
 __all__ = ["websocket_path", "websocket_urlpatterns"]

@@ -1,5 +1,5 @@
-"""Moved to ``litejobs.core.tracing``; this path keeps working (``TraceparentMiddleware`` in
-``MIDDLEWARE``)."""
+"""The path ``MIDDLEWARE`` names: ``litejobs.tracing.TraceparentMiddleware`` (the trace
+context of the request a job is enqueued in). The code lives in ``litejobs.core.tracing``."""
 
 from .core.tracing import TraceparentMiddleware, current_traceparent, use_traceparent
 

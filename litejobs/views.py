@@ -1,6 +1,7 @@
-"""Moved to ``litejobs.contrib.metrics.views``; this path keeps working:
-``path("metrics", litejobs.views.metrics)`` (needs ``litejobs[metrics]``)."""
+"""The path a URLconf names for the metrics endpoint:
+``path("metrics", litejobs.views.metrics)`` (needs ``litejobs[metrics]``). The view lives in
+``litejobs.metrics.views``."""
 
-from .contrib.metrics.views import metrics
+from .metrics.views import metrics
 
 __all__ = ["metrics"]

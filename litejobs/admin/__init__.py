@@ -1,6 +1,6 @@
 """The operator's admin: jobs, live workers, job queues, schedules, the outbox and webhooks, one
 module per model group. (The work-queue and bulk money action pages are
-``litejobs.contrib``'s; litejobs' app registers them when the admin is installed.)
+the add-ons'; litejobs' app registers them when the admin is installed.)
 
 Every change an operator makes here goes through the features' operator verbs
 (``litejobs.jobs.operations``, ``litejobs.scheduling.runbook``, ...), the same functions

@@ -35,7 +35,7 @@ class ReadOnlyAdmin(NoHandEdits, admin.ModelAdmin):
     """Rows only the engine writes.
 
     Operators act through explicit actions (``has_operate_permission``), never by editing a
-    row, so every change goes through ``litejobs.operations`` and its conditional statements.
+    row, so every change goes through ``litejobs.jobs.operations`` and its conditional statements.
     """
 
     #: The model permission that lets a user run this page's actions.
@@ -63,7 +63,7 @@ class RecordInline(NoHandEdits, admin.TabularInline):
 
 
 def acted_by(request: HttpRequest) -> str:
-    """Who acts, as recorded and logged by ``litejobs.operations``: the admin user name."""
+    """Who acts, as recorded and logged by ``litejobs.jobs.operations``: the admin user name."""
     return request.user.get_username() or f"user:{request.user.pk}"
 
 

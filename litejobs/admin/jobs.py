@@ -1,5 +1,5 @@
 """Jobs in the admin: a listing that stays fast at a million rows, a redacted detail page,
-and the retry / cancel / run now actions of ``litejobs.operations``."""
+and the retry / cancel / run now actions of ``litejobs.jobs.operations``."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ state, each showing the jobs and deliveries it produced; the listing's header sh
 and the relay leader. Webhook endpoints are edited here (validated like
 ``litejobs.webhooks.create_endpoint``: URL, address policy, declared topics) and enabled or
 disabled with the functions the code uses. Deliveries are read-only, with a redeliver action
-that retries the delivery's job through ``litejobs.operations``.
+that retries the delivery's job through ``litejobs.jobs.operations``.
 """
 
 from __future__ import annotations
@@ -451,7 +451,7 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Redeliver selected deliveries", permissions=["operate"])
     def redeliver(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        """Send them again: retry each delivery's job (``litejobs.operations.retry``)."""
+        """Send them again: retry each delivery's job (``litejobs.jobs.operations.retry``)."""
         by = acted_by(request)
         for delivery in queryset.select_related("endpoint")[:ACTION_LIMIT]:
             job = _delivery_job(delivery)

@@ -7,7 +7,7 @@ appear in a project's real worker.
 import time
 
 from ..jobs.context import JobContext
-from ..jobs.declaration import job
+from ..jobs.declarations import job
 from ..outbox import subscriber
 from ..outbox.declarations import Message
 

@@ -33,7 +33,7 @@ from psycopg import sql
 from ..conf import DEFAULTS
 from ..conf import settings as litejobs_settings
 from ..core import clock
-from ..jobs.declaration import MAX_BATCH, JobDefinition
+from ..jobs.declarations import MAX_BATCH, JobDefinition
 from ..models import Job
 from ..models import Worker as WorkerRow
 from ..outbox.relay import OutboxRelay

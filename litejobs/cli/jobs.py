@@ -1,6 +1,6 @@
 """``manage.py litejobs list|show|retry|cancel|promote``: find jobs, read them, move them.
 
-The verbs call ``litejobs.operations``, the functions the admin's actions call too. A refusal
+The verbs call ``litejobs.jobs.operations``, the functions the admin's actions call too. A refusal
 (``TransitionRefused``, ``JobNotFound``) prints ``[code] message`` and exits 1.
 """
 

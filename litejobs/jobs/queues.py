@@ -30,7 +30,7 @@ from ..exceptions import InvalidInput
 from ..models import Job, QueueState, Worker
 from ..models.jobs import NOTIFY_CHANNEL
 from . import catalog
-from .declaration import QUEUE_NAME
+from .declarations import QUEUE_NAME
 from .operations import check_by
 
 logger = logging.getLogger(__name__)

@@ -32,7 +32,7 @@ _NOTIFY_INSERTED = f"""
 # as the job's fenced transition (so every occurrence completion is fenced by construction).
 # Only the occurrence's current job (last_job_id) moves it, and never to a lower fence. A
 # cancelled job leaves its occurrence `skipped` when it never started, else `cancelled`.
-#: The job that pays one item of a bulk money action (declared in ``litejobs.contrib.bulk``).
+#: The job that pays one item of a bulk money action (declared in ``litejobs.bulk``).
 BULK_ITEM_JOB = "litejobs.bulk_item"
 
 # A bulk item's job that ends cancelled or dead before the item recorded its outcome (an

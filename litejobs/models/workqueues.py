@@ -17,7 +17,7 @@ from ..core.enums import FINISHED_ITEM, LIVE_ITEM, WorkItemState
 from .people import person
 
 #: The NOTIFY channel of work-item changes; one LISTEN per web process
-#: (``litejobs.contrib.workqueues.live``).
+#: (``litejobs.workqueues.live``).
 WORKITEM_CHANNEL = "litejobs_workitems"
 
 

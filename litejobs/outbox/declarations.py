@@ -33,7 +33,7 @@ from ..core.topics import Topic, check_topic_name, topics
 from ..exceptions import DeclarationError
 from ..jobs import catalog
 from ..jobs.context import JobContext
-from ..jobs.declaration import JobDefinition
+from ..jobs.declarations import JobDefinition
 from ..jobs.enqueue import PreparedRow, common_columns, insert_many
 from ..sql import fetch_all, hot_cursor, run_query
 from .staging import StagedRow

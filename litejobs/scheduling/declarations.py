@@ -35,7 +35,7 @@ from ..exceptions import DeclarationError, InvalidInput
 from ..jobs import catalog
 from ..jobs.catalog import Definition, Run
 from ..jobs.claims import ClaimedJob
-from ..jobs.declaration import JobDefinition
+from ..jobs.declarations import JobDefinition
 from .identity import OccurrenceRef
 from .timetable import DST_REPEATED, DST_SKIPPED, UTC_ZONES, Timetable
 

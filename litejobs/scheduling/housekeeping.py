@@ -15,7 +15,7 @@ from ..conf import settings
 from ..core.retry import Retry
 from ..jobs import operations
 from ..jobs.context import JobContext
-from ..jobs.declaration import job
+from ..jobs.declarations import job
 from ..outbox import operations as outbox_operations
 from .declarations import schedule
 from .retention import purge_occurrences

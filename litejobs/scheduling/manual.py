@@ -28,7 +28,7 @@ from ..conf import settings
 from ..core import clock
 from ..core.registry import Registry
 from ..exceptions import DeclarationError, GuardRefused, InvalidInput
-from ..jobs.declaration import JobDefinition
+from ..jobs.declarations import JobDefinition
 from ..jobs.enqueue import Enqueued
 from .declarations import NAME_PATTERN
 

@@ -37,7 +37,7 @@ from ..core.retry import Retry
 from ..exceptions import Cancelled, Permanent, RetryAfter, WebhookError
 from ..jobs import catalog, queues
 from ..jobs.context import JobContext
-from ..jobs.declaration import job, queue_name
+from ..jobs.declarations import job, queue_name
 from ..jobs.enqueue import PreparedRow, insert_many
 from ..models import WebhookDelivery, WebhookEndpoint
 from ..outbox import operations as outbox_operations

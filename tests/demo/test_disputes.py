@@ -10,9 +10,9 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 from litejobs import workqueues
-from litejobs.contrib.workqueues import declarations as queues
 from litejobs.exceptions import LitejobsError
 from litejobs.models import WorkItem, WorkItemState
+from litejobs.workqueues import declarations as queues
 from project.demo.seed import seed_demo_data
 from project.payments.models import Dispute
 from project.payments.seed import DISPUTE_COUNT, REVIEWERS, seed_disputes

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from litejobs.contrib.workqueues import declarations as queues
+from litejobs.workqueues import declarations as queues
 from tests.factories import UserFactory
 from tests.testapp.factories import DisputeFactory, FinanceFactory
 

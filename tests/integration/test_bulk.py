@@ -15,10 +15,10 @@ from django.core.management import call_command
 from django.db import connection
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from litejobs import bulk, operations, workqueues
-from litejobs.bulk import BulkRefused, BulkSetChanged
-from litejobs.contrib.bulk import devices
+from litejobs import bulk, workqueues
+from litejobs.bulk import BulkRefused, BulkSetChanged, devices
 from litejobs.exceptions import TransitionRefused
+from litejobs.jobs import operations
 from litejobs.models import (
     BulkAction,
     BulkActionItem,

@@ -258,7 +258,7 @@ def test_the_code_typed_never_reaches_an_error_report(client, finance, clock, mo
     from django.core.signals import got_request_exception
     from django.views.debug import ExceptionReporter
 
-    from litejobs.contrib import bulk
+    from litejobs import bulk
 
     def broken(*args, **kwargs):
         raise RuntimeError("the database went away")

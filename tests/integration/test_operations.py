@@ -8,9 +8,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from litejobs import operations
+from litejobs.core.durations import format_age
+from litejobs.doctor import diagnose
 from litejobs.exceptions import InvalidInput, JobNotFound, TransitionRefused
-from litejobs.jobs import claims, leases, transitions
+from litejobs.jobs import claims, leases, operations, queues, transitions
 from litejobs.models import Job, JobAttempt, JobState, QueueState
 from litejobs.worker import Worker
 from tests.conftest import wait_for
@@ -237,7 +238,7 @@ def test_promote_of_other_states_is_refused(clock, state):
 @pytest.mark.django_db(transaction=True)
 def test_pause_stops_claims_until_resume(clock, run_worker):
     record.enqueue(label="p")
-    state = operations.pause("default", reason="database maintenance", by="dave")
+    state = queues.pause("default", reason="database maintenance", by="dave")
     row = QueueState.objects.get(name="default")
     assert (row.paused, row.reason, row.changed_by, row.changed_at) == (
         True,
@@ -248,7 +249,7 @@ def test_pause_stops_claims_until_resume(clock, run_worker):
     assert state.paused
     assert run_worker() == {}
     clock.advance("1m")
-    operations.resume("default", by="erin")
+    queues.resume("default", by="erin")
     row.refresh_from_db()
     assert (row.paused, row.reason, row.changed_by, row.changed_at) == (
         False,
@@ -261,10 +262,10 @@ def test_pause_stops_claims_until_resume(clock, run_worker):
 
 def test_pause_needs_a_reason_and_a_valid_queue_name(clock):
     with pytest.raises(InvalidInput) as refused:
-        operations.pause("default", reason="  ", by="dave")
+        queues.pause("default", reason="  ", by="dave")
     assert refused.value.code == "reason-required"
     with pytest.raises(InvalidInput) as refused:
-        operations.pause("no spaces allowed", reason="x", by="dave")
+        queues.pause("no spaces allowed", reason="x", by="dave")
     assert refused.value.code == "queue-invalid"
     assert not QueueState.objects.exists()
 
@@ -353,8 +354,8 @@ def test_queue_overview_counts_each_state_and_the_oldest_due_job(clock):
     JobFactory(state=JobState.SCHEDULED, label="c")
     JobFactory(state=JobState.DEAD, label="d")
     JobFactory(state=JobState.DONE, label="e")
-    operations.pause("reports", reason="quarter close", by="dave")
-    overview = {s.name: s for s in operations.queue_overview()}
+    queues.pause("reports", reason="quarter close", by="dave")
+    overview = {s.name: s for s in queues.queue_overview()}
     default = overview["default"]
     assert default.counts == {"ready": 2, "scheduled": 1, "running": 0, "failed": 0, "dead": 1}
     assert (default.due, default.oldest_due_age, default.paused) == (2, timedelta(minutes=7), False)
@@ -364,14 +365,14 @@ def test_queue_overview_counts_each_state_and_the_oldest_due_job(clock):
 
 def test_diagnose_finds_each_problem(clock):
     now = clock.now()
-    assert operations.diagnose(max_ready_age=timedelta(minutes=5)).healthy
+    assert diagnose(max_ready_age=timedelta(minutes=5)).healthy
     dead = JobFactory(state=JobState.DEAD, label="dead", finished_at=now - timedelta(hours=2))
     JobFactory(state=JobState.DEAD, label="old", finished_at=now - timedelta(days=2))
     lapsed = JobFactory(
         state=JobState.RUNNING, label="lapsed", lease_expires_at=now - timedelta(seconds=1)
     )
     JobFactory(state=JobState.READY, label="late", run_at=now - timedelta(minutes=6))
-    diagnosis = operations.diagnose(max_ready_age=timedelta(minutes=5))
+    diagnosis = diagnose(max_ready_age=timedelta(minutes=5))
     problems = {p.code: p for p in diagnosis.problems}
     assert set(problems) == {"dead-jobs", "lease-lapsed", "ready-backlog", "no-worker"}
     assert problems["dead-jobs"].job_ids == (dead.id,)  # only the last day
@@ -380,15 +381,15 @@ def test_diagnose_finds_each_problem(clock):
 
     # A live worker serving every queue answers "no-worker"; a pause turns the backlog to a note.
     WorkerFactory()
-    operations.pause("default", reason="maintenance", by="dave")
-    diagnosis = operations.diagnose(max_ready_age=timedelta(minutes=5))
+    queues.pause("default", reason="maintenance", by="dave")
+    diagnosis = diagnose(max_ready_age=timedelta(minutes=5))
     assert {p.code for p in diagnosis.problems} == {"dead-jobs", "lease-lapsed"}
     assert any("paused" in note and "maintenance" in note for note in diagnosis.notes)
 
 
 def test_format_age():
-    assert operations.format_age(timedelta(seconds=45)) == "45s"
-    assert operations.format_age(timedelta(minutes=12, seconds=5)) == "12m 5s"
-    assert operations.format_age(timedelta(hours=3, minutes=20, seconds=9)) == "3h 20m"
-    assert operations.format_age(timedelta(days=2)) == "2d"
-    assert operations.format_age(timedelta(0)) == "0s"
+    assert format_age(timedelta(seconds=45)) == "45s"
+    assert format_age(timedelta(minutes=12, seconds=5)) == "12m 5s"
+    assert format_age(timedelta(hours=3, minutes=20, seconds=9)) == "3h 20m"
+    assert format_age(timedelta(days=2)) == "2d"
+    assert format_age(timedelta(0)) == "0s"

@@ -11,7 +11,7 @@ from django.contrib.messages import get_messages
 from django.core.management import call_command
 from django.urls import reverse
 
-from litejobs.contrib.metrics.collector import registry
+from litejobs.metrics.collector import registry
 from litejobs.models import Job, OutboxMessage, WebhookDelivery, WebhookEndpoint
 from litejobs.outbox import stage
 from litejobs.outbox.relay import OutboxRelay

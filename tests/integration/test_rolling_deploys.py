@@ -12,9 +12,11 @@ import pytest
 from django.db import connection, transaction
 from django.test import override_settings
 
-from litejobs import job, operations
+from litejobs import job
+from litejobs.doctor import diagnose
 from litejobs.exceptions import DeclarationError
 from litejobs.jobs import catalog as registry
+from litejobs.jobs import operations
 from litejobs.models import Job, JobAttempt, JobState
 from litejobs.scheduling import declarations
 from litejobs.worker import Worker
@@ -82,7 +84,7 @@ def test_a_job_no_worker_can_run_is_dead_after_the_grace_with_the_reason(clock, 
 def test_a_handed_back_job_runs_once_a_worker_knows_it(clock, run_worker, declared):
     row = ReleasedJobFactory(name="release.added", payload={"label": "late"})
     assert run_worker() == {"handed_back": 1}
-    diagnosis = operations.diagnose(max_ready_age=timedelta(minutes=5))
+    diagnosis = diagnose(max_ready_age=timedelta(minutes=5))
     [problem] = [p for p in diagnosis.problems if p.code == "unknown-job"]
     assert problem.job_ids == (row.id,) and "release.added" in problem.message
 
@@ -95,7 +97,7 @@ def test_a_handed_back_job_runs_once_a_worker_knows_it(clock, run_worker, declar
     row.refresh_from_db()
     assert (row.state, row.attempts) == (JobState.DONE, 1)
     assert list(Mark.objects.values_list("label", "value")) == [("late", 1)]
-    diagnosis = operations.diagnose(max_ready_age=timedelta(minutes=5))
+    diagnosis = diagnose(max_ready_age=timedelta(minutes=5))
     assert "unknown-job" not in [p.code for p in diagnosis.problems]
 
 

@@ -11,9 +11,9 @@ import psycopg
 import pytest
 from django.db import connection
 
-from litejobs import Retry, operations
+from litejobs import Retry
 from litejobs.exceptions import InvalidInput, OccurrenceNotFound, TransitionRefused
-from litejobs.jobs import catalog, claims, transitions
+from litejobs.jobs import catalog, claims, operations, transitions
 from litejobs.models import Job, JobState, Occurrence, OccurrenceReplay, Schedule
 from litejobs.runtime import leadership
 from litejobs.runtime.listening import connect

@@ -3,8 +3,8 @@
 import pytest
 from django.db import transaction
 
-from litejobs.contrib.django_tasks.backend import TaskResultDoesNotExist, TaskResultStatus
 from litejobs.models import Job
+from litejobs.tasks.backend import TaskResultDoesNotExist, TaskResultStatus
 from tests.testapp.tasks import add, explode, which_attempt
 
 pytestmark = pytest.mark.django_db(transaction=True)

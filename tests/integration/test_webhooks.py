@@ -14,8 +14,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.core.exceptions import ValidationError
 
-from litejobs import operations
 from litejobs.exceptions import SignatureInvalid, WebhookError
+from litejobs.jobs import operations
 from litejobs.models import (
     DeliveryState,
     Job,

@@ -13,8 +13,8 @@ from django.urls import reverse
 
 from litejobs import clock as litejobs_clock
 from litejobs import workqueues
-from litejobs.contrib.workqueues import listing
 from litejobs.models import WorkItem, WorkItemState
+from litejobs.workqueues import listing
 from tests.factories import UserFactory
 from tests.testapp.factories import DisputeFactory
 

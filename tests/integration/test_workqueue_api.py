@@ -11,8 +11,6 @@ from django.core.management.base import SystemCheckError
 from django.db import IntegrityError, connection, transaction
 
 from litejobs import workqueues
-from litejobs.contrib.workqueues import checks
-from litejobs.contrib.workqueues import declarations as queues
 from litejobs.exceptions import DeclarationError, InvalidInput, LitejobsError
 from litejobs.models import WorkItem, WorkItemState
 from litejobs.workqueues import (
@@ -20,7 +18,9 @@ from litejobs.workqueues import (
     WorkItemNotFound,
     WorkQueueForbidden,
     WorkQueueNotFound,
+    checks,
 )
+from litejobs.workqueues import declarations as queues
 from tests.factories import UserFactory
 from tests.testapp.factories import DisputeFactory
 

@@ -19,8 +19,8 @@ from django.test import Client
 from django.utils import timezone
 
 from litejobs import workqueues
-from litejobs.contrib.workqueues import consumers, listing, live
 from litejobs.routing import websocket_path, websocket_urlpatterns
+from litejobs.workqueues import consumers, listing, live
 from tests.factories import UserFactory
 from tests.testapp.factories import DisputeFactory
 

@@ -51,7 +51,7 @@ pages = {
 from decimal import Decimal
 from django.core.exceptions import ImproperlyConfigured
 from litejobs.bulk import bulk_money_action
-from litejobs.contrib.bulk.checks import check_bulk_actions
+from litejobs.bulk.checks import check_bulk_actions
 from litejobs.queues import work_queue
 
 work_queue("noextras.users", model="auth.User", claim="optional", permission="auth.view_user")

@@ -134,7 +134,7 @@ def test_a_job_declared_outside_startup_is_reported_with_its_module():
         "tests.testapp.jobs",
         "tests.outboxapp.jobs",
         "litejobs.webhooks.delivery",
-        "litejobs.contrib.bulk.execution",
+        "litejobs.bulk.execution",
     }
     assert not {w.obj for w in check_job_discovery()} & startup
 

@@ -16,29 +16,27 @@ from tests.conftest import ROOT, run_python
 
 PACKAGE = ROOT / "litejobs"
 
-#: The old paths users already type: each re-exports the objects of the module that moved.
-SHIMS = {
-    "litejobs.bulk",
+#: The paths users write in settings, URLconfs and their apps' ``queues.py`` whose code lives
+#: elsewhere: each is a documented face that re-exports it, and nothing else.
+FACES = {
     "litejobs.clock",
-    "litejobs.consumers",
-    "litejobs.operations",
     "litejobs.queues",
     "litejobs.routing",
-    "litejobs.tasks",
     "litejobs.tracing",
     "litejobs.views",
-    "litejobs.workflows",
-    "litejobs.workqueues",
 }
+#: The add-ons: features a project may leave unused (some need an extra). The rest of
+#: litejobs never imports them; the app wires them in when Django is ready.
+ADD_ONS = {"litejobs.workqueues", "litejobs.bulk", "litejobs.metrics", "litejobs.tasks"}
 #: The leaves of the public face that every feature reads: they import only the core (and the
 #: core imports none of them).
 CORE_LEAVES = {"litejobs.conf", "litejobs.exceptions"}
 #: Where each optional package may be imported (litejobs[live], [otp], [metrics]).
 EXTRAS = {
-    "channels": {"litejobs.contrib.workqueues.consumers", "litejobs.contrib.workqueues.routing"},
+    "channels": {"litejobs.workqueues.consumers", "litejobs.workqueues.routing"},
     "daphne": set(),
-    "django_otp": {"litejobs.contrib.bulk.devices"},
-    "prometheus_client": {"litejobs.contrib.metrics.collector", "litejobs.contrib.metrics.views"},
+    "django_otp": {"litejobs.bulk.devices"},
+    "prometheus_client": {"litejobs.metrics.collector", "litejobs.metrics.views"},
 }
 
 
@@ -199,14 +197,18 @@ def test_the_cycle_check_finds_a_cycle_between_packages(tmp_path):
     assert cycles(package_graph(package)) == [["litejobs.conf", "litejobs.core", "litejobs.conf"]]
 
 
-def test_only_contrib_the_app_and_the_old_paths_import_contrib():
+def add_on_of(module: str) -> str | None:
+    return next((a for a in ADD_ONS if module == a or module.startswith(f"{a}.")), None)
+
+
+def test_only_the_app_the_faces_and_other_add_ons_import_an_add_on():
     offenders = {
         (module, imported)
         for module, imported_all in graph().items()
         for imported in imported_all
-        if imported.startswith("litejobs.contrib")
-        and not module.startswith("litejobs.contrib")
-        and module not in {"litejobs.apps", *SHIMS}
+        if add_on_of(imported) not in (None, add_on_of(module))
+        and add_on_of(module) is None
+        and module not in {"litejobs.apps", *FACES}
     }
     assert not offenders
 
@@ -239,62 +241,68 @@ def test_the_optional_packages_are_imported_only_by_their_features():
     assert not found
 
 
-def test_every_old_path_is_a_thin_shim_of_the_objects_that_moved():
-    for name in SHIMS:
-        path = sources()[name]
-        docstring = ast.get_docstring(ast.parse(path.read_text())) or ""
-        assert docstring.startswith("Moved to"), name
+def test_every_face_is_a_thin_documented_path_of_objects_that_live_elsewhere():
+    for name in FACES:
+        tree = ast.parse(sources()[name].read_text())
+        docstring = ast.get_docstring(tree) or ""
+        assert docstring.startswith("The path"), name
+        body = [node for node in tree.body if not isinstance(node, ast.Expr)]
+        assert all(isinstance(node, ast.ImportFrom | ast.Assign) for node in body), name
+
+
+def test_the_top_of_the_package_holds_a_handful_of_modules():
+    top = sorted(p.stem for p in PACKAGE.glob("*.py"))
+    real = {"__init__", "apps", "checks", "conf", "doctor", "exceptions", "workflows"}
+    assert set(top) == real | {name.rpartition(".")[2] for name in FACES}
 
 
 # Every documented import and settings path ---------------------------------------------------
 
 #: (the documented path, the object it must be, by its new path).
 DOCUMENTED = [
-    ("litejobs.tasks.LitejobsBackend", "litejobs.contrib.django_tasks.backend.LitejobsBackend"),
-    ("litejobs.queues.work_queue", "litejobs.contrib.workqueues.declarations.work_queue"),
-    ("litejobs.queues.score_rule", "litejobs.contrib.workqueues.declarations.score_rule"),
+    ("litejobs.tasks.LitejobsBackend", "litejobs.tasks.backend.LitejobsBackend"),
+    ("litejobs.queues.work_queue", "litejobs.workqueues.declarations.work_queue"),
+    ("litejobs.queues.score_rule", "litejobs.workqueues.declarations.score_rule"),
     ("litejobs.outbox.stage", "litejobs.outbox.staging.stage"),
     ("litejobs.outbox.subscriber", "litejobs.outbox.declarations.subscriber"),
     ("litejobs.outbox.topic", "litejobs.outbox.declarations.topic"),
     ("litejobs.outbox.Message", "litejobs.outbox.declarations.Message"),
-    ("litejobs.workqueues.enqueue_item", "litejobs.contrib.workqueues.commands.enqueue_item"),
-    ("litejobs.workqueues.claim", "litejobs.contrib.workqueues.commands.claim"),
-    ("litejobs.workqueues.claim_next", "litejobs.contrib.workqueues.commands.claim_next"),
-    ("litejobs.workqueues.release", "litejobs.contrib.workqueues.commands.release"),
-    ("litejobs.workqueues.resolve", "litejobs.contrib.workqueues.commands.resolve"),
-    ("litejobs.workqueues.refresh_score", "litejobs.contrib.workqueues.commands.refresh_score"),
-    ("litejobs.workqueues.page", "litejobs.contrib.workqueues.listing.page"),
-    ("litejobs.workqueues.purge", "litejobs.contrib.workqueues.retention.purge"),
-    ("litejobs.workqueues.ClaimRefused", "litejobs.contrib.workqueues.errors.ClaimRefused"),
-    ("litejobs.workqueues.WorkItemNotFound", "litejobs.contrib.workqueues.errors.WorkItemNotFound"),
+    ("litejobs.workqueues.work_queue", "litejobs.workqueues.declarations.work_queue"),
+    ("litejobs.workqueues.score_rule", "litejobs.workqueues.declarations.score_rule"),
+    ("litejobs.workqueues.enqueue_item", "litejobs.workqueues.commands.enqueue_item"),
+    ("litejobs.workqueues.claim", "litejobs.workqueues.commands.claim"),
+    ("litejobs.workqueues.claim_next", "litejobs.workqueues.commands.claim_next"),
+    ("litejobs.workqueues.release", "litejobs.workqueues.commands.release"),
+    ("litejobs.workqueues.resolve", "litejobs.workqueues.commands.resolve"),
+    ("litejobs.workqueues.refresh_score", "litejobs.workqueues.commands.refresh_score"),
+    ("litejobs.workqueues.page", "litejobs.workqueues.listing.page"),
+    ("litejobs.workqueues.purge", "litejobs.workqueues.retention.purge"),
+    ("litejobs.workqueues.ClaimRefused", "litejobs.workqueues.errors.ClaimRefused"),
+    ("litejobs.workqueues.WorkItemNotFound", "litejobs.workqueues.errors.WorkItemNotFound"),
     (
         "litejobs.workqueues.WorkQueueForbidden",
-        "litejobs.contrib.workqueues.errors.WorkQueueForbidden",
+        "litejobs.workqueues.errors.WorkQueueForbidden",
     ),
     (
         "litejobs.workqueues.WorkQueueNotFound",
-        "litejobs.contrib.workqueues.errors.WorkQueueNotFound",
+        "litejobs.workqueues.errors.WorkQueueNotFound",
     ),
-    ("litejobs.bulk.bulk_money_action", "litejobs.contrib.bulk.declarations.bulk_money_action"),
-    ("litejobs.bulk.preview", "litejobs.contrib.bulk.preview.preview"),
-    ("litejobs.bulk.confirm", "litejobs.contrib.bulk.confirmation.confirm"),
-    ("litejobs.bulk.retry_item", "litejobs.contrib.bulk.execution.retry_item"),
-    ("litejobs.bulk.BulkRefused", "litejobs.contrib.bulk.errors.BulkRefused"),
-    ("litejobs.bulk.BulkSetChanged", "litejobs.contrib.bulk.errors.BulkSetChanged"),
-    ("litejobs.bulk.BulkActionNotFound", "litejobs.contrib.bulk.errors.BulkActionNotFound"),
-    ("litejobs.workflows.workflow", "litejobs.jobs.workflows.workflow"),
-    ("litejobs.workflows.Step", "litejobs.jobs.workflows.Step"),
-    ("litejobs.workflows.Compensation", "litejobs.jobs.workflows.Compensation"),
-    ("litejobs.workflows.use_case", "litejobs.jobs.workflows.use_case"),
+    ("litejobs.bulk.bulk_money_action", "litejobs.bulk.declarations.bulk_money_action"),
+    ("litejobs.bulk.preview", "litejobs.bulk.preview.preview"),
+    ("litejobs.bulk.confirm", "litejobs.bulk.confirmation.confirm"),
+    ("litejobs.bulk.retry_item", "litejobs.bulk.execution.retry_item"),
+    ("litejobs.bulk.BulkRefused", "litejobs.bulk.errors.BulkRefused"),
+    ("litejobs.bulk.BulkSetChanged", "litejobs.bulk.errors.BulkSetChanged"),
+    ("litejobs.bulk.BulkActionNotFound", "litejobs.bulk.errors.BulkActionNotFound"),
+    ("litejobs.workflows.workflow", "litejobs.workflows.workflow"),
+    ("litejobs.workflows.Step", "litejobs.workflows.Step"),
+    ("litejobs.workflows.Compensation", "litejobs.workflows.Compensation"),
+    ("litejobs.workflows.use_case", "litejobs.workflows.use_case"),
     (
         "litejobs.routing.websocket_urlpatterns",
-        "litejobs.contrib.workqueues.routing.websocket_urlpatterns",
+        "litejobs.workqueues.routing.websocket_urlpatterns",
     ),
-    (
-        "litejobs.consumers.WorkQueueConsumer",
-        "litejobs.contrib.workqueues.consumers.WorkQueueConsumer",
-    ),
-    ("litejobs.views.metrics", "litejobs.contrib.metrics.views.metrics"),
+    ("litejobs.views.metrics", "litejobs.metrics.views.metrics"),
     ("litejobs.webhooks.verify_signature", "litejobs.webhooks.signing.verify_signature"),
     ("litejobs.webhooks.verify_request", "litejobs.webhooks.signing.verify_request"),
     ("litejobs.webhooks.create_endpoint", "litejobs.webhooks.endpoints.create_endpoint"),
@@ -305,13 +313,10 @@ DOCUMENTED = [
     ("litejobs.clock.SystemClock", "litejobs.core.clock.SystemClock"),
     ("litejobs.tracing.TraceparentMiddleware", "litejobs.core.tracing.TraceparentMiddleware"),
     ("litejobs.conf.settings", "litejobs.conf.settings"),
-    ("litejobs.operations.purge", "litejobs.jobs.operations.purge"),
-    ("litejobs.operations.retry", "litejobs.jobs.operations.retry"),
-    ("litejobs.operations.pause", "litejobs.jobs.queues.pause"),
     ("litejobs.exceptions.SignatureInvalid", "litejobs.exceptions.SignatureInvalid"),
     ("litejobs.exceptions.LitejobsError", "litejobs.core.errors.LitejobsError"),
     ("litejobs.exceptions.WebhookError", "litejobs.core.errors.WebhookError"),
-    ("litejobs.job", "litejobs.jobs.declaration.job"),
+    ("litejobs.job", "litejobs.jobs.declarations.job"),
     ("litejobs.Retry", "litejobs.core.retry.Retry"),
     ("litejobs.schedule", "litejobs.scheduling.declarations.schedule"),
     ("litejobs.manual", "litejobs.scheduling.manual.manual"),

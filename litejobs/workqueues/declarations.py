@@ -39,11 +39,11 @@ from typing import Any
 
 from django.db import models
 
-from ...core.discovery import Discovery
-from ...core.durations import parse_duration
-from ...core.enums import ClaimMode, values_of
-from ...core.registry import Registry
-from ...exceptions import DeclarationError, InvalidInput, LitejobsError
+from ..core.discovery import Discovery
+from ..core.durations import parse_duration
+from ..core.enums import ClaimMode, values_of
+from ..core.registry import Registry
+from ..exceptions import DeclarationError, InvalidInput, LitejobsError
 from .errors import WorkQueueNotFound
 
 #: The claim modes a queue must choose from.

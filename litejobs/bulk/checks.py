@@ -9,8 +9,8 @@ from django.core import checks
 from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Model
 
-from ...core import extras
-from ...core.diagnostics import Problem
+from ..core import extras
+from ..core.diagnostics import Problem
 from ..workqueues import declarations as queues
 from .declarations import all_actions
 from .devices import TOTP_APP

@@ -4,7 +4,7 @@ Each is a ``LitejobsError``; ``litejobs.workqueues`` exports them beside the API
 them.
 """
 
-from ...core.errors import LitejobsError
+from ..core.errors import LitejobsError
 
 __all__ = ["ClaimRefused", "WorkItemNotFound", "WorkQueueForbidden", "WorkQueueNotFound"]
 

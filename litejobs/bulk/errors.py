@@ -5,7 +5,7 @@ Each is a ``LitejobsError``; ``litejobs.bulk`` exports them beside the API that 
 
 from typing import Any
 
-from ...core.errors import LitejobsError
+from ..core.errors import LitejobsError
 
 __all__ = ["BulkActionNotFound", "BulkRefused", "BulkSetChanged"]
 

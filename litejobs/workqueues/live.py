@@ -30,9 +30,9 @@ from typing import Any
 import psycopg
 from django.db import connections
 
-from ...conf import settings
-from ...core import extras
-from ...models.workqueues import WORKITEM_CHANNEL
+from ..conf import settings
+from ..core import extras
+from ..models.workqueues import WORKITEM_CHANNEL
 
 logger = logging.getLogger(__name__)
 

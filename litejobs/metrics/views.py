@@ -21,8 +21,8 @@ import hmac
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
-from ...conf import settings
-from ...core import extras
+from ..conf import settings
+from ..core import extras
 
 # Mounting the view without prometheus-client is a misconfiguration named at startup (the
 # URLconf imports this module), not a traceback at the first scrape.

@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from django.utils.module_loading import import_string
 
-from ...conf import settings
-from ...core import clock
-from ...core.payloads import encode_payload
-from ...core.retry import Retry
-from ...core.tracing import current_traceparent
-from ...exceptions import InvalidInput
-from ...jobs import catalog, queues
-from ...jobs.enqueue import PreparedRow, insert_one
-from ...models import Job, JobState
+from ..conf import settings
+from ..core import clock
+from ..core.payloads import encode_payload
+from ..core.retry import Retry
+from ..core.tracing import current_traceparent
+from ..exceptions import InvalidInput
+from ..jobs import catalog, queues
+from ..jobs.enqueue import PreparedRow, insert_one
+from ..models import Job, JobState
 
 if TYPE_CHECKING:  # the checker reads Django 6's types (django-stubs) on Django 5.2 too
     from django.tasks import Task
@@ -124,7 +124,7 @@ def definition_for_task(name: str) -> TaskJobDefinition:
 #: The paths ``TASKS`` names this backend by (and by which its queues are found).
 BACKEND_PATHS = (
     "litejobs.tasks.LitejobsBackend",
-    "litejobs.contrib.django_tasks.backend.LitejobsBackend",
+    "litejobs.tasks.backend.LitejobsBackend",
 )
 
 

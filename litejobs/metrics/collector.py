@@ -31,12 +31,12 @@ from django.db.models import Count
 from prometheus_client.core import CollectorRegistry, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from ...conf import settings
-from ...core import clock
-from ...jobs import queues
-from ...models import Occurrence, WebhookDelivery, WebhookEndpoint
-from ...outbox import operations as outbox_operations
-from ...scheduling import health
+from ..conf import settings
+from ..core import clock
+from ..jobs import queues
+from ..models import Occurrence, WebhookDelivery, WebhookEndpoint
+from ..outbox import operations as outbox_operations
+from ..scheduling import health
 
 
 class LitejobsCollector(Collector):

@@ -7,3 +7,18 @@ resolve, cancel, ``act``), ``listing`` (listing views, keyset pages, counts), ``
 (litejobs.E010, E011), and the live pages' ``live`` (one LISTEN per web process),
 ``consumers`` and ``routing`` (channels, ``litejobs[live]``: only these two import it).
 """
+
+from . import commands, declarations, errors, listing, retention
+from .commands import *  # noqa: F403
+from .declarations import *  # noqa: F403
+from .errors import *  # noqa: F403
+from .listing import *  # noqa: F403
+from .retention import *  # noqa: F403
+
+__all__ = [
+    *declarations.__all__,
+    *commands.__all__,
+    *errors.__all__,
+    *listing.__all__,
+    *retention.__all__,
+]

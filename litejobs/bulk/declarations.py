@@ -2,7 +2,7 @@
 
 An action names the work queue whose items it acts on, how to read each row's amount and
 what it binds (who gets paid, where), the function that moves the money, and the permission
-finance needs. See ``litejobs.contrib.bulk`` for how an action runs.
+finance needs. See ``litejobs.bulk`` for how an action runs.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from typing import Any, Literal
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 
-from ...conf import settings
-from ...core.registry import Registry
-from ...exceptions import DeclarationError, InvalidInput, LitejobsError
-from ...models import BulkAction, BulkActionItem
+from ..conf import settings
+from ..core.registry import Registry
+from ..exceptions import DeclarationError, InvalidInput, LitejobsError
+from ..models import BulkAction, BulkActionItem
 from ..workqueues import declarations as queues
 from .errors import BulkActionNotFound
 

@@ -20,15 +20,15 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Count
 
-from ...core import clock
-from ...core.enums import CLAIM_GONE, UNFINISHED_BULK_ITEM, BulkItemState, BulkStatus, CancelReason
-from ...core.retry import Retry
-from ...exceptions import JobNotFound, LitejobsError, TransitionRefused
-from ...jobs import operations
-from ...jobs.context import JobContext
-from ...jobs.declaration import job
-from ...models import UNFINISHED_ITEM_CONSTRAINT, BulkAction, BulkActionItem
-from ...models.jobs import BULK_ITEM_JOB
+from ..core import clock
+from ..core.enums import CLAIM_GONE, UNFINISHED_BULK_ITEM, BulkItemState, BulkStatus, CancelReason
+from ..core.retry import Retry
+from ..exceptions import JobNotFound, LitejobsError, TransitionRefused
+from ..jobs import operations
+from ..jobs.context import JobContext
+from ..jobs.declarations import job
+from ..models import UNFINISHED_ITEM_CONSTRAINT, BulkAction, BulkActionItem
+from ..models.jobs import BULK_ITEM_JOB
 from ..workqueues import commands as workqueues
 from . import devices
 from .declarations import BulkMoneyAction, BulkRun, database_alias, get_action
@@ -294,7 +294,7 @@ def retry_item(entry: BulkActionItem | int, user: Any) -> BulkActionItem:
     Only ``failed`` items (their job gave up) may be retried (``bulk-item-not-failed``); the
     user needs the action's permission. Refused (``bulk-item-pending``) while another bulk
     action is paying the same work item. Sends the item's job back to ready
-    (``litejobs.operations.requeue``; the generic job retry refuses bulk items), or enqueues it
+    (``litejobs.jobs.operations.requeue``; the generic job retry refuses bulk items), or enqueues it
     again under the same key if the job was purged.
     """
     pk = entry.pk if isinstance(entry, BulkActionItem) else int(entry)

@@ -28,19 +28,19 @@ from typing import Any, cast
 from django.contrib.contenttypes.models import ContentType
 from django.db import connections, models
 
-from ...conf import settings
-from ...core import clock
-from ...core.durations import parse_duration
-from ...core.enums import (
+from ..conf import settings
+from ..core import clock
+from ..core.durations import parse_duration
+from ..core.enums import (
     FINISHED_ITEM,
     ClaimMode,
     ItemAction,
     WorkItemState,
     values_of,
 )
-from ...exceptions import InvalidInput, LitejobsError
-from ...models.workqueues import WorkItem
-from ...sql import fetch_all, query
+from ..exceptions import InvalidInput, LitejobsError
+from ..models.workqueues import WorkItem
+from ..sql import fetch_all, query
 from . import declarations as queues
 from .errors import ClaimRefused, WorkItemNotFound, WorkQueueForbidden
 

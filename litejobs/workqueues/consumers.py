@@ -39,7 +39,7 @@ from django.contrib.auth import (
 )
 from django.utils.crypto import constant_time_compare
 
-from ...core import clock
+from ..core import clock
 from . import declarations as queues
 from . import listing, live
 from .errors import WorkQueueNotFound

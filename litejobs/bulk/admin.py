@@ -30,10 +30,10 @@ from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_post_parameters
 
-from ...admin.base import ReadOnlyAdmin
-from ...exceptions import InvalidInput, LitejobsError
-from ...models import BulkAction, BulkActionItem, BulkConfirmationAttempt, BulkItemState
 from .. import bulk
+from ..admin.base import ReadOnlyAdmin
+from ..exceptions import InvalidInput, LitejobsError
+from ..models import BulkAction, BulkActionItem, BulkConfirmationAttempt, BulkItemState
 from ..workqueues import admin as workqueue_admin
 from ..workqueues import declarations as queues
 from ..workqueues.errors import WorkQueueForbidden

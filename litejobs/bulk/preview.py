@@ -14,10 +14,10 @@ from typing import Any, cast
 
 from django.core import signing
 
-from ...core import clock
-from ...core.enums import FINISHED_ITEM, UNFINISHED_BULK_ITEM, WorkItemState
-from ...exceptions import InvalidInput, LitejobsError
-from ...models import BulkActionItem, WorkItem
+from ..core import clock
+from ..core.enums import FINISHED_ITEM, UNFINISHED_BULK_ITEM, WorkItemState
+from ..exceptions import InvalidInput, LitejobsError
+from ..models import BulkActionItem, WorkItem
 from ..workqueues import commands, listing
 from ..workqueues.declarations import WorkQueue
 from . import devices

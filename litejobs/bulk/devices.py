@@ -13,8 +13,8 @@ from typing import Any
 
 from django.apps import apps
 
-from ...core import extras
-from ...exceptions import InvalidInput, LitejobsError
+from ..core import extras
+from ..exceptions import InvalidInput, LitejobsError
 from ..workqueues.errors import WorkQueueForbidden
 from .declarations import BulkMoneyAction, database_alias
 from .errors import BulkRefused

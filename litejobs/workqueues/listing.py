@@ -18,9 +18,9 @@ from django.db import models
 from django.db.models import BooleanField, F, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from ...conf import settings
-from ...core import clock
-from ...core.enums import (
+from ..conf import settings
+from ..core import clock
+from ..core.enums import (
     FINISHED_ITEM,
     LIVE_ITEM,
     ItemStatus,
@@ -28,8 +28,8 @@ from ...core.enums import (
     WorkItemState,
     values_of,
 )
-from ...exceptions import InvalidInput
-from ...models.workqueues import WorkItem
+from ..exceptions import InvalidInput
+from ..models.workqueues import WorkItem
 from . import declarations as queues
 
 __all__ = ["VIEWS", "Page", "count", "items", "page", "snapshot", "status"]

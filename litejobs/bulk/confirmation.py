@@ -15,10 +15,10 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from ...core import clock
-from ...core.enums import BulkItemState
-from ...exceptions import InvalidInput, LitejobsError
-from ...models import (
+from ..core import clock
+from ..core.enums import BulkItemState
+from ..exceptions import InvalidInput, LitejobsError
+from ..models import (
     UNFINISHED_ITEM_CONSTRAINT,
     BulkAction,
     BulkActionItem,

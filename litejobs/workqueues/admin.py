@@ -6,7 +6,7 @@ score's inputs beside each, who holds a claim and until when, the buttons the cl
 allows, bulk actions, filters and keyset pagination. Every button calls ``litejobs.workqueues``
 — the API user code calls — so the admin cannot act in a way the API would refuse. The page
 follows other people's claims and resolutions live over a websocket
-(``litejobs.contrib.workqueues.consumers``) when channels is installed (``litejobs[live]``);
+(``litejobs.workqueues.consumers``) when channels is installed (``litejobs[live]``);
 without it the page says it has no live updates.
 """
 
@@ -26,11 +26,11 @@ from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
-from ...admin.base import ReadOnlyAdmin
-from ...core import clock
-from ...core.registry import Registry
-from ...exceptions import InvalidInput, LitejobsError
-from ...models import WorkItem
+from ..admin.base import ReadOnlyAdmin
+from ..core import clock
+from ..core.registry import Registry
+from ..exceptions import InvalidInput, LitejobsError
+from ..models import WorkItem
 from . import commands, listing
 from . import declarations as queues
 from .errors import WorkQueueNotFound
@@ -335,7 +335,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
             "lease_text": lease_text(queue.claim_lease) if queue.claims_enabled else "",
             "timezone_name": timezone.get_current_timezone_name(),
             "mode_help": _MODE_HELP[queue.claim],
-            # Bulk money actions on this queue: a preview, then a TOTP code (contrib.bulk).
+            # Bulk money actions on this queue: a preview, then a TOTP code (bulk).
             "money_actions": [
                 action for offer in money_actions.values() for action in offer(queue, request)
             ],
