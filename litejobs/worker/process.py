@@ -34,9 +34,9 @@ from .dispatch import Dispatcher
 from .handbacks import HandedBack
 from .holdings import Held, Holdings, LeaseWatch, RunnerHandle
 from .joblines import JobLines
-from .outcome import Ending, Release
-from .runner import Runner
-from .settling import Settler, failed
+from .outcome import Release, failed
+from .runner import Crew, Runner
+from .settling import Settler
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +99,14 @@ class Worker:
             stop_event=self.stop_event,
             lines=self.lines,
         )
+        self._crew = Crew(
+            alias=self.alias,
+            dispatcher=self.dispatcher,
+            claim=self._claim,
+            holdings=self.holdings,
+            settler=self.settler,
+            lines=self.lines,
+        )
         self._runners: list[Runner] = []
         #: The earliest known future run_at; when it passes the worker claims and asks again.
         self._next_due: datetime | None = None
@@ -123,27 +131,11 @@ class Worker:
     def serves(self, queue: str) -> bool:
         return not self.queues or queue in self.queues
 
-    # What the runners need (``RunnerHost``) ------------------------------------------------
-
-    def next_job(self) -> ClaimedJob | None:
-        """The next held job for the calling runner; it claims for everyone when the buffer
-        is empty and there may be work (see ``Dispatcher``)."""
-        return self.dispatcher.next(self._claim)
-
-    def job_done(self) -> None:
-        self.dispatcher.done_with_one()
-
-    def running(self, job: ClaimedJob, ctx: JobContext, timeout: float, runner: Runner) -> None:
-        self.holdings.start(job, ctx, timeout, runner)
-
-    def progress(self, job_id: int, progress: dict[str, Any]) -> None:
-        self.holdings.set_progress(job_id, dumps(progress))
-
-    def settle(self, job: ClaimedJob, ending: Ending, started: float) -> None:
-        self.settler.settle(job, ending, started)
+    # Claims ----------------------------------------------------------------------------------
 
     def _claim(self, limit: int) -> list[ClaimedJob]:
-        """Claim on the calling runner's connection, riding out a database outage."""
+        """Claim on the calling runner's connection, riding out a database outage (the
+        runners' ``Crew.claim``)."""
         while not self.dispatcher.stopping:
             try:
                 jobs = self.claim_on(connections[self.alias], limit)
@@ -244,7 +236,7 @@ class Worker:
         self.stop_event.set()
 
     def _start_runner(self, number: int) -> None:
-        runner = Runner(self, number)
+        runner = Runner(self._crew, number)
         self._runners.append(runner)
         runner.start()
 
@@ -470,7 +462,7 @@ class Worker:
         self.stop_event.set()
         unstarted = self.dispatcher.stop()
         for job in unstarted:
-            self.settle(job, Release("worker stopping before it started"), time.monotonic())
+            self.settler.settle(job, Release("worker stopping before it started"), time.monotonic())
         deadline = time.monotonic() + self.drain_timeout
         self._serve_until_empty(deadline)
         if len(self.holdings):
@@ -479,7 +471,7 @@ class Worker:
                     cast(RunnerHandle, held.runner).cancel_query_of(held.job)  # set with ctx
             self._serve_until_empty(time.monotonic() + self.grace)
         for job in self.dispatcher.leftovers():
-            self.settle(job, Release("claimed while stopping"), time.monotonic())
+            self.settler.settle(job, Release("claimed while stopping"), time.monotonic())
         self.settler.stop()
         try:
             self._release_pending()
