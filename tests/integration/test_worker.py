@@ -515,7 +515,7 @@ def test_a_job_that_falls_due_while_the_claim_runs_is_due_at_once(clock, monkeyp
         worker._claim_due()
         runner.join(5)
         assert [job.id for job in taken] == [first.id]
-        assert worker._next_due == now + timedelta(milliseconds=10)  # due already: claimed next
+        assert worker._timers.due == now + timedelta(milliseconds=10)  # due already: claimed next
         assert Job.objects.get(pk=second.id).state == JobState.SCHEDULED  # not claimed yet
     finally:
         worker.dispatcher.stop()
