@@ -1,12 +1,11 @@
 """The ``runworker`` runtime.
 
 ``process`` (``Worker``: the main loop — leases, wake-ups, timeouts, the drain), ``runner``
-(the threads that run bodies, talking to the process through ``RunnerHost``), ``outcome``
-(how a run ends, and the pure failure decision), ``settling`` (the one place a run's ending
-is written, counted and logged), ``dispatch`` (the shared claim buffer), ``handbacks`` (the
-jobs it handed back, left to other workers), ``holdings`` (held leases and the lease watch),
-``acks`` (batched acknowledgements) and ``supervisor``
-(``--pool processes``).
+(the threads that run bodies, sharing a ``Crew`` with the process), ``outcome`` (how a run
+ends, and the pure failure decision), ``settling`` (the one place a run's ending is written,
+counted and logged), ``dispatch`` (the shared claim buffer), ``handbacks`` (the jobs it handed
+back, left to other workers), ``holdings`` (held leases and the lease watch), ``acks``
+(batched acknowledgements) and ``supervisor`` (``--pool processes``).
 """
 
 from .process import Worker

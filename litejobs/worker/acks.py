@@ -4,6 +4,10 @@ A body that commits its own writes as it goes needs no per-job completion transa
 completion waits here and joins one UPDATE for up to ``ACK_BATCH`` jobs, flushed within
 ``ACK_FLUSH``. A crash before the flush re-runs the body (at-least-once, which the job's
 idempotency key makes safe); a stale fence in a batch refuses that job only.
+
+``Acknowledgements`` knows nothing of who waits for its results: the settler's
+acknowledgement thread takes each batch (``take``), has it written (``write``) and ends the
+jobs by the outcomes it answers.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connections
@@ -27,9 +31,29 @@ from ..sql import hot_cursor
 logger = logging.getLogger(__name__)
 
 
-class Acknowledger(threading.Thread):
-    """The thread that flushes completions of ``atomic=False`` jobs in batches; each job's end
-    goes to ``finished(job, outcome, started)``."""
+@dataclass(frozen=True)
+class Ack:
+    """A completion waiting for its batch."""
+
+    job: ClaimedJob
+    finished: datetime
+    result_json: str | None
+    #: How long the run took, so its end line reports the run, not the flush wait.
+    took: float
+
+
+@dataclass(frozen=True)
+class Acked:
+    """How a batched completion came out: ``done``, ``refused`` or ``unacknowledged``."""
+
+    job: ClaimedJob
+    outcome: RunOutcome
+    #: When the run started (monotonic), for its end line.
+    started: float
+
+
+class Acknowledgements:
+    """The completions of ``atomic=False`` jobs waiting to be written in batches; thread-safe."""
 
     def __init__(
         self,
@@ -37,26 +61,22 @@ class Acknowledger(threading.Thread):
         alias: str,
         outage: Outage,
         stop_event: threading.Event,
-        finished: Callable[[ClaimedJob, RunOutcome, float], None],
         batch: int,
         flush_seconds: float,
     ) -> None:
-        super().__init__(name="litejobs-acks", daemon=True)
         self.alias = alias
         self.outage = outage
         self.stop_event = stop_event
-        self.finished = finished
         self.batch = max(1, batch)
         self.flush_seconds = flush_seconds
-        self._pending: deque[tuple[ClaimedJob, datetime, str | None, float]] = deque()
+        self._pending: deque[Ack] = deque()
         self._cond = threading.Condition()
         self._stopping = False
 
     def add(self, job: ClaimedJob, result_json: str | None, started: float) -> None:
-        # Kept as how long the run took, so its end line reports the run, not the flush wait.
         took = time.monotonic() - started
         with self._cond:
-            self._pending.append((job, clock.now(), result_json, took))
+            self._pending.append(Ack(job, clock.now(), result_json, took))
             if len(self._pending) == 1 or len(self._pending) >= self.batch:
                 self._cond.notify()
 
@@ -64,40 +84,38 @@ class Acknowledger(threading.Thread):
         with self._cond:
             return len(self._pending)
 
-    def stop(self) -> None:
-        """Flush what is pending, then end the thread."""
+    def close(self) -> None:
+        """No more completions come: ``take`` answers what is pending, then None."""
         with self._cond:
             self._stopping = True
             self._cond.notify()
-        self.join()
 
-    def run(self) -> None:
-        try:
-            while True:
-                with self._cond:
-                    while not self._pending and not self._stopping:
-                        self._cond.wait()
-                    if not self._pending and self._stopping:
-                        return
-                    deadline = time.monotonic() + self.flush_seconds
-                    while len(self._pending) < self.batch and not self._stopping:
-                        remaining = deadline - time.monotonic()
-                        if remaining <= 0:
-                            break
-                        self._cond.wait(remaining)
-                    batch = [
-                        self._pending.popleft() for _ in range(min(self.batch, len(self._pending)))
-                    ]
-                self._flush(batch)
-        finally:
-            connections.close_all()
+    def take(self) -> list[Ack] | None:
+        """The next batch, once it is full or ``flush_seconds`` after it began (at once when
+        closing); None once closed with nothing pending."""
+        with self._cond:
+            while not self._pending and not self._stopping:
+                self._cond.wait()
+            if not self._pending:
+                return None
+            deadline = time.monotonic() + self.flush_seconds
+            while len(self._pending) < self.batch and not self._stopping:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._cond.wait(remaining)
+            return [self._pending.popleft() for _ in range(min(self.batch, len(self._pending)))]
 
-    def _flush(self, batch: list[tuple[ClaimedJob, datetime, str | None, float]]) -> None:
-        acks = [(job, finished, result) for job, finished, result, _ in batch]
+    def write(self, batch: list[Ack]) -> list[Acked]:
+        """Write ``batch``'s completions in one fenced UPDATE on the calling thread's
+        connection, riding out a database outage (until the worker stops); answers how each
+        came out."""
         while True:
             try:
                 with hot_cursor(connections[self.alias]) as cursor:
-                    completed = transitions.complete_batch(cursor, acks)
+                    completed = transitions.complete_batch(
+                        cursor, [(ack.job, ack.finished, ack.result_json) for ack in batch]
+                    )
                 break
             except Exception as error:
                 connections[self.alias].close()
@@ -109,19 +127,22 @@ class Acknowledger(threading.Thread):
                     len(batch),
                     type(error).__name__,
                 )
-                for job, _, _, took in batch:
-                    self.finished(job, RunOutcome.UNACKNOWLEDGED, time.monotonic() - took)
-                return
+                return [_acked(ack, RunOutcome.UNACKNOWLEDGED) for ack in batch]
         self.outage.succeeded()
-        for job, _, _, took in batch:
-            started = time.monotonic() - took
-            if job.id in completed:
-                self.finished(job, RunOutcome.DONE, started)
-            else:
-                logger.warning(
-                    "job refused id=%s name=%s fence=%s reason=stale-fence (batched ack)",
-                    job.id,
-                    job.name,
-                    job.fence,
-                )
-                self.finished(job, RunOutcome.REFUSED, started)
+        return [_acked(ack, _outcome(ack.job, completed)) for ack in batch]
+
+
+def _outcome(job: ClaimedJob, completed: set[int]) -> RunOutcome:
+    if job.id in completed:
+        return RunOutcome.DONE
+    logger.warning(
+        "job refused id=%s name=%s fence=%s reason=stale-fence (batched ack)",
+        job.id,
+        job.name,
+        job.fence,
+    )
+    return RunOutcome.REFUSED
+
+
+def _acked(ack: Ack, outcome: RunOutcome) -> Acked:
+    return Acked(ack.job, outcome, time.monotonic() - ack.took)

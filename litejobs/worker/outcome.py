@@ -5,21 +5,30 @@ back, waiting — as one of the values below, and hands it to the worker's ``Set
 place that writes it under the claim's fence, counts and logs it, and lets the job go.
 ``decide_failure`` is the decision an attempt that failed comes to (``failed`` with the next
 attempt's time, ``dead``, ``cancelled``): a function of its inputs, reading no clock and no
-database, so it is tested as a unit.
+database, so it is tested as a unit. ``failed`` builds the ``Failed`` value from it; it
+writes nothing (undoing a dead job's completed steps is the settler's step).
 """
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass
 from datetime import datetime
 
+from ..core import clock
 from ..core.enums import AttemptOutcome, CancelReason, JobState
+from ..core.payloads import Scrubber
 from ..core.retry import Retry
 from ..exceptions import Cancelled, RetryAfter, UnknownJob
-from ..jobs.steps import OperatorNeeded, Suspended
+from ..jobs import catalog
+from ..jobs.claims import ClaimedJob
+from ..jobs.steps import OperatorNeeded, Steps, Suspended
 
 #: What a timed-out attempt records as its error class.
 TIMEOUT_ERROR = "litejobs.Timeout"
+#: How much of an error message and of a traceback an attempt records.
+MESSAGE_LIMIT = 2000
+TRACEBACK_LIMIT = 20000
 
 
 @dataclass(frozen=True)
@@ -112,11 +121,17 @@ class Refused:
 
 @dataclass(frozen=True)
 class Failed:
-    """A failed attempt: the decision, and the texts it records (already scrubbed)."""
+    """A failed attempt: the decision, the texts it records, and what blanks the job's
+    sensitive values out of them (the settler scrubs the message as a whole, after what it
+    adds to it, then cuts it to ``MESSAGE_LIMIT``)."""
 
     failure: Failure
     message: str
+    #: Already scrubbed and cut to ``TRACEBACK_LIMIT``.
     traceback: str
+    scrub: Scrubber
+    #: The run's steps: when the attempt is ``dead``, the settler undoes the completed ones.
+    steps: Steps | None = None
 
 
 @dataclass(frozen=True)
@@ -140,3 +155,46 @@ class Crashed:
 
 
 Ending = Completed | Unfenced | Release | Refused | Failed | HandBack | Pause | Crashed
+
+
+def failed(
+    job: ClaimedJob,
+    definition: catalog.Definition | None,
+    error: BaseException,
+    *,
+    cancel_reason: CancelReason | str | None = None,
+    steps: Steps | None = None,
+) -> Failed:
+    """The ``Failed`` ending of an attempt that raised ``error``: the decision (without a
+    definition, the job cannot run here any more: dead) and its texts, scrubbed of the job's
+    sensitive values (the traceback at once, the message once the settler completed it).
+    ``steps`` go with it, for the settler to compensate should it be dead."""
+    failure = decide_failure(
+        error,
+        attempt=job.attempt,
+        max_attempts=job.max_attempts,
+        job_id=job.id,
+        now=clock.now(),
+        retry=definition.retry if definition is not None else None,
+        cancel_reason=cancel_reason,
+        dead_letter=definition.dead_letter if definition is not None else True,
+    )
+    scrub = scrubber_for(job, definition)
+    return Failed(
+        failure,
+        str(error),
+        scrub("".join(traceback.format_exception(error)))[-TRACEBACK_LIMIT:],
+        scrub,
+        steps,
+    )
+
+
+def scrubber_for(job: ClaimedJob, definition: catalog.Definition | None = None) -> Scrubber:
+    """What blanks the job's sensitive values out of its error texts and log lines. A job no
+    installed app declares could hold anything: all its payload values are blanked."""
+    if definition is None:
+        try:
+            definition = catalog.get(job.name)
+        except UnknownJob:
+            return Scrubber(job.payload, job.payload if isinstance(job.payload, dict) else ())
+    return Scrubber(job.payload, catalog.sensitive_of(definition, job.payload))

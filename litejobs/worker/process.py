@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
@@ -34,9 +35,9 @@ from .dispatch import Dispatcher
 from .handbacks import HandedBack
 from .holdings import Held, Holdings, LeaseWatch, RunnerHandle
 from .joblines import JobLines
-from .outcome import Ending, Release
-from .runner import Runner
-from .settling import Settler, failed
+from .outcome import Release, failed
+from .runner import Crew, Runner
+from .settling import Settler
 
 logger = logging.getLogger(__name__)
 
@@ -99,9 +100,16 @@ class Worker:
             stop_event=self.stop_event,
             lines=self.lines,
         )
+        self._crew = Crew(
+            alias=self.alias,
+            dispatcher=self.dispatcher,
+            claim=self._claim,
+            holdings=self.holdings,
+            settler=self.settler,
+            lines=self.lines,
+        )
         self._runners: list[Runner] = []
-        #: The earliest known future run_at; when it passes the worker claims and asks again.
-        self._next_due: datetime | None = None
+        self._timers = _Timers.starting(self.poll_max)
         #: The instant the main loop's last claim looked for due jobs from.
         self._claimed_from: datetime | None = None
         #: Whether the main loop's last claim saw concurrency-limited jobs due (for a runner).
@@ -123,27 +131,11 @@ class Worker:
     def serves(self, queue: str) -> bool:
         return not self.queues or queue in self.queues
 
-    # What the runners need (``RunnerHost``) ------------------------------------------------
-
-    def next_job(self) -> ClaimedJob | None:
-        """The next held job for the calling runner; it claims for everyone when the buffer
-        is empty and there may be work (see ``Dispatcher``)."""
-        return self.dispatcher.next(self._claim)
-
-    def job_done(self) -> None:
-        self.dispatcher.done_with_one()
-
-    def running(self, job: ClaimedJob, ctx: JobContext, timeout: float, runner: Runner) -> None:
-        self.holdings.start(job, ctx, timeout, runner)
-
-    def progress(self, job_id: int, progress: dict[str, Any]) -> None:
-        self.holdings.set_progress(job_id, dumps(progress))
-
-    def settle(self, job: ClaimedJob, ending: Ending, started: float) -> None:
-        self.settler.settle(job, ending, started)
+    # Claims ----------------------------------------------------------------------------------
 
     def _claim(self, limit: int) -> list[ClaimedJob]:
-        """Claim on the calling runner's connection, riding out a database outage."""
+        """Claim on the calling runner's connection, riding out a database outage (the
+        runners' ``Crew.claim``)."""
         while not self.dispatcher.stopping:
             try:
                 jobs = self.claim_on(connections[self.alias], limit)
@@ -244,64 +236,75 @@ class Worker:
         self.stop_event.set()
 
     def _start_runner(self, number: int) -> None:
-        runner = Runner(self, number)
+        runner = Runner(self._crew, number)
         self._runners.append(runner)
         runner.start()
 
     def _serve(self) -> None:
-        next_heartbeat = 0.0
-        poll_interval = self.poll_max
-        next_poll = time.monotonic() + poll_interval
-        progress_due = 0.0
-        fresh = True
-        while not self.stop_event.is_set():
-            now = time.monotonic()
-            try:
-                if self.control.ensure() or fresh:
-                    # (Re)connected: notifications may have been missed, so look now.
-                    self._next_due = None
-                    self._ask_next_due()
-                    self.dispatcher.poke()
-                    fresh = False
-                elif self._next_due is not None and self._next_due <= clock.now():
-                    self._claim_due()
-                if now >= next_heartbeat:
-                    self._heartbeat()
-                    next_heartbeat = now + self.heartbeat_every
-                    # It looked for due work too: the backstop poll waits a full interval.
-                    next_poll = max(next_poll, now + poll_interval)
-                self._release_pending()
-                if now >= progress_due:
-                    self._save_progress()
-                    progress_due = now + 1.0
-                self.outage.succeeded()
-                # --once looks often so it exits as soon as nothing is left.
-                wait = min(TICK / 10 if self.once else TICK, next_poll - now, next_heartbeat - now)
-                if self._next_due is not None:
-                    wait = min(wait, (self._next_due - clock.now()).total_seconds())
-                for queue, run_at in map(_due_notice, self.control.wait(max(wait, 0.0))):
-                    self._noticed(queue, run_at)
-            except Exception as error:
-                if not is_outage(error):
-                    raise
-                self.control.close()
-                # The lease watch cancels held runs meanwhile if the outage outlasts them.
-                self.stop_event.wait(self.outage.failed(error))
-                continue
-            self._check_timeouts()
-            now = time.monotonic()
-            if now >= next_poll:
-                self.dispatcher.poke()
-                # Idle backoff: poll often right after work, then back off to POLL_INTERVAL.
-                poll_interval = 1.0 if len(self.holdings) else min(poll_interval * 2, self.poll_max)
-                next_poll = now + poll_interval
-            if self.once and self.dispatcher.idle() and not len(self.holdings):
-                break
-            if self.dispatcher.exhausted and not len(self.holdings):
-                break
-            for runner in list(self._runners):
-                if not runner.is_alive() and not runner.retired:
-                    raise RuntimeError(f"{runner.name} stopped unexpectedly")
+        self._timers = _Timers.starting(self.poll_max)
+        while not self.stop_event.is_set() and self._tick():
+            pass
+
+    def _tick(self) -> bool:
+        """One turn of the main loop; answers whether to go on (False once nothing is left)."""
+        try:
+            self._look()
+        except Exception as error:
+            if not is_outage(error):
+                raise
+            self.control.close()
+            # The lease watch cancels held runs meanwhile if the outage outlasts them.
+            self.stop_event.wait(self.outage.failed(error))
+            return True
+        self._check_timeouts()
+        self._backstop_poll()
+        if self._done():
+            return False
+        self._check_runners()
+        return True
+
+    def _look(self) -> None:
+        """The turn's database work: due claims (all of them after a reconnect), heartbeat,
+        releases, progress; then wait for a notification or the next timer."""
+        timers, now = self._timers, time.monotonic()
+        if self.control.ensure() or timers.fresh:
+            # (Re)connected: notifications may have been missed, so look now.
+            timers.due = None
+            self._ask_next_due()
+            self.dispatcher.poke()
+            timers.fresh = False
+        elif timers.due is not None and timers.due <= clock.now():
+            self._claim_due()
+        if now >= timers.heartbeat:
+            self._heartbeat()
+            timers.beat(now, self.heartbeat_every)
+        self._release_pending()
+        if now >= timers.progress:
+            self._save_progress()
+            timers.progress = now + 1.0
+        self.outage.succeeded()
+        # --once looks often so it exits as soon as nothing is left.
+        wait = timers.wait(now, TICK / 10 if self.once else TICK)
+        for queue, run_at in map(_due_notice, self.control.wait(wait)):
+            self._noticed(queue, run_at)
+
+    def _backstop_poll(self) -> None:
+        now = time.monotonic()
+        if now >= self._timers.poll:
+            self.dispatcher.poke()
+            self._timers.polled(now, self.poll_max, busy=bool(len(self.holdings)))
+
+    def _check_runners(self) -> None:
+        for runner in list(self._runners):
+            if not runner.is_alive() and not runner.retired:
+                raise RuntimeError(f"{runner.name} stopped unexpectedly")
+
+    def _done(self) -> bool:
+        """Nothing held and nothing left to take: all that was due is done (``--once``), or
+        ``--max-jobs`` jobs were claimed."""
+        if self.once and self.dispatcher.idle() and not len(self.holdings):
+            return True
+        return self.dispatcher.exhausted and not len(self.holdings)
 
     def _claim_due(self) -> None:
         """Due now: claim, then learn the next due time (one statement per instant).
@@ -312,23 +315,22 @@ class Worker:
         """
         self._claimed_from = None
         self._wake()
-        self._next_due = None
+        self._timers.due = None
         # When no claim ran here (the runners were busy), they claim what is due when free.
         self._ask_next_due(after=self._claimed_from)
 
     def _ask_next_due(self, after: datetime | None = None) -> None:
         with self.control.cursor() as cursor:
             due = claims.next_due(cursor, queues=self.queues, now=after or clock.now())
-        if due is not None and (self._next_due is None or due < self._next_due):
-            self._next_due = due
+        self._timers.due_at(due)
 
     def _noticed(self, queue: str, run_at: datetime | None) -> None:
         if not self.serves(queue):
             return
         if run_at is None or run_at <= clock.now():
             self._wake()
-        elif self._next_due is None or run_at < self._next_due:
-            self._next_due = run_at
+        else:
+            self._timers.due_at(run_at)
 
     def _worker_row(self, stopping: bool = False) -> dict[str, Any]:
         return {
@@ -470,7 +472,7 @@ class Worker:
         self.stop_event.set()
         unstarted = self.dispatcher.stop()
         for job in unstarted:
-            self.settle(job, Release("worker stopping before it started"), time.monotonic())
+            self.settler.settle(job, Release("worker stopping before it started"), time.monotonic())
         deadline = time.monotonic() + self.drain_timeout
         self._serve_until_empty(deadline)
         if len(self.holdings):
@@ -479,7 +481,7 @@ class Worker:
                     cast(RunnerHandle, held.runner).cancel_query_of(held.job)  # set with ctx
             self._serve_until_empty(time.monotonic() + self.grace)
         for job in self.dispatcher.leftovers():
-            self.settle(job, Release("claimed while stopping"), time.monotonic())
+            self.settler.settle(job, Release("claimed while stopping"), time.monotonic())
         self.settler.stop()
         try:
             self._release_pending()
@@ -512,6 +514,49 @@ class Worker:
                 time.sleep(min(1.0, self.outage.failed(error)))
             self._check_timeouts()
             self.holdings.wait_empty(min(TICK, max(0.0, deadline - time.monotonic())))
+
+
+@dataclass
+class _Timers:
+    """When the main loop next does what it does on time (monotonic seconds), and the earliest
+    known future ``run_at``."""
+
+    #: The backstop poll's interval: short right after work, doubling to ``POLL_INTERVAL``.
+    poll_interval: float
+    poll: float
+    heartbeat: float = 0.0
+    progress: float = 0.0
+    #: The earliest known future run_at; when it passes the worker claims and asks again.
+    due: datetime | None = None
+    #: Not looked for due work yet (as after a reconnect).
+    fresh: bool = True
+
+    @classmethod
+    def starting(cls, poll_max: float) -> _Timers:
+        return cls(poll_interval=poll_max, poll=time.monotonic() + poll_max)
+
+    def beat(self, now: float, every: float) -> None:
+        """A heartbeat went out; it looked for due work too, so the backstop poll waits a
+        full interval."""
+        self.heartbeat = now + every
+        self.poll = max(self.poll, now + self.poll_interval)
+
+    def polled(self, now: float, poll_max: float, *, busy: bool) -> None:
+        """Idle backoff: poll often right after work, then back off to ``POLL_INTERVAL``."""
+        self.poll_interval = 1.0 if busy else min(self.poll_interval * 2, poll_max)
+        self.poll = now + self.poll_interval
+
+    def due_at(self, run_at: datetime | None) -> None:
+        """A job is due at ``run_at``: keep the earliest."""
+        if run_at is not None and (self.due is None or run_at < self.due):
+            self.due = run_at
+
+    def wait(self, now: float, tick: float) -> float:
+        """How long the loop may wait for a notification (seconds, at most ``tick``)."""
+        wait = min(tick, self.poll - now, self.heartbeat - now)
+        if self.due is not None:
+            wait = min(wait, (self.due - clock.now()).total_seconds())
+        return max(wait, 0.0)
 
 
 def _due_notice(payload: str) -> tuple[str, datetime | None]:

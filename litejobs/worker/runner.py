@@ -1,9 +1,11 @@
-"""A worker thread: take a claimed job, run its body, hand down how the run ended.
+"""A worker thread: take a claimed job, run its body, hand how the run ended to the settler.
 
-A runner knows the worker process only through ``RunnerHost``: the next job, that a run
-started, its progress, how it ended. It writes one thing itself — an atomic job's fenced
-completion, inside the body's transaction, so the body's writes and ``done`` commit together
-— and hands every other ending (``litejobs.worker.outcome``) to the host's settler.
+A runner knows its worker process only through the ``Crew`` it shares with the other
+runners: the dispatcher it takes jobs from (claiming for all when the buffer is empty), the
+holdings it marks a run started in, the settler it hands each ending to. It writes one thing
+itself — an atomic job's fenced completion, inside the body's transaction, so the body's
+writes and ``done`` commit together — and hands every other ending
+(``litejobs.worker.outcome``) to the settler.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 from django.db import connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -30,44 +33,52 @@ from ..jobs.context import JobContext
 from ..jobs.steps import OperatorNeeded, Steps, Suspended
 from ..runtime.outage import is_outage
 from ..sql import joining_cursor
+from .dispatch import Dispatcher
+from .holdings import Holdings
 from .joblines import JobLines
-from .outcome import Completed, Crashed, Ending, HandBack, Pause, Refused, Release, Unfenced
-from .settling import failed, scrubber_for
+from .outcome import (
+    Completed,
+    Crashed,
+    Ending,
+    HandBack,
+    Pause,
+    Refused,
+    Release,
+    Unfenced,
+    failed,
+    scrubber_for,
+)
+from .settling import Settler
 
 logger = logging.getLogger(__name__)
 
 
-class RunnerHost(Protocol):
-    """What a runner needs of its worker process."""
+@dataclass(frozen=True)
+class Crew:
+    """What the runners of one worker share with it."""
 
     #: The database alias jobs run on (their atomic bodies, their completions).
     alias: str
+    #: Where a runner takes its next job from.
+    dispatcher: Dispatcher
+    #: ``claim(limit)``: claim up to ``limit`` jobs on the calling runner's connection and
+    #: hold them (called by the dispatcher, for every runner, when its buffer is empty).
+    claim: Callable[[int], list[ClaimedJob]]
+    #: The held jobs: a run's start and its progress are marked there.
+    holdings: Holdings
+    #: Where every ending goes.
+    settler: Settler
     #: Where a run's ``job start`` line goes.
     lines: JobLines
-
-    def next_job(self) -> ClaimedJob | None:
-        """The next held job for this thread (claiming when there may be work); None once the
-        worker stops."""
-
-    def job_done(self) -> None:
-        """This thread is done with the job ``next_job`` gave it."""
-
-    def running(self, job: ClaimedJob, ctx: JobContext, timeout: float, runner: Runner) -> None:
-        """The body of ``job`` starts now, under ``timeout`` seconds."""
-
-    def progress(self, job_id: int, progress: dict[str, Any]) -> None:
-        """The body reported progress (``ctx.progress``)."""
-
-    def settle(self, job: ClaimedJob, ending: Ending, started: float) -> None:
-        """How the run of ``job`` ended: write it under the fence, count it, let the job go."""
 
 
 class Runner(threading.Thread):
     """One of ``--concurrency`` threads, each with its own database connection."""
 
-    def __init__(self, host: RunnerHost, number: int) -> None:
+    def __init__(self, crew: Crew, number: int) -> None:
         super().__init__(name=f"litejobs-runner-{number}", daemon=True)
-        self.host = host
+        self.crew = crew
+        self.settler = crew.settler
         self.retired = False  # set when its job was abandoned: exit after it returns
         self.current: ClaimedJob | None = None
         self.current_lock = threading.Lock()
@@ -80,7 +91,7 @@ class Runner(threading.Thread):
     def run(self) -> None:
         try:
             while not self.retired:
-                job = self.host.next_job()
+                job = self.crew.dispatcher.next(self.crew.claim)
                 if job is None:
                     return
                 try:
@@ -94,19 +105,19 @@ class Runner(threading.Thread):
                         job.name,
                         scrubber_for(job)("".join(traceback.format_exception(error))),
                     )
-                    self.host.settle(job, Crashed(), time.monotonic())
+                    self.settler.settle(job, Crashed(), time.monotonic())
                 finally:
-                    self.host.job_done()
+                    self.crew.dispatcher.done_with_one()
         finally:
             connections.close_all()
 
     # One job -----------------------------------------------------------------------------
 
     def execute(self, job: ClaimedJob) -> None:
-        """Run one held job to an ending, handed to the host."""
+        """Run one held job to an ending, handed to the settler."""
         started = time.monotonic()
         if job.cut_off:  # its lease went unrenewed while it waited in the buffer
-            self.host.settle(job, Release("lease not renewed"), started)
+            self.settler.settle(job, Release("lease not renewed"), started)
             return
         try:
             run = catalog.run_of(job)
@@ -118,7 +129,7 @@ class Runner(threading.Thread):
                     "that declares it to every worker."
                 )
         except UnknownJob as error:  # a newer release enqueued it: wait for a worker that knows
-            self.host.settle(job, HandBack(error), started)
+            self.settler.settle(job, HandBack(error), started)
             return
         ctx = JobContext(
             job_id=job.id,
@@ -128,32 +139,32 @@ class Runner(threading.Thread):
             tenant=job.tenant,
             queue=job.queue,
             key=job.key,
-            progress_sink=self.host.progress,
+            progress_sink=self._progress,
             occurrence=run.occurrence,
         )
         ctx.step = Steps(
             job=job,
             atomic=definition.atomic,
-            alias=self.host.alias,
+            alias=self.crew.alias,
             sensitive=catalog.sensitive_of(definition, job.payload),
         )
         if job.lost:  # its lease lapsed while it waited in the buffer
-            self.host.settle(job, Refused(), started)
+            self.settler.settle(job, Refused(), started)
             return
         if job.cancel_requested:  # an operator cancelled it before it started
             ctx.cancel(CancelReason.CANCEL)
             ending: Ending = failed(
                 job, definition, Cancelled("cancel"), cancel_reason=ctx.cancel_reason
             )
-            self.host.settle(job, ending, started)
+            self.settler.settle(job, ending, started)
             return
         with self.current_lock:
             self.current = job
             self._pg_conn = None
-            self._connection = connections[self.host.alias]
+            self._connection = connections[self.crew.alias]
         timeout = definition.timeout.total_seconds()
-        self.host.running(job, ctx, timeout, self)
-        self.host.lines.info(
+        self.crew.holdings.start(job, ctx, timeout, self)
+        self.crew.lines.info(
             logger,
             "job start id=%s name=%s attempt=%s/%s queue=%s",
             job.id,
@@ -176,12 +187,12 @@ class Runner(threading.Thread):
                 self.current = None
                 self._pg_conn = None
                 self._connection = None
-        self.host.settle(job, ending, started)
+        self.settler.settle(job, ending, started)
 
     def _run_atomic(
         self, job: ClaimedJob, definition: catalog.Definition, ctx: JobContext, deadline: _Deadline
     ) -> Ending:
-        alias = self.host.alias
+        alias = self.crew.alias
         connection = connections[alias]
         with transaction.atomic(using=alias):
             # A timeout may cancel the statement the body runs, never the failure write after.
@@ -238,9 +249,13 @@ class Runner(threading.Thread):
             return Release("interrupted by drain")
         if not isinstance(error, Exception) and not isinstance(error, Cancelled):
             # KeyboardInterrupt/SystemExit inside a body: hand the job back, then re-raise.
-            self.host.settle(job, Release(type(error).__name__), started)
+            self.settler.settle(job, Release(type(error).__name__), started)
             raise error
         return failed(job, definition, error, cancel_reason=reason, steps=ctx.step)
+
+    def _progress(self, job_id: int, progress: dict[str, Any]) -> None:
+        """The body reported progress (``ctx.progress``): the main loop saves it."""
+        self.crew.holdings.set_progress(job_id, dumps(progress))
 
     # Timeout support -----------------------------------------------------------------------
 

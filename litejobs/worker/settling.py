@@ -2,9 +2,11 @@
 
 A runner (or the main loop, for a run it abandons or a job it releases) hands it an
 ``Ending`` (``litejobs.worker.outcome``); the settler writes it under the claim's fence — a
-failure or a hand-back on the calling thread's connection, riding out a database outage, a
-release on the main loop's connection, an ``atomic=False`` completion in the next batched
-acknowledgement — then counts it, logs the job's end line and stops holding the job.
+failure or a hand-back on the calling thread's connection, riding out a database outage
+(a dead job's completed steps undone first, last first), a release on the main loop's
+connection, an ``atomic=False`` completion in the next batched acknowledgement, written by
+the settler's acknowledgement thread — then counts it, logs the job's end line and stops
+holding the job.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from contextlib import AbstractContextManager as ContextManager
 from datetime import datetime
@@ -23,19 +24,18 @@ from django.db import connections, transaction
 from ..conf import settings
 from ..core import clock
 from ..core.durations import format_duration
-from ..core.enums import CancelReason, JobState, RunOutcome
-from ..core.payloads import Scrubber
-from ..exceptions import UnknownJob
-from ..jobs import catalog, events, transitions
+from ..core.enums import JobState, RunOutcome
+from ..jobs import events, transitions
 from ..jobs.claims import ClaimedJob
-from ..jobs.steps import HELD, OperatorNeeded, Steps
+from ..jobs.steps import HELD, OperatorNeeded
 from ..runtime.outage import Outage, is_outage
-from .acks import Acknowledger
+from .acks import Acknowledgements
 from .dispatch import Dispatcher
 from .handbacks import HandedBack
 from .holdings import Holdings
 from .joblines import JobLines
 from .outcome import (
+    MESSAGE_LIMIT,
     Completed,
     Crashed,
     Ending,
@@ -45,13 +45,10 @@ from .outcome import (
     Refused,
     Release,
     Unfenced,
-    decide_failure,
+    failed,
 )
 
 logger = logging.getLogger(__name__)
-
-MESSAGE_LIMIT = 2000
-TRACEBACK_LIMIT = 20000
 
 
 class Settler:
@@ -81,39 +78,24 @@ class Settler:
         self._counts_lock = threading.Lock()
         self._releases: list[tuple[ClaimedJob, float, str]] = []
         self._releases_lock = threading.Lock()
-        self._acker: Acknowledger | None = None
-        self._acker_lock = threading.Lock()
+        self._acks: Acknowledgements | None = None
+        self._acks_thread: threading.Thread | None = None
+        self._acks_lock = threading.Lock()
+        #: How each kind of ending is settled.
+        self._settles: dict[type, Callable[[ClaimedJob, Any, float], None]] = {
+            Completed: self._completed,
+            Unfenced: self._unfenced,
+            Release: self._release,
+            Refused: self._refused,
+            Failed: self._fail,
+            HandBack: self._hand_back,
+            Pause: self._pause,
+            Crashed: self._crashed,
+        }
 
     def settle(self, job: ClaimedJob, ending: Ending, started: float) -> None:
         """Write how the run of ``job`` ended (``started``: monotonic) and let the job go."""
-        if isinstance(ending, Completed):
-            self.finished(job, RunOutcome.DONE, started)
-        elif isinstance(ending, Unfenced):
-            self._acknowledger().add(job, ending.result_json, started)
-        elif isinstance(ending, Release):
-            if ending.error is not None:  # this thread's transaction broke with the database
-                connections[self.alias].close()
-                self.outage.failed(ending.error)
-            with self._releases_lock:
-                self._releases.append((job, started, ending.why))
-        elif isinstance(ending, Refused):
-            if ending.reason:
-                logger.warning(
-                    "job refused id=%s name=%s fence=%s reason=%s",
-                    job.id,
-                    job.name,
-                    job.fence,
-                    ending.reason,
-                )
-            self.finished(job, RunOutcome.REFUSED, started)
-        elif isinstance(ending, Failed):
-            self._fail(job, ending, started)
-        elif isinstance(ending, HandBack):
-            self._hand_back(job, ending.error, started)
-        elif isinstance(ending, Pause):
-            self._pause(job, ending, started)
-        elif isinstance(ending, Crashed):
-            self.finished(job, RunOutcome.ERROR, started)
+        self._settles[type(ending)](job, ending, started)
 
     def summary(self) -> str:
         """``ended=17 done=15 failed=2``: how many held jobs ended, and how, so far, in the
@@ -167,8 +149,38 @@ class Settler:
 
     def stop(self) -> None:
         """Flush the batched acknowledgements still pending."""
-        if self._acker is not None:
-            self._acker.stop()
+        if self._acks is not None and self._acks_thread is not None:
+            self._acks.close()
+            self._acks_thread.join()
+
+    # Each kind of ending ---------------------------------------------------------------------
+
+    def _completed(self, job: ClaimedJob, ending: Completed, started: float) -> None:
+        self.finished(job, RunOutcome.DONE, started)
+
+    def _unfenced(self, job: ClaimedJob, ending: Unfenced, started: float) -> None:
+        self._acknowledgements().add(job, ending.result_json, started)
+
+    def _release(self, job: ClaimedJob, ending: Release, started: float) -> None:
+        if ending.error is not None:  # this thread's transaction broke with the database
+            connections[self.alias].close()
+            self.outage.failed(ending.error)
+        with self._releases_lock:
+            self._releases.append((job, started, ending.why))
+
+    def _refused(self, job: ClaimedJob, ending: Refused, started: float) -> None:
+        if ending.reason:
+            logger.warning(
+                "job refused id=%s name=%s fence=%s reason=%s",
+                job.id,
+                job.name,
+                job.fence,
+                ending.reason,
+            )
+        self.finished(job, RunOutcome.REFUSED, started)
+
+    def _crashed(self, job: ClaimedJob, ending: Crashed, started: float) -> None:
+        self.finished(job, RunOutcome.ERROR, started)
 
     # Fenced writes, on the calling thread's connection --------------------------------------
 
@@ -188,21 +200,40 @@ class Settler:
             self.outage.succeeded()
             return bool(written)
 
-    def _acknowledger(self) -> Acknowledger:
-        with self._acker_lock:
-            if self._acker is None:
-                self._acker = Acknowledger(
+    # Batched acknowledgements, on the settler's own thread ----------------------------------
+
+    def _acknowledgements(self) -> Acknowledgements:
+        with self._acks_lock:
+            if self._acks is None:
+                self._acks = Acknowledgements(
                     alias=self.alias,
                     outage=self.outage,
                     stop_event=self.stop_event,
-                    finished=self.finished,
                     batch=settings.ACK_BATCH,
                     flush_seconds=settings.duration("ACK_FLUSH").total_seconds(),
                 )
-                self._acker.start()
-            return self._acker
+                self._acks_thread = threading.Thread(
+                    target=self._acknowledge, args=(self._acks,), name="litejobs-acks", daemon=True
+                )
+                self._acks_thread.start()
+            return self._acks
+
+    def _acknowledge(self, acks: Acknowledgements) -> None:
+        """The acknowledgement thread: write each batch, then end its jobs as it came out."""
+        try:
+            while (batch := acks.take()) is not None:
+                for acked in acks.write(batch):
+                    self.finished(acked.job, acked.outcome, acked.started)
+        finally:
+            connections.close_all()
+
+    # Failures, hand-backs and pauses, on the calling thread's connection ---------------------
 
     def _fail(self, job: ClaimedJob, ending: Failed, started: float) -> None:
+        """A failed attempt: a dead job's completed steps are undone first (last first; never
+        on a retry), and its message says which compensations failed."""
+        # Scrubbed as a whole, after everything is appended, before it is cut to length.
+        message = ending.scrub(ending.message + _compensate(ending))[:MESSAGE_LIMIT]
         failure = ending.failure
         if failure.discard:
             logger.error(
@@ -225,7 +256,7 @@ class Settler:
                     run_at=failure.run_at,
                     outcome=failure.outcome,
                     error_class=failure.error_class,
-                    error_message=ending.message,
+                    error_message=message,
                     error_traceback=ending.traceback,
                 )
             )
@@ -233,10 +264,11 @@ class Settler:
         outcome = RunOutcome(failure.state) if written else RunOutcome.REFUSED
         self.finished(job, outcome, started, error=failure.error_class)
 
-    def _hand_back(self, job: ClaimedJob, error: UnknownJob, started: float) -> None:
+    def _hand_back(self, job: ClaimedJob, ending: HandBack, started: float) -> None:
         """This code cannot run the job (a newer release enqueued it): hand it back uncounted
         for a worker that can; once ``UNKNOWN_JOB_GRACE`` has passed since the first hand-back,
         dead-letter it with the reason instead."""
+        error = ending.error
         grace = settings.duration("UNKNOWN_JOB_GRACE")
         message = f"Waiting for a worker that can run it: {error.args[0]}"
         first: dict[str, datetime] = {}
@@ -248,7 +280,7 @@ class Settler:
                 now=clock.now(),
                 grace=grace,
                 error_class=f"litejobs.{type(error).__name__}",
-                error_message=message[:MESSAGE_LIMIT],
+                error_message=message,
             )
             if when is not None:
                 first["handed_back_at"] = when
@@ -305,48 +337,11 @@ class Settler:
         self.finished(job, outcome if written else RunOutcome.REFUSED, started)
 
 
-def failed(
-    job: ClaimedJob,
-    definition: catalog.Definition | None,
-    error: BaseException,
-    *,
-    cancel_reason: CancelReason | str | None = None,
-    steps: Steps | None = None,
-) -> Failed:
-    """The ``Failed`` ending of an attempt that raised ``error``: the decision (without a
-    definition, the job cannot run here any more: dead) and its texts, scrubbed of the job's
-    sensitive values. A run that failed for good first undoes its completed steps, last first
-    (never on a retry), and its message says which compensations failed."""
-    failure = decide_failure(
-        error,
-        attempt=job.attempt,
-        max_attempts=job.max_attempts,
-        job_id=job.id,
-        now=clock.now(),
-        retry=definition.retry if definition is not None else None,
-        cancel_reason=cancel_reason,
-        dead_letter=definition.dead_letter if definition is not None else True,
-    )
-    message = str(error)
-    if failure.state == JobState.DEAD and steps is not None and steps.has_compensations:
-        failures = steps.compensate()
-        if failures:
-            message += " | compensations failed: " + "; ".join(failures)
-    # Scrubbed as a whole, after everything is appended, before it is cut to length.
-    scrub = scrubber_for(job, definition)
-    return Failed(
-        failure,
-        scrub(message)[:MESSAGE_LIMIT],
-        scrub("".join(traceback.format_exception(error)))[-TRACEBACK_LIMIT:],
-    )
-
-
-def scrubber_for(job: ClaimedJob, definition: catalog.Definition | None = None) -> Scrubber:
-    """What blanks the job's sensitive values out of its error texts and log lines. A job no
-    installed app declares could hold anything: all its payload values are blanked."""
-    if definition is None:
-        try:
-            definition = catalog.get(job.name)
-        except UnknownJob:
-            return Scrubber(job.payload, job.payload if isinstance(job.payload, dict) else ())
-    return Scrubber(job.payload, catalog.sensitive_of(definition, job.payload))
+def _compensate(ending: Failed) -> str:
+    """Undo the completed steps of a run that failed for good, last first; answers what its
+    message adds (which compensations failed, their texts scrubbed by the steps)."""
+    steps = ending.steps
+    if ending.failure.state != JobState.DEAD or steps is None or not steps.has_compensations:
+        return ""
+    failures = steps.compensate()
+    return " | compensations failed: " + "; ".join(failures) if failures else ""

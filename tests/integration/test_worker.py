@@ -2,6 +2,7 @@
 
 import logging
 import threading
+import time
 from datetime import timedelta
 
 import pgtrigger
@@ -10,10 +11,19 @@ import pytest
 from django.db import connection
 from django.test import override_settings
 
-from litejobs.jobs import claims, leases, transitions
+from litejobs.jobs import catalog, claims, leases, transitions
+from litejobs.jobs.steps import Steps
 from litejobs.models import Job, JobAttempt, JobState, QueueState
 from litejobs.runtime.listening import connect
+from litejobs.runtime.outage import Outage
 from litejobs.worker import Worker
+from litejobs.worker.acks import Acknowledgements
+from litejobs.worker.dispatch import Dispatcher
+from litejobs.worker.handbacks import HandedBack
+from litejobs.worker.holdings import Holdings
+from litejobs.worker.joblines import JobLines
+from litejobs.worker.outcome import failed
+from litejobs.worker.settling import Settler
 from tests.conftest import wait_for
 from tests.factories import QueueStateFactory, ReleasedJobFactory, heartbeat_row
 from tests.testapp.jobs import (
@@ -329,6 +339,52 @@ def test_a_batched_acknowledgement_refuses_only_the_stale_fence(clock):
     assert states == {jobs[0].id: "done", jobs[1].id: "running", jobs[2].id: "done"}
 
 
+def test_batched_acknowledgements_answer_how_each_came_out(clock):
+    """The acknowledgement thread gets each batch's outcomes back as values: nothing in the
+    batch calls up into the settler that owns it."""
+    for label in "abc":
+        record.enqueue(label=label)
+    jobs = _claim()
+    _steal(jobs[1].id)
+    acks = Acknowledgements(
+        alias="default", outage=Outage(), stop_event=threading.Event(), batch=10, flush_seconds=60
+    )
+    for job in jobs:
+        acks.add(job, None, time.monotonic())
+    acks.close()  # closing flushes what is pending at once, without waiting for ACK_FLUSH
+    batch = acks.take()
+    assert [ack.job.id for ack in batch] == [job.id for job in jobs]
+    outcomes = [(acked.job.id, acked.outcome) for acked in acks.write(batch)]
+    assert outcomes == [(jobs[0].id, "done"), (jobs[1].id, "refused"), (jobs[2].id, "done")]
+    assert acks.take() is None
+
+
+def test_a_failed_ending_undoes_nothing_until_the_settler_writes_it(clock):
+    """Building the ending of a run that failed for good is a value; the settler undoes the
+    run's completed steps, then writes it dead."""
+    enqueued = charge_card.enqueue(card_number="4000")  # one attempt: its failure is final
+    [job] = _claim()
+    steps = Steps(job=job, atomic=False, alias="default")
+    steps.run("charge", lambda: 1, compensate=lambda _: Mark.objects.create(label="refunded").pk)
+    ending = failed(job, catalog.run_of(job).definition, ValueError("declined"), steps=steps)
+    assert ending.failure.state == JobState.DEAD
+    assert not Mark.objects.exists()  # nothing undone yet
+    settler = Settler(
+        owner="test",
+        alias="default",
+        holdings=Holdings(),
+        dispatcher=Dispatcher(1),
+        handed_back=HandedBack(),
+        outage=Outage(),
+        stop_event=threading.Event(),
+        lines=JobLines(),
+    )
+    settler.settle(job, ending, time.monotonic())
+    assert Mark.objects.get().label == "refunded"
+    assert Job.objects.get(pk=enqueued.id).state == JobState.DEAD
+    assert settler.counts == {"dead": 1}
+
+
 def test_the_fence_never_decreases_in_the_database(clock):
     record.enqueue(label="x")
     [job] = _claim()
@@ -459,7 +515,7 @@ def test_a_job_that_falls_due_while_the_claim_runs_is_due_at_once(clock, monkeyp
         worker._claim_due()
         runner.join(5)
         assert [job.id for job in taken] == [first.id]
-        assert worker._next_due == now + timedelta(milliseconds=10)  # due already: claimed next
+        assert worker._timers.due == now + timedelta(milliseconds=10)  # due already: claimed next
         assert Job.objects.get(pk=second.id).state == JobState.SCHEDULED  # not claimed yet
     finally:
         worker.dispatcher.stop()
