@@ -10,6 +10,8 @@ from collections.abc import Hashable
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar
 
+from ..sql.cursors import Cursor
+
 HIGHER = "higher"
 LOWER = "lower"
 #: What a row compares litejobs with.
@@ -208,7 +210,7 @@ def _change(worker: dict[str, float], name: str) -> str:
     )
 
 
-def environment(cursor: Any, database: str) -> dict[str, Any]:
+def environment(cursor: Cursor, database: str) -> dict[str, Any]:
     """The server's version and durability, and this machine's, printed beside the figures."""
     import django
     import psycopg

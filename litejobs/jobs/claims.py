@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from ..core.clock import lease_instant
-from ..sql import fetch_all, fetch_one, run_query
+from ..sql.cursors import Cursor, fetch_all, fetch_one, run_query
 
 #: pg_advisory_xact_lock key serialising claims of concurrency-limited jobs.
 LIMITED_CLAIM_LOCK = zlib.crc32(b"litejobs.claim_limited")
@@ -105,7 +105,7 @@ class Claim:
 
 
 def claim(
-    cursor: Any,
+    cursor: Cursor,
     *,
     owner: str,
     queues: Sequence[str],
@@ -128,7 +128,7 @@ def claim(
 
 
 def claim_limited(
-    cursor: Any,
+    cursor: Cursor,
     *,
     owner: str,
     queues: Sequence[str],
@@ -143,7 +143,7 @@ def claim_limited(
     return [replace(ClaimedJob.from_row(found), limited=True) for found in fetch_all(cursor)]
 
 
-def next_due(cursor: Any, *, queues: Sequence[str], now: datetime) -> datetime | None:
+def next_due(cursor: Cursor, *, queues: Sequence[str], now: datetime) -> datetime | None:
     """The earliest run_at after ``now`` of any claimable job in these queues."""
     run_query(cursor, "next_due", {"queues": list(queues) if queues else None, "now": now})
     due: datetime | None = cast("dict[str, Any]", fetch_one(cursor))["due"]  # an aggregate: a row

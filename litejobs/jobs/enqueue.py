@@ -19,7 +19,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from ..conf import settings
 from ..core.enums import JobState
 from ..core.payloads import dumps
-from ..sql import fetch_all, fetch_one, hot_cursor, pipelined, run_query
+from ..sql.cursors import fetch_all, fetch_one, hot_cursor, pipelined, run_query
 
 CHUNK = 1000
 _RACE_RETRIES = 5

@@ -20,7 +20,7 @@ from ..core import clock
 from ..core.payloads import encode_payload
 from ..core.registry import Registry
 from ..exceptions import DeclarationError, InvalidInput
-from ..sql import hot_cursor, run_query
+from ..sql.cursors import hot_cursor, run_query
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.:-]{0,199}$")
 

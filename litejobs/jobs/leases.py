@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.clock import lease_instant
-from ..sql import fetch_all, run_query
+from ..sql.cursors import Cursor, fetch_all, run_query
 from .claims import ClaimedJob
 
 
@@ -31,7 +31,7 @@ class HeartbeatAnswer:
 
 
 def heartbeat(
-    cursor: Any,
+    cursor: Cursor,
     *,
     worker: dict[str, Any],
     held: Sequence[ClaimedJob],
@@ -73,12 +73,12 @@ def heartbeat(
     return HeartbeatAnswer(renewed, cancel, reaped, due)
 
 
-def worker_stopped(cursor: Any, owner: str) -> None:
+def worker_stopped(cursor: Cursor, owner: str) -> None:
     """Remove the Worker row of a worker that exits cleanly."""
     run_query(cursor, "worker_stopped", {"owner": owner})
 
 
-def end_session(cursor: Any, pid: int) -> bool:
+def end_session(cursor: Cursor, pid: int) -> bool:
     """End the database session ``pid`` of one of this worker's abandoned runners (its body
     may never give its connection back); answers whether there was one to end."""
     run_query(cursor, "session_end", {"pid": pid})

@@ -27,7 +27,8 @@ from ..core.payloads import REDACTED, redact
 from ..core.registry import Registry
 from ..exceptions import InvalidInput, JobNotFound, LitejobsError, TransitionRefused
 from ..models import Job
-from ..sql import fetch_one, query
+from ..sql import query
+from ..sql.cursors import fetch_one
 from . import catalog
 
 logger = logging.getLogger(__name__)

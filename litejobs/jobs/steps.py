@@ -26,7 +26,7 @@ from ..core.durations import parse_duration
 from ..core.enums import StepKind, StepState
 from ..core.payloads import Scrubber, dumps
 from ..exceptions import InvalidInput, Permanent, StaleFence, TransitionRefused, WaitTimedOut
-from ..sql import fetch_all, fetch_one, hot_cursor, joining_cursor, run_query
+from ..sql.cursors import fetch_all, fetch_one, hot_cursor, joining_cursor, run_query
 from . import events
 
 if TYPE_CHECKING:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import cast
 
 from ..core.enums import JobState
-from ..sql import fetch_all, fetch_one, run_query
+from ..sql.cursors import Cursor, fetch_all, fetch_one, run_query
 from .claims import ClaimedJob
 
 
-def complete(cursor: Any, job: ClaimedJob, *, now: datetime, result_json: str | None) -> bool:
+def complete(cursor: Cursor, job: ClaimedJob, *, now: datetime, result_json: str | None) -> bool:
     """Mark a held job done; False when the fence is stale (another claim owns it)."""
     run_query(
         cursor,
@@ -28,7 +28,7 @@ def complete(cursor: Any, job: ClaimedJob, *, now: datetime, result_json: str | 
 
 
 def complete_batch(
-    cursor: Any, acks: Sequence[tuple[ClaimedJob, datetime, str | None]]
+    cursor: Cursor, acks: Sequence[tuple[ClaimedJob, datetime, str | None]]
 ) -> set[int]:
     """Mark many held jobs done in one statement; answers the ids whose fence was current."""
     run_query(
@@ -45,7 +45,7 @@ def complete_batch(
 
 
 def fail(
-    cursor: Any,
+    cursor: Cursor,
     job: ClaimedJob,
     *,
     owner: str,
@@ -79,14 +79,14 @@ def fail(
     return fetch_one(cursor) is not None
 
 
-def discard(cursor: Any, job: ClaimedJob) -> bool:
+def discard(cursor: Cursor, job: ClaimedJob) -> bool:
     """Delete a spent job whose declaration keeps no dead letters; fenced."""
     run_query(cursor, "discard", {"id": job.id, "fence": job.fence})
     return fetch_one(cursor) is not None
 
 
 def hand_back(
-    cursor: Any,
+    cursor: Cursor,
     job: ClaimedJob,
     *,
     now: datetime,
@@ -115,7 +115,7 @@ def hand_back(
     return None if row is None else cast("datetime", row["handed_back_at"])
 
 
-def release(cursor: Any, jobs: Sequence[ClaimedJob]) -> set[int]:
+def release(cursor: Cursor, jobs: Sequence[ClaimedJob]) -> set[int]:
     """Hand held jobs back to ``ready`` with their attempt uncounted; answers the ids released."""
     if not jobs:
         return set()
@@ -123,7 +123,7 @@ def release(cursor: Any, jobs: Sequence[ClaimedJob]) -> set[int]:
     return {found["id"] for found in fetch_all(cursor)}
 
 
-def save_progress(cursor: Any, updates: Sequence[tuple[ClaimedJob, str]]) -> None:
+def save_progress(cursor: Cursor, updates: Sequence[tuple[ClaimedJob, str]]) -> None:
     """Write the latest progress of held jobs (JSON text each); fenced."""
     run_query(
         cursor,
@@ -137,7 +137,7 @@ def save_progress(cursor: Any, updates: Sequence[tuple[ClaimedJob, str]]) -> Non
 
 
 def suspend(
-    cursor: Any,
+    cursor: Cursor,
     job: ClaimedJob,
     *,
     run_at: datetime,
@@ -161,7 +161,7 @@ def suspend(
 
 
 def suspend_for_event(
-    cursor: Any,
+    cursor: Cursor,
     job: ClaimedJob,
     *,
     lock_id: int,

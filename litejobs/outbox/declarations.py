@@ -35,7 +35,7 @@ from ..jobs import catalog
 from ..jobs.context import JobContext
 from ..jobs.declarations import JobDefinition
 from ..jobs.enqueue import PreparedRow, common_columns, insert_many
-from ..sql import fetch_all, hot_cursor, run_query
+from ..sql.cursors import fetch_all, hot_cursor, run_query
 from .staging import StagedRow
 
 __all__ = [

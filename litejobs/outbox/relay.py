@@ -54,7 +54,7 @@ from ..runtime.listening import Listener
 from ..runtime.outage import Outage, is_outage
 from ..runtime.startup import describe_database
 from ..runtime.stopping import GracefulStop
-from ..sql import fetch_all, hot_cursor, run_query
+from ..sql.cursors import fetch_all, hot_cursor, run_query
 from .declarations import subscribers_of
 from .staging import StagedRow
 

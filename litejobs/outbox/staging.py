@@ -30,7 +30,7 @@ from ..core import clock
 from ..core.payloads import dumps
 from ..core.topics import check_topic_name, declared_topics, is_declared
 from ..exceptions import InvalidInput
-from ..sql import fetch_one, hot_cursor, run_query
+from ..sql.cursors import fetch_one, hot_cursor, run_query
 
 __all__ = ["stage"]
 

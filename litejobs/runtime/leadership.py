@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
-from typing import Any
 
 from django.db import connections
 
 from ..core import clock
 from ..core.enums import LeaderRole
-from ..sql import fetch_one, run_query
+from ..sql.cursors import Cursor, fetch_one, run_query
 from .outage import is_outage
 
 
 def lead(
-    cursor: Any, role: LeaderRole, *, owner: str, host: str, pid: int, lease: timedelta
+    cursor: Cursor, role: LeaderRole, *, owner: str, host: str, pid: int, lease: timedelta
 ) -> int | None:
     """Take or renew the role's lease; its fence, or None while another process leads."""
     params = {
@@ -38,7 +37,7 @@ def lead(
     return fence
 
 
-def still_leader(cursor: Any, role: LeaderRole, *, owner: str, fence: int) -> bool:
+def still_leader(cursor: Cursor, role: LeaderRole, *, owner: str, fence: int) -> bool:
     """Inside a transaction: the lease is still ours, and stays so until it ends."""
     params = {"role": role, "owner": owner, "fence": fence, "db_now": clock.lease_instant()}
     run_query(cursor, "still_leader", params)

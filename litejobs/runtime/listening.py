@@ -16,7 +16,7 @@ from typing import Any, cast
 import psycopg
 from django.db import connections
 
-from ..sql import allow_prepared
+from ..sql.cursors import allow_prepared
 
 logger = logging.getLogger(__name__)
 

@@ -34,7 +34,8 @@ from ..models import (
     OccurrenceState,
     Schedule,
 )
-from ..sql import fetch_all, query
+from ..sql import query
+from ..sql.cursors import fetch_all
 from . import declarations, runs
 from .health import health, leader
 

@@ -24,7 +24,6 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from django.db import connections, transaction
 
@@ -35,7 +34,8 @@ from ..runtime import leadership
 from ..runtime.outage import Outage, is_outage
 from ..runtime.startup import describe_database
 from ..runtime.stopping import GracefulStop
-from ..sql import fetch_one, query
+from ..sql import query
+from ..sql.cursors import Cursor, fetch_one
 from . import planning, runs
 from .declarations import ScheduleDefinition, all_schedules
 from .timetable import jitter_for
@@ -270,7 +270,7 @@ class Scheduler:
 
     def _start(
         self,
-        cursor: Any,
+        cursor: Cursor,
         definition: ScheduleDefinition,
         row: Schedule,
         instant: datetime,

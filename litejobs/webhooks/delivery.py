@@ -44,7 +44,8 @@ from ..outbox import operations as outbox_operations
 from ..outbox import relay
 from ..outbox.declarations import carried_fields
 from ..outbox.staging import StagedRow
-from ..sql import fetch_all, hot_cursor, query, run_query
+from ..sql import query
+from ..sql.cursors import fetch_all, hot_cursor, run_query
 from .signing import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, sign
 from .transport import ANSWER_KEPT, Answer, post, retry_after
 

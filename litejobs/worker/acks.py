@@ -26,7 +26,7 @@ from ..core.enums import RunOutcome
 from ..jobs import transitions
 from ..jobs.claims import ClaimedJob
 from ..runtime.outage import Outage, is_outage
-from ..sql import hot_cursor
+from ..sql.cursors import hot_cursor
 
 logger = logging.getLogger(__name__)
 

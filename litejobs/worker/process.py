@@ -30,7 +30,7 @@ from ..runtime.listening import Listener
 from ..runtime.outage import Outage, is_outage
 from ..runtime.startup import describe_database
 from ..runtime.stopping import GracefulStop
-from ..sql import hot_cursor
+from ..sql.cursors import hot_cursor
 from .dispatch import Dispatcher
 from .handbacks import HandedBack
 from .holdings import Held, Holdings, LeaseWatch, RunnerHandle

@@ -32,7 +32,7 @@ from ..jobs.claims import ClaimedJob
 from ..jobs.context import JobContext
 from ..jobs.steps import OperatorNeeded, Steps, Suspended
 from ..runtime.outage import is_outage
-from ..sql import joining_cursor
+from ..sql.cursors import joining_cursor
 from .dispatch import Dispatcher
 from .holdings import Holdings
 from .joblines import JobLines

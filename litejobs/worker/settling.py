@@ -29,6 +29,7 @@ from ..jobs import events, transitions
 from ..jobs.claims import ClaimedJob
 from ..jobs.steps import HELD, OperatorNeeded
 from ..runtime.outage import Outage, is_outage
+from ..sql.cursors import Cursor
 from .acks import Acknowledgements
 from .dispatch import Dispatcher
 from .handbacks import HandedBack
@@ -273,7 +274,7 @@ class Settler:
         message = f"Waiting for a worker that can run it: {error.args[0]}"
         first: dict[str, datetime] = {}
 
-        def write(cursor: Any) -> bool:
+        def write(cursor: Cursor) -> bool:
             when = transitions.hand_back(
                 cursor,
                 job,
@@ -309,7 +310,7 @@ class Settler:
         """The body sleeps, waits for an event, or waits for an operator: hand the job back."""
         signal = ending.signal
 
-        def write(cursor: Any) -> bool:
+        def write(cursor: Cursor) -> bool:
             if isinstance(signal, OperatorNeeded):
                 return transitions.suspend(
                     cursor,

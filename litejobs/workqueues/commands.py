@@ -40,7 +40,8 @@ from ..core.enums import (
 )
 from ..exceptions import InvalidInput, LitejobsError
 from ..models.workqueues import WorkItem
-from ..sql import fetch_all, query
+from ..sql import query
+from ..sql.cursors import fetch_all
 from . import declarations as queues
 from .errors import ClaimRefused, WorkItemNotFound, WorkQueueForbidden
 

@@ -10,7 +10,7 @@ from django.db import connections
 from ..conf import settings
 from ..core import clock
 from ..core.durations import parse_duration
-from ..sql import run_query
+from ..sql.cursors import run_query
 
 __all__ = ["purge"]
 

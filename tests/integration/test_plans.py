@@ -22,7 +22,8 @@ from litejobs.core.enums import UNCLAIMABLE, sql_list
 from litejobs.jobs import claims, transitions
 from litejobs.jobs.claims import ClaimedJob
 from litejobs.models import Job
-from litejobs.sql import hot_cursor, prepared, query, run_query
+from litejobs.sql import prepared, query
+from litejobs.sql.cursors import hot_cursor, run_query
 from tests.testapp.jobs import record
 
 pytestmark = pytest.mark.django_db(transaction=True)

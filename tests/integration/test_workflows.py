@@ -3,9 +3,9 @@
 import pytest
 from django.test import override_settings
 
+from litejobs import workflows
 from litejobs.checks import check_workflows
 from litejobs.jobs import catalog as registry
-from litejobs.jobs import workflows
 from litejobs.models import Job, JobState
 from tests.testapp.jobs import loan_flow
 from tests.testapp.models import Mark
