@@ -416,3 +416,29 @@ def imported_names(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and not node.level:
             found.add(node.module or "")
     return found
+
+
+def readme_rows() -> dict[str, int]:
+    """The README's layout tree: each package or top-level module by the row it is drawn on."""
+    block = (ROOT / "README.md").read_text().split("```\nlitejobs/", 1)[1].split("\nproject/")[0]
+    rows: dict[str, int] = {}
+    for number, line in enumerate(block.splitlines()[1:]):
+        names = re.split(r"\s{2,}", line.strip())[0].split()
+        for name in names:
+            unit = "litejobs" if name == "__init__" else f"litejobs.{name.rstrip('/')}"
+            rows[unit] = number
+    return rows
+
+
+def test_the_readme_draws_each_package_above_the_ones_it_imports():
+    rows = readme_rows()
+    units = {".".join(module.split(".")[:2]) for module in sources()}
+    assert units <= rows.keys(), f"not drawn: {sorted(units - rows.keys())}"
+    top = {package: ".".join(package.split(".")[:2]) for package in package_graph()}
+    upward = sorted(
+        (top[package], top[imported])
+        for package, imported_all in package_graph().items()
+        for imported in imported_all
+        if top[package] != top[imported] and rows[top[package]] >= rows[top[imported]]
+    )
+    assert not upward, "drawn at or above what they import: " + str(upward)
