@@ -132,11 +132,21 @@ WHERE id = %(id)s AND fence = %(fence)s AND state COLLATE "C" = 'running'
 -- name: complete_batch
 -- prepared
 -- The batched, fenced acknowledgement of atomic=False jobs; answers the ids it completed.
+-- The jobs are locked in id order, as the heartbeat's renewal locks them, whatever order the
+-- batch and the plan take: the two never deadlock over one worker's jobs.
+WITH acks AS (
+    SELECT * FROM unnest(%(ids)s::bigint[], %(fences)s::bigint[], %(finished)s::timestamptz[],
+                         %(results)s::jsonb[]) AS acks (id, fence, finished_at, result)
+), locked AS (
+    SELECT job.id FROM litejobs_job AS job JOIN acks ON job.id = acks.id
+    WHERE job.fence = acks.fence AND job.state COLLATE "C" = 'running'
+    ORDER BY job.id
+    FOR UPDATE OF job
+)
 UPDATE litejobs_job AS job
 SET state = 'done', finished_at = acks.finished_at, result = acks.result, lease_expires_at = NULL
-FROM unnest(%(ids)s::bigint[], %(fences)s::bigint[], %(finished)s::timestamptz[],
-            %(results)s::jsonb[]) AS acks (id, fence, finished_at, result)
-WHERE job.id = acks.id AND job.fence = acks.fence AND job.state COLLATE "C" = 'running'
+FROM acks
+WHERE job.id = acks.id AND job.id IN (SELECT id FROM locked)
 RETURNING job.id
 
 -- name: fail

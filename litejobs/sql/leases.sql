@@ -5,7 +5,8 @@
 -- One statement per heartbeat: the Worker row, the leases of every job this worker holds
 -- (answering which are still ours and whether an operator asked to cancel them), the jobs
 -- of workers that stopped renewing (back to `failed` for a retry, `dead` when spent, or
--- `cancelled` when an operator had asked to cancel them), and
+-- `cancelled` when an operator had asked to cancel them) — this worker's own too, once it no
+-- longer holds them (an acknowledgement it could not write) —, and
 -- Worker rows long gone. Every expiry is written and compared on {db_now}: hosts whose clocks
 -- disagree never reap each other's healthy jobs. A last row of NULLs says that jobs of this
 -- worker's queues are due (the heartbeat doubles as the idle worker's backstop poll).
@@ -21,15 +22,24 @@ WITH worker AS (
         last_heartbeat = EXCLUDED.last_heartbeat, lease_expires_at = EXCLUDED.lease_expires_at,
         in_flight = EXCLUDED.in_flight, stopping = EXCLUDED.stopping
     RETURNING id
+), held AS (
+    -- Locked in id order, as a batched acknowledgement locks them: never a deadlock between
+    -- the two over this worker's jobs.
+    SELECT job.id FROM litejobs_job AS job
+    JOIN unnest(%(ids)s::bigint[], %(fences)s::bigint[]) AS held (id, fence)
+      ON job.id = held.id AND job.fence = held.fence
+    WHERE job.state COLLATE "C" = 'running'
+    ORDER BY job.id
+    FOR UPDATE OF job
 ), renewed AS (
     UPDATE litejobs_job AS job
     SET lease_expires_at = {db_now} + %(lease)s::interval
-    FROM unnest(%(ids)s::bigint[], %(fences)s::bigint[]) AS held (id, fence)
-    WHERE job.id = held.id AND job.fence = held.fence AND job.state COLLATE "C" = 'running'
+    WHERE job.id IN (SELECT id FROM held)
     RETURNING job.id, job.cancel_requested
 ), expired AS (
     SELECT id FROM litejobs_job
-    WHERE state = 'running' AND lease_expires_at < {db_now} AND lease_owner <> %(owner)s
+    WHERE state = 'running' AND lease_expires_at < {db_now}
+      AND (lease_owner <> %(owner)s OR NOT id = ANY(%(ids)s::bigint[]))
       AND %(reap)s
     ORDER BY lease_expires_at
     LIMIT 100

@@ -19,6 +19,7 @@ from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 
+import psycopg
 from django.db import connections
 
 from ..core import clock
@@ -109,7 +110,9 @@ class Acknowledgements:
     def write(self, batch: list[Ack]) -> list[Acked]:
         """Write ``batch``'s completions in one fenced UPDATE on the calling thread's
         connection, riding out a database outage (until the worker stops); answers how each
-        came out."""
+        came out. A deadlock or serialization failure rolled the whole batch back: it is
+        written again at once (a few times)."""
+        retries = _RETRIES
         while True:
             try:
                 with hot_cursor(connections[self.alias]) as cursor:
@@ -119,6 +122,9 @@ class Acknowledgements:
                 break
             except Exception as error:
                 connections[self.alias].close()
+                if _transient(error) and retries:
+                    retries -= 1
+                    continue
                 if is_outage(error) and not (self._stopping and self.stop_event.is_set()):
                     time.sleep(self.outage.failed(error))
                     continue
@@ -130,6 +136,17 @@ class Acknowledgements:
                 return [_acked(ack, RunOutcome.UNACKNOWLEDGED) for ack in batch]
         self.outage.succeeded()
         return [_acked(ack, _outcome(ack.job, completed)) for ack in batch]
+
+
+#: How often a batch rolled back by a deadlock or a serialization failure is written again.
+_RETRIES = 3
+
+
+def _transient(error: BaseException) -> bool:
+    """Whether ``error`` (or the driver's error under Django's) rolled back a statement that
+    may simply be run again."""
+    found = error.__cause__ if isinstance(error.__cause__, psycopg.Error) else error
+    return isinstance(found, psycopg.errors.DeadlockDetected | psycopg.errors.SerializationFailure)
 
 
 def _outcome(job: ClaimedJob, completed: set[int]) -> RunOutcome:

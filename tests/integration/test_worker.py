@@ -522,6 +522,71 @@ def test_a_job_that_falls_due_while_the_claim_runs_is_due_at_once(clock, monkeyp
         worker.control.close()
 
 
+def test_a_job_its_worker_no_longer_holds_is_reaped_by_its_own_heartbeat(clock):
+    """An acknowledgement the worker could not write lets its job go: once its lease lapses,
+    the worker's own heartbeat sends it back (it never reaps a job it still holds)."""
+    record.enqueue(label="dropped")
+    record.enqueue(label="held")
+    dropped, held = sorted(_claim(), key=lambda job: job.id)
+    clock.advance("2m")
+    with connection.cursor() as cursor:
+        answer = leases.heartbeat(
+            cursor, worker=heartbeat_row(clock.now(), owner="test"), held=[held], reap=True
+        )
+    assert (answer.reaped, answer.renewed) == (1, {held.id})
+    assert Job.objects.get(pk=dropped.id).state == JobState.FAILED
+    assert Job.objects.get(pk=held.id).state == JobState.RUNNING
+
+
+def _locks_in_id_order(write) -> bool:
+    """Whether ``write(cursor, [second, first])`` locks the first job before the second, whatever
+    the order it is given them in and the order they lie in: while another session holds the
+    first, it waits holding nothing, so the second is free. Statements that lock one worker's
+    jobs in one order never deadlock with each other."""
+    record.enqueue(label="a")
+    record.enqueue(label="b")
+    first, second = sorted(_claim(), key=lambda job: job.id)
+    # The second job now lies before the first in the table, as rows do once updated: a
+    # statement that locks in its plan's order locks it first.
+    Job.objects.filter(pk=first.id).update(priority=0)
+
+    def run() -> None:
+        with connect("default") as own, own.cursor() as cursor:
+            write(cursor, [second, first])
+
+    with connect("default") as blocker, connect("default") as probe:
+        blocker.execute("BEGIN")
+        blocker.execute("SELECT 1 FROM litejobs_job WHERE id = %s FOR UPDATE", [first.id])
+        writer = threading.Thread(target=run)
+        writer.start()
+        time.sleep(0.5)  # it waits for the first job's lock now
+        probe.execute("BEGIN")
+        try:
+            probe.execute("SELECT 1 FROM litejobs_job WHERE id = %s FOR UPDATE NOWAIT", [second.id])
+            free = True
+        except psycopg.errors.LockNotAvailable:
+            free = False
+        probe.execute("ROLLBACK")
+        blocker.execute("ROLLBACK")
+    writer.join(10)
+    return free
+
+
+def test_a_batched_acknowledgement_locks_its_jobs_in_id_order(clock):
+    def acknowledge(cursor, jobs):
+        transitions.complete_batch(cursor, [(job, clock.now(), None) for job in jobs])
+
+    assert _locks_in_id_order(acknowledge)
+
+
+def test_a_heartbeat_renews_leases_in_id_order(clock):
+    def renew(cursor, jobs):
+        worker = heartbeat_row(clock.now(), owner="test")
+        leases.heartbeat(cursor, worker=worker, held=jobs, reap=False)
+
+    assert _locks_in_id_order(renew)
+
+
 def _heartbeat_due(clock, queues=()) -> bool:
     worker = heartbeat_row(clock.now())
     with connection.cursor() as cursor:
