@@ -5,6 +5,7 @@ The user-facing surface; everything else is an implementation detail.
 
 from .core.retry import Retry
 from .exceptions import Cancelled, LitejobsError, Permanent, RetryAfter, WaitTimedOut
+from .ingest import Buffer, Freshness, Pipeline, drop, enrich, pipeline
 from .jobs.context import JobContext
 from .jobs.declarations import Concurrency, JobDefinition, job
 from .jobs.enqueue import Enqueued
@@ -16,22 +17,28 @@ from .scheduling.manual import ManualJob, manual
 __version__ = "0.1.0"
 
 __all__ = [
+    "Buffer",
     "Cancelled",
     "Concurrency",
     "Enqueued",
+    "Freshness",
     "JobContext",
     "JobDefinition",
     "LitejobsError",
     "ManualJob",
     "OccurrenceRef",
     "Permanent",
+    "Pipeline",
     "Retry",
     "RetryAfter",
     "ScheduleDefinition",
     "WaitTimedOut",
+    "drop",
+    "enrich",
     "event",
     "job",
     "manual",
+    "pipeline",
     "publish_event",
     "schedule",
 ]

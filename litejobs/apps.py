@@ -6,7 +6,7 @@ When Django is ready it registers the checks, keeps ``runworker``, ``runschedule
 again only by a replay, wires the add-ons in (the work queues' and bulk money actions' checks
 and admin pages; the Django Tasks backend when Django Tasks is available), and imports every
 installed app's declaration modules (``jobs.py``, ``workflows.py``, ``schedules.py``, then
-``queues.py``).
+``queues.py`` and ``pipelines.py``).
 """
 
 from django.apps import AppConfig, apps
@@ -26,6 +26,9 @@ class LitejobsConfig(AppConfig):
         from .bulk import execution  # noqa: F401 - the job that pays bulk items
         from .conf import settings
         from .core import clock, extras
+        from .ingest import checks as ingest_checks  # noqa: F401
+        from .ingest import declarations as ingest
+        from .ingest import draining  # noqa: F401 - the drain job
         from .jobs import catalog
         from .management.precedence import pin_runtime_commands
         from .scheduling import (
@@ -47,3 +50,4 @@ class LitejobsConfig(AppConfig):
 
         catalog.autodiscover()
         workqueues.autodiscover()  # work queues (after jobs and schedules)
+        ingest.autodiscover()  # pipelines (after jobs)

@@ -94,6 +94,8 @@ DEFAULTS: dict[str, Any] = {
     "WEBHOOK_MAX_FAILURES": 20,
     # and hosts that may resolve to loopback or private addresses (e.g. ["127.0.0.1"]).
     "WEBHOOK_ALLOWED_HOSTS": [],
+    # Ingest pipelines: the queue of their drain and file-import jobs.
+    "INGEST_QUEUE": "ingest",
     # A bearer token a Prometheus scraper may send to read /metrics (litejobs.views.metrics);
     # None: only signed-in staff users may. At least 32 characters (litejobs.E060).
     "METRICS_TOKEN": None,
@@ -130,6 +132,7 @@ class Settings:
     CLOCK: str
     DEPLOYMENT: str
     WEBHOOK_QUEUE: str
+    INGEST_QUEUE: str
     CLAIM_BATCH: int
     ACK_BATCH: int
     MAX_PAYLOAD_BYTES: int

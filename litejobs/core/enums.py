@@ -283,6 +283,40 @@ class BulkStatus(StrEnum):
     FAILED = "failed"  # some items failed
 
 
+# Ingest pipelines --------------------------------------------------------------------------
+
+
+class Overflow(StrEnum):
+    """What a pipeline's buffer does past its capacity (``Buffer(overflow=...)``)."""
+
+    BLOCK = "block"  # feed() waits for room, then raises ingest-buffer-full
+    DROP_OLDEST = "drop_oldest"  # the oldest buffered records are dropped with the declared reason
+    PAGE = "page"  # the records are kept and an operator is paged
+
+
+class IngestOutcome(models.TextChoices):
+    """How a record left a pipeline: written by its sink, dropped with a reason, or errored."""
+
+    ACCEPTED = "accepted", "Accepted"
+    DROPPED = "dropped", "Dropped"
+    ERRORED = "errored", "Errored"
+
+
+class ImportState(models.TextChoices):
+    """Where a file import is."""
+
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    REFUSED = "refused", "Refused"  # its header or format was refused before any row was written
+
+
+class FreshnessKind(StrEnum):
+    """What a pipeline promises readers of its data (``Freshness.bounded`` / ``.advisory``)."""
+
+    BOUNDED = "bounded"  # the data is at most this old while the pipeline is healthy
+    ADVISORY = "advisory"  # another system is the authority; the data is a copy
+
+
 # Diagnostics -------------------------------------------------------------------------------
 
 

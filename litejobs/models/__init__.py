@@ -35,6 +35,15 @@ from .bulk import (
     BulkActionItem,
     BulkConfirmationAttempt,
 )
+from .ingest import (
+    BufferedRecord,
+    ImportRefusal,
+    ImportRun,
+    IngestCount,
+    IngestCursor,
+    OverflowEvent,
+    SetAsideRecord,
+)
 from .jobs import Job, JobAttempt, QueueState, Worker
 from .leases import LeaderLease
 from .outbox import OutboxMessage
@@ -57,8 +66,13 @@ __all__ = [
     "BulkActionItem",
     "BulkConfirmationAttempt",
     "BulkItemState",
+    "BufferedRecord",
     "DeliveryState",
     "Event",
+    "ImportRefusal",
+    "ImportRun",
+    "IngestCount",
+    "IngestCursor",
     "Job",
     "JobAttempt",
     "JobState",
@@ -69,9 +83,11 @@ __all__ = [
     "OccurrenceReplay",
     "OccurrenceState",
     "OutboxMessage",
+    "OverflowEvent",
     "QueueState",
     "Schedule",
     "ScheduleStatus",
+    "SetAsideRecord",
     "StepKind",
     "StepState",
     "WebhookDelivery",

@@ -63,3 +63,15 @@ class Payout(models.Model):
 
     def __str__(self) -> str:
         return f"{self.reference}: {self.currency} {self.amount:,.2f} to {self.payee}"
+
+
+class Product(models.Model):
+    """A catalog product, written by the ``tests.catalog`` ingest pipeline's sink."""
+
+    sku = models.CharField(max_length=50, unique=True)
+    name = models.CharField(max_length=200)
+    price_eur = models.DecimalField(max_digits=12, decimal_places=2)
+    writes = models.IntegerField(default=1, help_text="How many times the sink wrote it.")
+
+    def __str__(self) -> str:
+        return f"{self.sku}: {self.name}"

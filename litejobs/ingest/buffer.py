@@ -1,0 +1,218 @@
+"""The buffer: ``feed()`` writes records into a pipeline's buffer inside the caller's
+transaction, applies the declared overflow past its capacity, and wakes the drain; and
+``replay()`` feeds set-aside records of one reason back after a fix.
+
+Past capacity nothing is lost silently: ``block`` waits (bounded) for room and then refuses
+the whole feed (``ingest-buffer-full``, nothing written); ``drop_oldest`` drops the oldest
+buffered records with the declared reason (set aside, counted, an overflow event);
+``page`` keeps everything and pages an operator (an ERROR log line, an overflow event the
+admin shows as an alert, the overflow metric).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.db import connections, transaction
+
+from ..conf import settings
+from ..core import clock
+from ..core.enums import IngestOutcome, Overflow
+from ..core.payloads import dumps
+from ..exceptions import InvalidInput
+from ..sql.cursors import fetch_one, hot_cursor, run_query
+from .declarations import Declaration
+from .draining import wake
+from .errors import BufferFull
+from .processing import Item, count_params
+
+__all__ = ["feed", "prepare", "replay"]
+
+logger = logging.getLogger(__name__)
+
+#: How often a blocked feed looks for room.
+BLOCK_POLL = 0.05
+#: The longest key a record may have (the buffer's column).
+KEY_MAX = 500
+#: Set-aside records fed back per statement by a replay.
+REPLAY_BATCH = 10_000
+
+
+def prepare(declaration: Declaration, records: Iterable[Mapping[str, Any]]) -> list[Item]:
+    """Each record's key and JSON text; ``InvalidInput`` (``ingest-record-invalid``) names
+    the first record refused, by position, before anything is written."""
+    if isinstance(records, Mapping | str | bytes):
+        raise _refused(declaration, 0, "records is one record; pass a list of records")
+    return [_item(declaration, position, record) for position, record in enumerate(records)]
+
+
+def _item(declaration: Declaration, position: int, record: Any) -> Item:
+    if not isinstance(record, Mapping):
+        raise _refused(declaration, position, f"a {type(record).__name__} is not a record (a dict)")
+    try:
+        key = declaration.key(record)
+    except Exception as error:
+        raise _refused(declaration, position, f"its key= raised {type(error).__name__}") from error
+    if key is None or isinstance(key, bool) or not isinstance(key, str | int) or key == "":
+        raise _refused(declaration, position, "its key= answered no text or number")
+    if len(str(key)) > KEY_MAX:
+        raise _refused(declaration, position, f"its key is longer than {KEY_MAX} characters")
+    try:
+        payload = dumps(dict(record))
+    except (TypeError, ValueError) as error:
+        raise _refused(
+            declaration, position, f"a value is not JSON ({type(error).__name__})"
+        ) from error
+    return Item(str(key), payload)
+
+
+def _refused(declaration: Declaration, position: int, why: str) -> InvalidInput:
+    return InvalidInput(
+        f"Pipeline {declaration.name!r}: record {position} was refused: {why}. Records are "
+        "dicts of JSON values; nothing of this feed was written.",
+        code="ingest-record-invalid",
+    )
+
+
+def feed(declaration: Declaration, records: Iterable[Mapping[str, Any]]) -> int:
+    """Buffer ``records`` in the caller's transaction (or one of their own) and wake the
+    drain; answer how many were buffered."""
+    items = prepare(declaration, records)
+    if not items:
+        return 0
+    alias = settings.DATABASE
+    with transaction.atomic(using=alias), hot_cursor(connections[alias]) as cursor:
+        run_query(cursor, "ingest_feeding", {"pipeline": declaration.name})
+        buffered = _make_room(cursor, declaration, len(items))
+        now = clock.now()
+        run_query(
+            cursor,
+            "ingest_feed",
+            {
+                "pipeline": declaration.name,
+                "now": now,
+                "keys": [item.key for item in items],
+                "payloads": [item.payload for item in items],
+            },
+        )
+        if buffered + len(items) > declaration.buffer.capacity:
+            _overflow(cursor, declaration, buffered, len(items), now)
+        wake(declaration.name)
+    return len(items)
+
+
+def _buffered(cursor: Any, declaration: Declaration, bound: int) -> int:
+    run_query(cursor, "ingest_buffered", {"pipeline": declaration.name, "bound": bound})
+    row = fetch_one(cursor)
+    return int(row["buffered"]) if row else 0
+
+
+def _make_room(cursor: Any, declaration: Declaration, count: int) -> int:
+    """How many records are buffered; with ``block``, once there is room for ``count`` more
+    (waiting up to the buffer's ``wait``), else ``BufferFull``."""
+    capacity = declaration.buffer.capacity
+    buffered = _buffered(cursor, declaration, capacity + count)
+    if declaration.buffer.overflow is not Overflow.BLOCK or buffered + count <= capacity:
+        return buffered
+    if count > capacity:
+        raise _full(declaration, buffered, count, "more records than the buffer holds at all")
+    deadline = time.monotonic() + declaration.buffer.waits.total_seconds()
+    while buffered + count > capacity:
+        if time.monotonic() >= deadline:
+            raise _full(declaration, buffered, count, "no room came in time")
+        time.sleep(BLOCK_POLL)
+        buffered = _buffered(cursor, declaration, capacity + count)
+    return buffered
+
+
+def _full(declaration: Declaration, buffered: int, count: int, why: str) -> BufferFull:
+    buffer = declaration.buffer
+    logger.error(
+        "Pipeline %s: buffer full (%d of %d buffered), a feed of %d records was refused: %s.",
+        declaration.name,
+        buffered,
+        buffer.capacity,
+        count,
+        why,
+    )
+    return BufferFull(
+        f"Pipeline {declaration.name!r}: its buffer holds {buffered} of {buffer.capacity} "
+        f"records and this feed of {count} was refused ({why}); nothing of it was written. "
+        "Feed again later, run more workers for the ingest queue, or raise Buffer(capacity=)."
+    )
+
+
+def _overflow(cursor: Any, declaration: Declaration, buffered: int, count: int, now: Any) -> None:
+    """Apply ``drop_oldest`` or ``page`` to a feed that went past capacity, and record it."""
+    buffer = declaration.buffer
+    dropped = 0
+    if buffer.overflow is Overflow.DROP_OLDEST:
+        reason = str(getattr(buffer.reason, "value", ""))  # drop_oldest declares one
+        excess = buffered + count - buffer.capacity
+        run_query(
+            cursor,
+            "ingest_drop_oldest",
+            {"pipeline": declaration.name, "count": excess, "reason": reason, "now": now},
+        )
+        dropped = cursor.rowcount
+        if dropped:
+            counts = {(IngestOutcome.DROPPED.value, reason): dropped}
+            run_query(cursor, "ingest_count", count_params(declaration.name, counts, now))
+        logger.warning(
+            "Pipeline %s: buffer over capacity (%d); dropped the %d oldest records as %r.",
+            declaration.name,
+            buffer.capacity,
+            dropped,
+            reason,
+        )
+    else:
+        logger.error(
+            "Pipeline %s: buffer over capacity: %d records buffered, capacity %d. Paging an "
+            "operator: run more workers for the ingest queue or find why the drain is slow.",
+            declaration.name,
+            buffered + count,
+            buffer.capacity,
+        )
+    event = {
+        "pipeline": declaration.name,
+        "overflow": str(buffer.overflow),
+        "now": now,
+        "capacity": buffer.capacity,
+        "buffered": buffered,
+        "fed": count,
+        "dropped": dropped,
+    }
+    run_query(cursor, "ingest_overflow_event", event)
+
+
+def replay(declaration: Declaration, reason: Any) -> int:
+    """Feed the set-aside records of one drop ``reason`` (a member, its value or name) — or
+    ``"errored"`` for the errored ones — back into the buffer, oldest first, and wake the
+    drain; answer how many. Each is fed once: it is marked replayed in the same transaction."""
+    if reason == IngestOutcome.ERRORED:
+        outcome, value = IngestOutcome.ERRORED, ""
+    else:
+        outcome, value = IngestOutcome.DROPPED, str(declaration.reason(reason).value)
+    alias = settings.DATABASE
+    total = 0
+    with transaction.atomic(using=alias), hot_cursor(connections[alias]) as cursor:
+        run_query(cursor, "ingest_feeding", {"pipeline": declaration.name})
+        while True:
+            params = {
+                "pipeline": declaration.name,
+                "outcome": outcome.value,
+                "reason": value,
+                "limit": REPLAY_BATCH,
+                "now": clock.now(),
+            }
+            run_query(cursor, "ingest_replay", params)
+            replayed: int = cursor.rowcount
+            total += replayed
+            if replayed < REPLAY_BATCH:
+                break
+        if total:
+            wake(declaration.name)
+    return total

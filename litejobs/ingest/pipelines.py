@@ -1,0 +1,107 @@
+"""``pipeline()``: declare a pipeline in an app's ``pipelines.py``; the ``Pipeline`` it
+answers is how code feeds it, imports files through it, reads its counts and replays it.
+
+```python
+class Reason(enum.Enum):
+    DISCONTINUED = "discontinued"; POISON = "poison"; OVERFLOW = "overflow"
+
+@drop(reasons={Reason.DISCONTINUED})
+def parse(record): ...                       # a member of its reasons (dropped) or None
+
+@enrich(sources={"rates"})
+def price_in_eur(record, sources): ...       # the enriched record
+
+catalog = pipeline("shop.catalog", steps=[parse, price_in_eur], drop_reasons=Reason,
+                   sources={"rates": RATES}, key=lambda r: r["sku"], columns=["sku", "price"],
+                   sink=save_product, buffer=Buffer(capacity=100_000, overflow="block"))
+catalog.feed(records)                        # inside the caller's transaction
+catalog.import_file("feeds/catalog.csv")     # from Django storage; a worker runs it
+catalog.stats()   # {"accepted": n, "dropped": {"discontinued": n, ...}, "errored": n}
+```
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from ..core.errors import DeclarationError
+from . import buffer
+from . import stats as counting
+from .declarations import Buffer, Declaration, Freshness, pipelines
+
+__all__ = ["Pipeline", "pipeline"]
+
+
+class Pipeline(Declaration):
+    """A declared pipeline (see ``pipeline()``)."""
+
+    def __repr__(self) -> str:
+        return f"<Pipeline {self.name}>"
+
+    def feed(self, records: Iterable[Mapping[str, Any]]) -> int:
+        """Buffer ``records`` (dicts) inside the caller's transaction; the drain job takes
+        them once it commits. Answers how many were buffered. Past the buffer's capacity its
+        overflow applies (``ingest-buffer-full`` when it blocks in vain)."""
+        return buffer.feed(self, records)
+
+    def stats(self) -> dict[str, Any]:
+        """``{"accepted": n, "dropped": {reason: n}, "errored": n}`` since it began."""
+        return counting.stats(self)
+
+    def replay(self, reason: Any) -> int:
+        """Feed the set-aside records dropped for ``reason`` (or ``"errored"``) back, after
+        a fix; answers how many."""
+        return buffer.replay(self, reason)
+
+
+def pipeline(
+    name: str,
+    *,
+    steps: Iterable[Any],
+    drop_reasons: Any,
+    sink: Callable[[dict[str, Any]], Any],
+    key: Callable[[Mapping[str, Any]], Any],
+    sources: Mapping[str, Any] | None = None,
+    columns: Iterable[str] | None = None,
+    buffer: Buffer | None = None,
+    batch_size: int = 200,
+    freshness: Freshness | None = None,
+    poison_after: int = 3,
+    max_record_bytes: int = 1_048_576,
+) -> Pipeline:
+    """Declare a pipeline: ``steps`` run in the order listed (each ``@drop`` or
+    ``@enrich``), ``drop_reasons`` is the closed set (an Enum with a ``"poison"`` member)
+    every dropped record carries one reason of, ``sink(record)`` writes a kept record
+    (idempotently, by ``key(record)``). A declaration that breaks a rule is refused with a
+    ``DeclarationError`` naming it; ``manage.py check`` reports it."""
+    declared = Pipeline(
+        name=name,
+        steps=tuple(steps) if isinstance(steps, list | tuple) else _not_listed(name),
+        drop_reasons=drop_reasons,
+        sink=sink,
+        key=key,
+        sources=dict(sources or {}),
+        columns=tuple(columns) if columns is not None else None,
+        buffer=buffer if buffer is not None else Buffer(),
+        batch_size=batch_size,
+        freshness=freshness,
+        poison_after=poison_after,
+        max_record_bytes=max_record_bytes,
+        module=_caller_module(),
+    )
+    return pipelines.register(name, declared)  # type: ignore[no-any-return]
+
+
+def _not_listed(name: str) -> tuple[Any, ...]:
+    raise DeclarationError(
+        f"Pipeline {name!r}: steps= lists the steps in the order they run, such as "
+        "steps=[drop_duplicates, enrich_prices].",
+        code="pipeline-invalid",
+    )
+
+
+def _caller_module() -> str:
+    frame = inspect.stack(context=0)[2].frame
+    return str(frame.f_globals.get("__name__", ""))

@@ -1,0 +1,90 @@
+"""The test app's ingest pipeline: a vendor catalog, dropped and enriched in order.
+
+``calls`` records each step's calls in order (tests read and clear it); a record whose
+``"fail"`` field names a step makes that step raise (``"always"``) or raise until its n-th
+attempt (``"until:2"``).
+"""
+
+import enum
+from collections import Counter
+from decimal import Decimal
+
+from litejobs import Buffer, Freshness, drop, enrich, pipeline
+
+from .models import Product
+
+#: (step, sku) of every call, in order.
+calls: list[tuple[str, str]] = []
+#: Attempts per (step, sku), for "fail": "until:n".
+attempts: Counter[tuple[str, str]] = Counter()
+
+RATES = {"EUR": Decimal("1"), "USD": Decimal("0.9"), "GBP": Decimal("1.2")}
+
+
+class Reason(enum.Enum):
+    DISCONTINUED = "discontinued"
+    BELOW_THRESHOLD = "below_threshold"
+    POISON = "poison"
+    OVERFLOW = "overflow"
+
+
+def _maybe_fail(step: str, record: dict) -> None:
+    calls.append((step, record["sku"]))
+    attempts[(step, record["sku"])] += 1
+    fail = record.get("fail", "")
+    if not fail.startswith(step + ":"):
+        return
+    how = fail.split(":", 1)[1]
+    if how == "always" or attempts[(step, record["sku"])] < int(how.removeprefix("until")):
+        raise RuntimeError(f"{step} failed on {record['sku']}")
+
+
+@drop(reasons={Reason.DISCONTINUED})
+def parse(record):
+    _maybe_fail("parse", record)
+    if record.get("status") == "discontinued":
+        return Reason.DISCONTINUED
+    if record.get("status") == "bogus":
+        return "bogus"  # outside the set: an error, never a drop
+    return None
+
+
+@enrich(sources={"rates"})
+def price_in_eur(record, sources):
+    _maybe_fail("price_in_eur", record)
+    if record.get("peek"):
+        sources["stock"]  # undeclared by this step
+    rate = sources["rates"][record.get("currency", "EUR")]
+    return {**record, "price_eur": str(Decimal(record["price"]) * rate)}
+
+
+@drop(reasons={Reason.BELOW_THRESHOLD})
+def below_threshold(record):
+    _maybe_fail("below_threshold", record)
+    return Reason.BELOW_THRESHOLD if Decimal(record["price_eur"]) < 1 else None
+
+
+def save_product(record):
+    _maybe_fail("sink", record)
+    product, created = Product.objects.get_or_create(
+        sku=record["sku"],
+        defaults={"name": record["name"], "price_eur": record["price_eur"], "writes": 1},
+    )
+    if not created:
+        product.name, product.price_eur = record["name"], record["price_eur"]
+        product.writes += 1
+        product.save()
+
+
+catalog = pipeline(
+    "tests.catalog",
+    steps=[parse, price_in_eur, below_threshold],
+    drop_reasons=Reason,
+    sources={"rates": RATES, "stock": {"A": 1}},
+    key=lambda r: r["sku"],
+    columns=["sku", "name", "price", "currency", "status"],
+    sink=save_product,
+    buffer=Buffer(capacity=1000, overflow="block", wait="1s"),
+    batch_size=50,
+    freshness=Freshness.bounded("15m"),
+)
