@@ -6,6 +6,7 @@ attempt (``"until:2"``).
 """
 
 import enum
+import time
 from collections import Counter
 from decimal import Decimal
 
@@ -66,6 +67,8 @@ def below_threshold(record):
 
 def save_product(record):
     _maybe_fail("sink", record)
+    if record.get("sleep"):
+        time.sleep(float(record["sleep"]))
     product, created = Product.objects.get_or_create(
         sku=record["sku"],
         defaults={"name": record["name"], "price_eur": record["price_eur"], "writes": 1},
@@ -74,6 +77,7 @@ def save_product(record):
         product.name, product.price_eur = record["name"], record["price_eur"]
         product.writes += 1
         product.save()
+    _maybe_fail("written", record)  # after the write: its savepoint must undo it
 
 
 catalog = pipeline(
