@@ -1,0 +1,142 @@
+"""Declaring ingest pipelines: each rule a declaration breaks is refused with its code, and
+``manage.py check`` reports it with a stable id."""
+
+from __future__ import annotations
+
+import enum
+
+import pytest
+from django.test import override_settings
+
+from litejobs import Buffer, Freshness, drop, enrich, pipeline
+from litejobs.exceptions import DeclarationError
+from litejobs.ingest import SourceUndeclared
+from litejobs.ingest import declarations as registry
+from litejobs.ingest.checks import check_pipelines
+from litejobs.ingest.declarations import Sources
+
+
+class Reason(enum.Enum):
+    DISCONTINUED = "discontinued"
+    POISON = "poison"
+    OVERFLOW = "overflow"
+
+
+class Other(enum.Enum):
+    ELSEWHERE = "elsewhere"
+
+
+@drop(reasons={Reason.DISCONTINUED})
+def parse(record):
+    return None
+
+
+@enrich(sources={"rates"})
+def price(record, sources):
+    return record
+
+
+def unmarked(record):
+    return record
+
+
+@drop(reasons={Other.ELSEWHERE})
+def foreign(record):
+    return None
+
+
+@enrich(sources={"stock"})
+def stocked(record, sources):
+    return record
+
+
+class NoPoison(enum.Enum):
+    DISCONTINUED = "discontinued"
+
+
+class Empty(enum.Enum):
+    pass
+
+
+def declare(**options):
+    options = {
+        "steps": [parse, price],
+        "drop_reasons": Reason,
+        "sources": {"rates": {}},
+        "key": lambda r: r["sku"],
+        "sink": print,
+        **options,
+    }
+    try:
+        return pipeline("tests.declared", **options)
+    finally:
+        registry.pipelines.unregister("tests.declared")
+
+
+@pytest.mark.parametrize(
+    ("options", "code"),
+    [
+        ({"drop_reasons": None}, "pipeline-reasons-missing"),
+        ({"drop_reasons": Empty}, "pipeline-reasons-missing"),
+        ({"drop_reasons": NoPoison}, "pipeline-reasons-missing"),
+        ({"steps": [parse, unmarked]}, "pipeline-step-unmarked"),
+        ({"steps": [foreign]}, "pipeline-reason-outside-set"),
+        ({"steps": [stocked]}, "pipeline-source-undeclared"),
+        (
+            {"buffer": Buffer(overflow="drop_oldest", reason=Other.ELSEWHERE)},
+            "pipeline-reason-outside-set",
+        ),
+        ({"batch_size": 0}, "pipeline-invalid"),
+        ({"columns": ["sku", "sku"]}, "pipeline-invalid"),
+        ({"steps": parse}, "pipeline-invalid"),
+        ({"sink": "save"}, "pipeline-invalid"),
+    ],
+)
+def test_each_broken_rule_is_refused_with_its_code(options, code):
+    with pytest.raises(DeclarationError) as refused:
+        declare(**options)
+    assert refused.value.code == code
+    assert "tests.declared" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("make", "code"),
+    [
+        (lambda: Buffer(capacity=0), "pipeline-invalid"),
+        (lambda: Buffer(overflow="spill"), "pipeline-invalid"),
+        (lambda: Buffer(overflow="drop_oldest"), "pipeline-reason-outside-set"),
+        (lambda: drop(reasons=set()), "pipeline-invalid"),
+        (lambda: drop(reasons={"discontinued"}), "pipeline-invalid"),
+        (lambda: enrich(sources="rates"), "pipeline-invalid"),
+        (lambda: Freshness.advisory(authority=""), "pipeline-invalid"),
+    ],
+)
+def test_broken_parts_are_refused_where_they_are_made(make, code):
+    with pytest.raises(DeclarationError) as refused:
+        make()
+    assert refused.value.code == code
+
+
+def test_steps_keep_their_order_and_stay_callable():
+    declared = declare(steps=[price, parse])
+    assert [step.name for step in declared.steps] == ["price", "parse"]
+    assert parse({"sku": "A"}) is None  # a marked step is still the function
+
+
+def test_an_enrich_step_sees_only_its_declared_sources():
+    sources = Sources(price, {"rates": {"EUR": 1}, "stock": {"A": 3}})
+    assert dict(sources) == {"rates": {"EUR": 1}}
+    with pytest.raises(SourceUndeclared) as undeclared:
+        sources["stock"]
+    assert undeclared.value.code == "ingest-source-undeclared"
+    assert "price" in str(undeclared.value) and "'stock'" in str(undeclared.value)
+
+
+def test_a_broken_pipelines_module_is_a_check_error_not_a_crash():
+    with override_settings(INSTALLED_APPS=["litejobs", "tests.badpipelines"]):
+        registry.autodiscover()
+        [error] = check_pipelines()
+    registry.autodiscover()  # back to the real apps
+    assert error.id == "litejobs.E071"
+    assert "tests.badpipelines.pipelines" in error.msg and "unmarked" in error.msg
+    assert check_pipelines() == []
