@@ -28,7 +28,7 @@ class LitejobsConfig(AppConfig):
         from .core import clock, extras
         from .ingest import checks as ingest_checks  # noqa: F401
         from .ingest import declarations as ingest
-        from .ingest import draining  # noqa: F401 - the drain job
+        from .ingest import jobs as ingest_jobs  # noqa: F401 - the drain and import jobs
         from .jobs import catalog
         from .management.precedence import pin_runtime_commands
         from .scheduling import (

@@ -7,6 +7,7 @@ Processes a test starts receive their ``LITEJOBS`` settings through the environm
 """
 
 import os
+import tempfile
 
 from litejobs.conf import DEFAULTS
 from tests import database
@@ -68,6 +69,10 @@ if os.environ.get("LITEJOBS_TEST_DB"):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
 TIME_ZONE = "UTC"
+# Files the ingest tests import (real worker processes are told the same directory).
+MEDIA_ROOT = os.environ.get("LITEJOBS_TEST_MEDIA_ROOT") or os.path.join(
+    tempfile.gettempdir(), "litejobs-test-media"
+)
 
 TASKS = {"default": {"BACKEND": "litejobs.tasks.LitejobsBackend"}}
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -36,6 +36,9 @@ __all__ = [
 
 #: The reason a record whose step keeps raising is dropped with: the set's member of this value.
 POISON = "poison"
+#: The jobs of ingest pipelines (declared in ``litejobs.ingest.jobs``).
+DRAIN_JOB = "litejobs.ingest_drain"
+IMPORT_JOB = "litejobs.ingest_import"
 #: Attempts a record's steps get before it is dropped as poison, unless the pipeline says.
 POISON_AFTER = 3
 

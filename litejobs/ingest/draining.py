@@ -17,18 +17,20 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import cast
 
 from django.db import connections, transaction
 
 from ..conf import settings
-from ..core.retry import Retry
+from ..jobs import catalog
 from ..jobs.context import JobContext
-from ..jobs.declarations import Concurrency, job, queue_name
+from ..jobs.declarations import JobDefinition
+from ..jobs.enqueue import Enqueued
 from ..sql.cursors import fetch_all, fetch_one, hot_cursor, run_query
-from .declarations import Declaration, pipelines
+from .declarations import DRAIN_JOB, Declaration, pipelines
 from .processing import Item, Tally, process
 
-__all__ = ["drain", "wake"]
+__all__ = ["BUDGET", "drain", "enqueue_drain", "wake"]
 
 logger = logging.getLogger(__name__)
 
@@ -52,18 +54,9 @@ class _Totals:
         self.errored += tally.errored
 
 
-@job(
-    name="litejobs.ingest_drain",
-    queue=settings.or_default("INGEST_QUEUE", queue_name),
-    key=lambda pipeline, lane: f"ingest:{pipeline}:{lane}",
-    concurrency=Concurrency(key=lambda pipeline: f"ingest:{pipeline}", limit=1),
-    atomic=False,
-    timeout=BUDGET + timedelta(minutes=3),
-    retry=Retry(attempts=20, backoff="exponential", base="1s", max="1m"),
-)
 def drain(ctx: JobContext, pipeline: str, lane: str) -> dict[str, int]:
-    """Process the pipeline's buffered records until the buffer is empty (or the budget is
-    spent: the other lane then carries on)."""
+    """The drain job's body: process the pipeline's buffered records until the buffer is
+    empty (or the budget is spent: the other lane then carries on)."""
     declaration: Declaration = pipelines[pipeline]
     totals = _Totals()
     started = time.monotonic()
@@ -115,8 +108,15 @@ def _hand_over(pipeline: str, lane: str) -> None:
     """Enqueue the other lane to carry on after this job (it waits for this one to end)."""
     other = LANES[1 - LANES.index(lane)]
     with transaction.atomic(using=settings.DATABASE):
-        drain.enqueue(pipeline=pipeline, lane=other)
+        enqueue_drain(pipeline, other)
     logger.info("Pipeline %s: drain handed over to lane %s after %s.", pipeline, other, BUDGET)
+
+
+def enqueue_drain(pipeline: str, lane: str) -> Enqueued:
+    """Enqueue a lane's drain job (declared in ``litejobs.ingest.jobs`` when litejobs' app
+    is ready), in the caller's transaction."""
+    definition = cast(JobDefinition, catalog.get(DRAIN_JOB))
+    return definition.enqueue(pipeline=pipeline, lane=lane)
 
 
 def wake(pipeline: str) -> None:
@@ -124,7 +124,7 @@ def wake(pipeline: str) -> None:
     ``b`` when ``a`` is already running (its end might come before the feed commits)."""
     alias = settings.DATABASE
     for lane in LANES:
-        enqueued = drain.enqueue(pipeline=pipeline, lane=lane)
+        enqueued = enqueue_drain(pipeline, lane)
         if not enqueued.deduped or not _running(alias, enqueued.id):
             return
     # Both lanes running would break the one-drain-at-a-time concurrency limit.

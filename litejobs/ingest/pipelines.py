@@ -24,12 +24,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import DeclarationError
 from . import buffer
 from . import stats as counting
 from .declarations import Buffer, Declaration, Freshness, pipelines
+
+if TYPE_CHECKING:
+    from ..models import ImportRun
 
 __all__ = ["Pipeline", "pipeline"]
 
@@ -45,6 +48,16 @@ class Pipeline(Declaration):
         them once it commits. Answers how many were buffered. Past the buffer's capacity its
         overflow applies (``ingest-buffer-full`` when it blocks in vain)."""
         return buffer.feed(self, records)
+
+    def import_file(self, name: str, *, format: str = "csv", storage: str = "default") -> ImportRun:
+        """Import a file of Django storage (``format="csv"`` with the declared columns as its
+        header, or ``"ndjson"``); a worker runs it, resumable from its last page. Answers
+        the ``ImportRun`` that shows its progress and error report."""
+        # Imported here: imports reads the records, which load only once Django is ready,
+        # and this module is part of ``import litejobs``.
+        from . import imports
+
+        return imports.import_file(self, name, format=format, storage=storage)
 
     def stats(self) -> dict[str, Any]:
         """``{"accepted": n, "dropped": {reason: n}, "errored": n}`` since it began."""

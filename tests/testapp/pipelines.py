@@ -2,13 +2,15 @@
 
 ``calls`` records each step's calls in order (tests read and clear it); a record whose
 ``"fail"`` field names a step makes that step raise (``"always"``) or raise until its n-th
-attempt (``"until:2"``).
+attempt (``"until2"``); a record's ``"gate"`` (a path) makes its sink wait for that file.
 """
 
 import enum
+import os
 import time
 from collections import Counter
 from decimal import Decimal
+from pathlib import Path
 
 from litejobs import Buffer, Freshness, drop, enrich, pipeline
 
@@ -18,6 +20,12 @@ from .models import Product
 calls: list[tuple[str, str]] = []
 #: Attempts per (step, sku), for "fail": "until:n".
 attempts: Counter[tuple[str, str]] = Counter()
+
+#: Gates by sku for records that cannot carry one (a file's rows): ``LITEJOBS_TEST_GATES`` is
+#: ``sku=path,...`` in a worker process a test starts.
+GATES = dict(
+    pair.split("=", 1) for pair in os.environ.get("LITEJOBS_TEST_GATES", "").split(",") if pair
+)
 
 RATES = {"EUR": Decimal("1"), "USD": Decimal("0.9"), "GBP": Decimal("1.2")}
 
@@ -65,10 +73,22 @@ def below_threshold(record):
     return Reason.BELOW_THRESHOLD if Decimal(record["price_eur"]) < 1 else None
 
 
+def _wait_at_gate(gate: Path) -> None:
+    """Say this attempt started (``<gate>.started.<n>``), then wait for the gate to open."""
+    attempt = 1 + len(list(gate.parent.glob(f"{gate.name}.started.*")))
+    Path(f"{gate}.started.{attempt}").touch()
+    deadline = time.monotonic() + 60
+    while not gate.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def save_product(record):
     _maybe_fail("sink", record)
     if record.get("sleep"):
         time.sleep(float(record["sleep"]))
+    gate = record.get("gate") or GATES.get(record["sku"])
+    if gate:
+        _wait_at_gate(Path(gate))
     product, created = Product.objects.get_or_create(
         sku=record["sku"],
         defaults={"name": record["name"], "price_eur": record["price_eur"], "writes": 1},

@@ -1,0 +1,48 @@
+"""The jobs of ingest pipelines, declared when litejobs' app is ready (not when ``litejobs``
+is imported: a job's declaration reads the settings, which a project's settings module may
+still be defining): the drain of a pipeline's buffer and a file import."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from ..conf import settings
+from ..core.retry import Retry
+from ..jobs.context import JobContext
+from ..jobs.declarations import Concurrency, job, queue_name
+from . import draining, imports
+from .declarations import DRAIN_JOB, IMPORT_JOB
+
+__all__ = ["drain", "run_import"]
+
+#: The queue of both jobs (read once, at declaration; litejobs.E020 reports a bad value).
+QUEUE = settings.or_default("INGEST_QUEUE", queue_name)
+
+
+@job(
+    name=DRAIN_JOB,
+    queue=QUEUE,
+    # A key per lane: a feed wakes lane a, or lane b while a runs (see draining).
+    key=lambda pipeline, lane: f"ingest:{pipeline}:{lane}",
+    concurrency=Concurrency(key=lambda pipeline: f"ingest:{pipeline}", limit=1),
+    atomic=False,
+    timeout=draining.BUDGET + timedelta(minutes=3),
+    retry=Retry(attempts=20, backoff="exponential", base="1s", max="1m"),
+)
+def drain(ctx: JobContext, pipeline: str, lane: str) -> dict[str, int]:
+    """Empty a pipeline's buffer, a batch per transaction."""
+    return draining.drain(ctx, pipeline, lane)
+
+
+@job(
+    name=IMPORT_JOB,
+    queue=QUEUE,
+    key=lambda run_id: f"ingest-import:{run_id}",
+    atomic=False,
+    timeout="2h",
+    retry=Retry(attempts=10, backoff="exponential", base="5s", max="5m"),
+)
+def run_import(ctx: JobContext, run_id: int, storage: str = "default") -> dict[str, Any]:
+    """Import a file, a page per transaction, from its last committed offset."""
+    return imports.run_import(ctx, run_id, storage)

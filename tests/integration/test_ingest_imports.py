@@ -1,0 +1,164 @@
+"""File imports through an ingest pipeline: CSV and NDJSON from Django storage, a page per
+transaction, refused rows reported without their values."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+
+from litejobs.ingest import ImportRefused
+from litejobs.ingest.declarations import pipelines as registry
+from litejobs.models import ImportRefusal, ImportRun, Job
+from tests.testapp import pipelines
+from tests.testapp.models import Product
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+HEADER = "sku,name,price,currency,status"
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):
+    settings.MEDIA_ROOT = str(tmp_path)
+    pipelines.calls.clear()
+    pipelines.attempts.clear()
+
+
+@pytest.fixture
+def small_pages():
+    """tests.catalog with pages of two rows, so records meet page edges."""
+    declared = registry["tests.catalog"]
+    original = declared.batch_size
+    declared.batch_size = 2
+    yield declared
+    declared.batch_size = original
+
+
+def save(name, content: bytes | str):
+    data = content.encode() if isinstance(content, str) else content
+    return default_storage.save(name, ContentFile(data))
+
+
+def names():
+    return dict(Product.objects.values_list("sku", "name"))
+
+
+def test_a_csv_imports_every_row_across_page_edges_exactly_once(run_worker, small_pages):
+    rows = [f'P{n},"Name {n}",10,EUR,active' for n in range(7)]
+    name = save("feeds/catalog.csv", "\n".join([HEADER, *rows]) + "\n")
+    run = pipelines.catalog.import_file(name)
+    run_worker(queues=["ingest"])
+    run.refresh_from_db()
+    assert (run.state, run.accepted, run.refused) == ("done", 7, 0)
+    assert run.offset == run.size == default_storage.size(name)
+    assert sorted(names()) == [f"P{n}" for n in range(7)]
+    assert set(Product.objects.values_list("writes", flat=True)) == {1}
+
+
+def test_quoted_newlines_crlf_a_bom_and_another_header_order_are_read(run_worker, small_pages):
+    content = (
+        "\ufeffname,sku,currency,price,status\r\n"
+        '"Two\r\nlines",A,EUR,10,active\r\n'
+        '"Say ""hi""",B,USD,10,active\r\n'
+        "Plain,C,EUR,10,active"  # no newline at the end
+    )
+    run = pipelines.catalog.import_file(save("feeds/odd.csv", content.encode("utf-8")))
+    run_worker(queues=["ingest"])
+    assert names() == {"A": "Two\r\nlines", "B": 'Say "hi"', "C": "Plain"}
+    run.refresh_from_db()
+    assert (run.state, run.accepted) == ("done", 3)
+
+
+def test_refused_rows_are_reported_by_line_and_code_never_by_value(run_worker):
+    content = "\n".join(
+        [HEADER, "A,Fine,10,EUR,active", "B,Too,many,fields,here,SECRET", "C,Fine,10,EUR,active"]
+    )
+    run = pipelines.catalog.import_file(save("feeds/bad.csv", content))
+    run_worker(queues=["ingest"])
+    run.refresh_from_db()
+    assert (run.accepted, run.refused) == (2, 1)
+    [refusal] = ImportRefusal.objects.filter(run=run)
+    assert (refusal.line, refusal.code) == (3, "field-count")
+    assert refusal.offset == content.index("B,Too")
+    assert "SECRET" not in json.dumps(list(ImportRefusal.objects.values()), default=str)
+
+
+def test_a_record_over_the_size_limit_is_refused_at_its_offset(run_worker):
+    declared = registry["tests.catalog"]
+    original, declared.max_record_bytes = declared.max_record_bytes, 64
+    try:
+        big = "B," + "x" * 500 + ",10,EUR,active"
+        content = "\n".join([HEADER, "A,Fine,10,EUR,active", big, "C,Fine,10,EUR,active"])
+        run = pipelines.catalog.import_file(save("feeds/big.csv", content))
+        run_worker(queues=["ingest"])
+    finally:
+        declared.max_record_bytes = original
+    [refusal] = ImportRefusal.objects.filter(run=run)
+    assert (refusal.code, refusal.offset, refusal.line) == (
+        "record-too-large",
+        content.index(big),
+        3,
+    )
+    assert sorted(names()) == ["A", "C"]
+
+
+def test_a_header_that_does_not_name_the_declared_columns_writes_nothing():
+    name = save("feeds/wrong.csv", "sku,title,price,currency,status\nA,x,10,EUR,active\n")
+    with pytest.raises(ImportRefused) as refused:
+        pipelines.catalog.import_file(name)
+    assert refused.value.code == "ingest-header-mismatch"
+    assert "'name'" in str(refused.value) and "'title'" in str(refused.value)
+    assert not ImportRun.objects.exists() and not Job.objects.exists()
+
+
+def test_a_file_whose_header_changed_before_its_import_ran_is_refused(run_worker):
+    name = save("feeds/later.csv", f"{HEADER}\nA,Fine,10,EUR,active\n")
+    run = pipelines.catalog.import_file(name)
+    default_storage.delete(name)
+    save(name, "sku,price\nA,10\n")
+    run_worker(queues=["ingest"])
+    run.refresh_from_db()
+    assert run.state == "refused" and "ingest-header-mismatch" in run.error
+    assert not Product.objects.exists()
+
+
+def test_an_ndjson_file_imports_objects_and_refuses_the_rest(run_worker):
+    lines = [
+        json.dumps(
+            {"sku": "A", "name": "Fine", "price": "10", "currency": "EUR", "status": "active"}
+        ),
+        "not json",
+        json.dumps({"sku": "B", "name": "No status", "price": "10", "currency": "EUR"}),
+    ]
+    run = pipelines.catalog.import_file(save("feeds/c.ndjson", "\n".join(lines)), format="ndjson")
+    run_worker(queues=["ingest"])
+    assert names() == {"A": "Fine"}
+    codes = list(ImportRefusal.objects.filter(run=run).values_list("line", "code", "field"))
+    assert codes == [(2, "json-invalid", ""), (3, "field-missing", "status")]
+
+
+def test_drops_in_an_import_are_counted_and_set_aside(run_worker):
+    content = "\n".join([HEADER, "A,Fine,10,EUR,active", "B,Old,10,EUR,discontinued"])
+    run = pipelines.catalog.import_file(save("feeds/drops.csv", content))
+    run_worker(queues=["ingest"])
+    run.refresh_from_db()
+    assert (run.accepted, run.dropped) == (1, 1)
+    assert pipelines.catalog.stats()["dropped"] == {"discontinued": 1}
+
+
+@pytest.mark.parametrize(
+    ("call", "code"),
+    [
+        (lambda: pipelines.catalog.import_file("feeds/none.csv"), "ingest-file-missing"),
+        (lambda: pipelines.catalog.import_file("x.csv", format="xlsx"), "ingest-format-invalid"),
+        (lambda: pipelines.catalog.import_file("x.csv", storage="nope"), "ingest-storage-unknown"),
+    ],
+)
+def test_an_import_that_cannot_start_is_refused_with_a_code(call, code):
+    with pytest.raises(ImportRefused) as refused:
+        call()
+    assert refused.value.code == code
+    assert not ImportRun.objects.exists()
