@@ -6,6 +6,9 @@ from typing import Any
 from django.apps import AppConfig
 from django.core import checks
 
+from ..conf import settings
+from ..exceptions import LitejobsError
+from ..jobs.declarations import queue_name
 from . import declarations
 
 #: Check ids by the code of the rule a refused declaration broke; any other is E074.
@@ -46,3 +49,23 @@ def check_pipelines(
             )
         )
     return found
+
+
+@checks.register("litejobs")
+def check_ingest_settings(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
+    """litejobs.E075: ``INGEST_QUEUE`` is not a queue name (``settings-invalid``); the
+    ingest jobs use the default, ``"ingest"``, meanwhile."""
+    try:
+        queue_name(settings.INGEST_QUEUE, what="LITEJOBS['INGEST_QUEUE']")
+    except LitejobsError as error:
+        return [
+            checks.Error(
+                f"[settings-invalid] {error.args[0]}",
+                hint="Name the queue of the pipelines' drain and import jobs (the default is "
+                "'ingest'); the workers that serve it run the pipelines.",
+                id="litejobs.E075",
+            )
+        ]
+    return []

@@ -50,4 +50,4 @@ class ImportRefused(LitejobsError, ValueError):
     ``ingest-format-invalid`` (a format other than ``csv`` or ``ndjson``),
     ``ingest-file-missing`` (no such file in the storage)."""
 
-    code = "ingest-import-refused"
+    code = "ingest-header-mismatch"

@@ -140,3 +140,13 @@ def test_a_broken_pipelines_module_is_a_check_error_not_a_crash():
     assert error.id == "litejobs.E071"
     assert "tests.badpipelines.pipelines" in error.msg and "unmarked" in error.msg
     assert check_pipelines() == []
+
+
+def test_an_ingest_queue_that_is_no_queue_name_is_a_check_error(settings):
+    from litejobs.ingest.checks import check_ingest_settings
+
+    settings.LITEJOBS = {"INGEST_QUEUE": "no spaces allowed"}
+    [error] = check_ingest_settings()
+    assert error.id == "litejobs.E075" and "INGEST_QUEUE" in error.msg
+    settings.LITEJOBS = {}
+    assert check_ingest_settings() == []
