@@ -107,6 +107,7 @@ DURATION_SETTINGS = (
     "SCHEDULER_HORIZON",
     "SCHEDULER_MISFIRE_GRACE",
     "UNKNOWN_JOB_GRACE",
+    "INGEST_RETENTION",
 )
 
 #: The relay's and webhooks' duration settings (each positive; litejobs.E020's).

@@ -94,8 +94,11 @@ DEFAULTS: dict[str, Any] = {
     "WEBHOOK_MAX_FAILURES": 20,
     # and hosts that may resolve to loopback or private addresses (e.g. ["127.0.0.1"]).
     "WEBHOOK_ALLOWED_HOSTS": [],
-    # Ingest pipelines: the queue of their drain and file-import jobs.
+    # Ingest pipelines: the queue of their drain and file-import jobs,
     "INGEST_QUEUE": "ingest",
+    # and how long set-aside (dropped and errored) records, finished file imports with their
+    # error reports, and overflow events are kept (the hourly counts are kept for good).
+    "INGEST_RETENTION": "30d",
     # A bearer token a Prometheus scraper may send to read /metrics (litejobs.views.metrics);
     # None: only signed-in staff users may. At least 32 characters (litejobs.E060).
     "METRICS_TOKEN": None,

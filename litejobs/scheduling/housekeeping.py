@@ -3,16 +3,18 @@
 It purges finished occurrences past each schedule's retention, then finished jobs past
 ``LITEJOBS["RETENTION"]`` (``litejobs.jobs.operations.purge``), then published outbox messages
 and finished webhook deliveries past ``LITEJOBS["OUTBOX_RETENTION"]``
-(``litejobs.outbox.operations.purge``),
-in bounded batches, stopping between batches when its timeout fires (the next day's run
-carries on). Disable it with
-``manage.py litejobs disable litejobs.housekeeping --reason ...`` if you purge another way.
+(``litejobs.outbox.operations.purge``), then what ingest pipelines keep past
+``LITEJOBS["INGEST_RETENTION"]`` (``litejobs.ingest.retention.purge``), in bounded batches,
+stopping between batches when its timeout fires (the next day's run carries on). Disable it
+with ``manage.py litejobs disable litejobs.housekeeping --reason ...`` if you purge another
+way.
 """
 
 from datetime import timedelta
 
 from ..conf import settings
 from ..core.retry import Retry
+from ..ingest import retention as ingest_retention
 from ..jobs import operations
 from ..jobs.context import JobContext
 from ..jobs.declarations import job
@@ -32,12 +34,14 @@ HOUSEKEEPING_TIMEOUT = max(settings.duration_or_default("LEASE") * 3 / 4, timede
     retry=Retry(attempts=3, backoff="exponential", base="1m", max="10m"),
 )
 def housekeeping(ctx: JobContext) -> dict[str, dict[str, int]]:
-    """Purge occurrences, jobs, then the outbox, past their retention; answers the counts."""
+    """Purge occurrences, jobs, the outbox, then ingest records, past their retention;
+    answers the counts."""
     stop = ctx.cancelled.is_set
     occurrences = purge_occurrences(should_stop=stop)
     jobs = operations.purge(by="litejobs.housekeeping", should_stop=stop)
     published = outbox_operations.purge(by="litejobs.housekeeping", should_stop=stop)
-    return {"occurrences": occurrences, "jobs": jobs, "outbox": published}
+    ingested = ingest_retention.purge(should_stop=stop)
+    return {"occurrences": occurrences, "jobs": jobs, "outbox": published, "ingest": ingested}
 
 
 schedule(

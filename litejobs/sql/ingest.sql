@@ -134,3 +134,39 @@ FROM litejobs_ingestcount
 WHERE pipeline = %(pipeline)s AND hour >= %(since)s
 GROUP BY hour, outcome, reason
 ORDER BY hour
+
+-- name: ingest_purge_set_aside
+-- One bounded batch of set-aside records older than the retention.
+DELETE FROM litejobs_setasiderecord
+WHERE id IN (
+    SELECT id FROM litejobs_setasiderecord
+    WHERE set_aside_at < %(before)s
+    ORDER BY id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+
+-- name: ingest_purge_imports
+-- One bounded batch of finished file imports older than the retention, with their error
+-- reports (the foreign key is checked at the end of the statement).
+WITH runs AS (
+    SELECT id FROM litejobs_importrun
+    WHERE finished_at < %(before)s
+    ORDER BY id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+), reports AS (
+    DELETE FROM litejobs_importrefusal WHERE run_id IN (SELECT id FROM runs)
+)
+DELETE FROM litejobs_importrun WHERE id IN (SELECT id FROM runs)
+
+-- name: ingest_purge_overflow_events
+-- One bounded batch of overflow events older than the retention.
+DELETE FROM litejobs_overflowevent
+WHERE id IN (
+    SELECT id FROM litejobs_overflowevent
+    WHERE at < %(before)s
+    ORDER BY id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)

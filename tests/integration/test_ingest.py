@@ -307,3 +307,18 @@ def test_enrich_sources_hold_only_the_declared_names(declared, run_worker):
     looking.feed([record("A")])
     run_worker(queues=["ingest"])
     assert seen == [["rates"]]
+
+
+def test_housekeeping_purges_what_ingest_keeps_past_its_retention(clock, run_worker):
+    from litejobs.ingest import retention
+
+    pipelines.catalog.feed([record("A", status="discontinued"), record("B", "0.1")])
+    run_worker(queues=["ingest"])
+    clock.advance("29d")
+    pipelines.catalog.feed([record("C", status="discontinued")])
+    run_worker(queues=["ingest"])
+    clock.advance("2d")
+    assert retention.purge() == {"set_aside": 2, "imports": 0, "overflow_events": 0}
+    assert list(SetAsideRecord.objects.values_list("key", flat=True)) == ["C"]
+    # The counts stay: stats() still tells what happened.
+    assert pipelines.catalog.stats()["dropped"] == {"discontinued": 2, "below_threshold": 1}

@@ -162,3 +162,15 @@ def test_an_import_that_cannot_start_is_refused_with_a_code(call, code):
         call()
     assert refused.value.code == code
     assert not ImportRun.objects.exists()
+
+
+def test_finished_imports_are_purged_with_their_error_reports(clock, run_worker):
+    from litejobs.ingest import retention
+
+    content = "\n".join([HEADER, "A,Fine,10,EUR,active", "B,bad"])
+    run = pipelines.catalog.import_file(save("feeds/old.csv", content))
+    run_worker(queues=["ingest"])
+    assert ImportRefusal.objects.filter(run=run).count() == 1
+    clock.advance("31d")
+    assert retention.purge()["imports"] == 1
+    assert not ImportRun.objects.exists() and not ImportRefusal.objects.exists()
