@@ -2,8 +2,9 @@
 
 Each feature answers its own ``problems(...)`` as ``Problem`` values — jobs (dead jobs, lapsed
 leases, jobs no worker can run), queues (backlogs, queues no worker serves, paused queues),
-schedules (overdue, no scheduler, disabled ones), the outbox (a backlog) and webhooks
-(endpoints litejobs disabled). ``diagnose`` gathers them; notes are worth knowing, not wrong.
+schedules (overdue, no scheduler, disabled ones), the outbox (a backlog), webhooks
+(endpoints litejobs disabled) and ingest pipelines (a backlog, a buffer over capacity, an
+import whose job stopped). ``diagnose`` gathers them; notes are worth knowing, not wrong.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from .conf import settings
 from .core import clock
 from .core.diagnostics import Problem
+from .ingest import health as ingest_health
 from .jobs import operations as job_operations
 from .jobs import queues
 from .outbox import operations as outbox_operations
@@ -47,14 +49,16 @@ class Diagnosis:
 
 def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagnosis:
     """Look for what needs an operator: recent dead jobs, lapsed leases, backlogs, no worker,
-    jobs waiting for a worker whose code can run them (``unknown-job``), overdue schedules
-    (``overdue-schedule``), active schedules no scheduler plans (``no-scheduler``), an outbox
-    backlog older than ``max_ready_age`` (``outbox-backlog``) and webhook endpoints litejobs
-    disabled after failures (``webhook-disabled``). Leases are judged on the database's clock,
-    as the workers judge them.
+        jobs waiting for a worker whose code can run them (``unknown-job``), overdue schedules
+        (``overdue-schedule``), active schedules no scheduler plans (``no-scheduler``), an outbox
+        backlog older than ``max_ready_age`` (``outbox-backlog``) and webhook endpoints litejobs
+        disabled after failures (``webhook-disabled``), an ingest buffer that waits too long or
+    holds more than its capacity (``ingest-backlog``, ``ingest-over-capacity``) and a stopped
+    file import (``ingest-import-stopped``). Leases are judged on the database's clock,
+        as the workers judge them.
 
-    Paused queues and disabled schedules are not problems (an operator switched them off on
-    purpose) but are noted with their reason, as a forgotten switch keeps work from running.
+        Paused queues and disabled schedules are not problems (an operator switched them off on
+        purpose) but are noted with their reason, as a forgotten switch keeps work from running.
     """
     now = now or clock.now()
     lease_now = clock.database_now(settings.DATABASE)
@@ -64,6 +68,7 @@ def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagno
         *health.problems(now),
         *outbox_operations.problems(now=now, max_age=max_ready_age),
         *endpoints.problems(),
+        *ingest_health.problems(now=now, max_age=max_ready_age),
     ]
     return Diagnosis(
         now,

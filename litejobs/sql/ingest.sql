@@ -170,3 +170,19 @@ WHERE id IN (
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 )
+
+-- name: ingest_backlog
+-- Each pipeline's buffered records: how many, and when the oldest was fed (doctor).
+SELECT pipeline, count(*) AS buffered, min(fed_at) AS oldest
+FROM litejobs_bufferedrecord
+GROUP BY pipeline
+
+-- name: ingest_imports_failed
+-- File imports still running whose job has ended without finishing them (dead or
+-- cancelled): nothing will carry them on.
+SELECT run.id, run.pipeline, run.file, job.state
+FROM litejobs_importrun AS run
+JOIN litejobs_job AS job
+  ON job.name = %(job)s AND job.key = 'ingest-import:' || run.id
+WHERE run.state = 'running' AND job.state IN ('dead', 'cancelled')
+ORDER BY run.id

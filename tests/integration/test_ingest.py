@@ -322,3 +322,25 @@ def test_housekeeping_purges_what_ingest_keeps_past_its_retention(clock, run_wor
     assert list(SetAsideRecord.objects.values_list("key", flat=True)) == ["C"]
     # The counts stay: stats() still tells what happened.
     assert pipelines.catalog.stats()["dropped"] == {"discontinued": 2, "below_threshold": 1}
+
+
+def test_doctor_reports_a_backlog_and_a_buffer_over_capacity(clock, declared):
+    from datetime import timedelta
+
+    from litejobs.doctor import diagnose
+
+    paging = declared("tests.paged", buffer=Buffer(capacity=1, overflow="page"))
+    paging.feed([record("A"), record("B")])
+
+    def ingest_problems():
+        found = diagnose(max_ready_age=timedelta(minutes=5)).problems
+        return {p.code: p for p in found if p.code.startswith("ingest-")}
+
+    assert set(ingest_problems()) == {"ingest-over-capacity"}
+    clock.advance("6m")
+    problems = ingest_problems()
+    assert set(problems) == {"ingest-backlog", "ingest-over-capacity"}
+    assert (
+        problems["ingest-backlog"].count == 2
+        and "tests.paged" in problems["ingest-backlog"].message
+    )

@@ -174,3 +174,18 @@ def test_finished_imports_are_purged_with_their_error_reports(clock, run_worker)
     clock.advance("31d")
     assert retention.purge()["imports"] == 1
     assert not ImportRun.objects.exists() and not ImportRefusal.objects.exists()
+
+
+def test_doctor_reports_an_import_whose_job_stopped():
+    from datetime import timedelta
+
+    from litejobs.doctor import diagnose
+
+    run = pipelines.catalog.import_file(save("feeds/stuck.csv", f"{HEADER}\nA,x,10,EUR,active"))
+    Job.objects.filter(key=f"ingest-import:{run.pk}").update(state="dead")
+    [stopped] = [
+        p
+        for p in diagnose(max_ready_age=timedelta(minutes=5)).problems
+        if p.code == "ingest-import-stopped"
+    ]
+    assert f"import {run.pk}" in stopped.message and "dead" in stopped.message
