@@ -455,6 +455,13 @@ def _format(value: Format | str) -> Format:
         ) from None
 
 
+def _allow_fields(limit: int) -> None:
+    """Let the ``csv`` module read fields as long as a record may be: its own limit (128 KiB by
+    default) is process-wide, so it is raised to ``limit``, never lowered."""
+    if csv.field_size_limit() < limit:
+        csv.field_size_limit(limit)
+
+
 def _positive(**values: int) -> None:
     for name, value in values.items():
         if value < 1:
@@ -515,6 +522,9 @@ def read_header(
     """Check the file's header against the declared ``columns`` and answer its ``Layout``: where
     the first record starts, and how records are read.
 
+    CSV fields may be as long as ``max_record_bytes``: the ``csv`` module's process-wide field
+    limit is raised to it when lower.
+
     CSV: the first record (after a UTF-8 BOM and blank lines) must name exactly the declared
     columns, in any order, each once; names are compared as written (no whitespace stripped).
     Otherwise, and for an empty file, raises ``ImportRefused`` (``ingest-header-mismatch``)
@@ -526,6 +536,7 @@ def read_header(
     _positive(max_record_bytes=max_record_bytes, chunk_size=chunk_size)
     scanner = _Scanner(file, fmt, start=0, line=1, limit=max_record_bytes, chunk=chunk_size)
     if fmt is Format.CSV:
+        _allow_fields(max_record_bytes)
         declared = _check_header(scanner.next(), declared)
     return Layout(fmt, declared, scanner.offset, scanner.line, max_record_bytes)
 
@@ -556,6 +567,8 @@ def read_page(
     done = len(raws) < size or scanner.next() is None
     if done:  # past blank lines at the end too
         end, end_line = scanner.offset, scanner.line
+    if layout.format is Format.CSV:
+        _allow_fields(layout.max_record_bytes)
     parse = _csv_page if layout.format is Format.CSV else _ndjson_page
     records, refusals = parse(raws, layout.columns)
     return Page(records, refusals, end, end_line, done)

@@ -278,6 +278,17 @@ def test_a_record_exactly_at_the_limit_is_read_and_one_byte_more_is_refused():
     assert refusals == [refused(3, data.index(b"1,ab,cde"), "record-too-large")]
 
 
+def test_a_field_longer_than_the_csv_module_limit_is_read_when_its_record_fits():
+    before = csv.field_size_limit(131_072)  # the csv module's default, process-wide
+    try:
+        data = b"id,name,note\n1," + b"x" * 200_000 + b',"' + b'y""' * 100_000 + b'"\n'
+        records, refusals, _, _ = read_all(data, "csv", COLUMNS, limit=600_000)
+    finally:
+        csv.field_size_limit(before)
+    assert refusals == []
+    assert records == [{"id": "1", "name": "x" * 200_000, "note": 'y"' * 100_000}]
+
+
 # NDJSON -----------------------------------------------------------------------------------------
 
 
