@@ -15,6 +15,7 @@ BAD_VALUES = {
     "nonsense": {
         **dict.fromkeys(DEFAULTS, "sixty"),
         "WEBHOOK_QUEUE": "bad queue!",
+        "INGEST_QUEUE": "bad queue!",
         "DEPLOYMENT": "   ",
     },
     "huge": dict.fromkeys(DEFAULTS, 10**20),
