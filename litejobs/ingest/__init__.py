@@ -5,17 +5,31 @@ explained by one reason of a closed set.
 ``declarations`` (``@drop``, ``@enrich``, ``Buffer``, ``Freshness``: what a pipeline is made
 of), ``processing`` (a batch through the steps and the sink), ``draining`` (the job that
 empties the buffer), ``buffer`` (``feed`` and its overflow, ``replay``), ``reader`` (CSV and
-NDJSON pages on bytes), ``imports`` (resumable file imports), ``stats`` and ``pipelines``
-(``pipeline()`` and the ``Pipeline`` it answers). This package's face is the API users call.
+NDJSON pages on bytes), ``imports`` (resumable file imports), ``consumers`` (cursor
+consumers of pull sources: ``@pipeline.consumer`` and the job that runs them), ``stats`` and
+``pipelines`` (``pipeline()`` and the ``Pipeline`` it answers). This package's face is the
+API users call.
 """
 
+from .consumers import Consumer
 from .declarations import Buffer, Freshness, drop, enrich
-from .errors import BufferFull, ImportRefused, PipelineNotFound, ReasonOutsideSet, SourceUndeclared
+from .errors import (
+    BufferFull,
+    ConsumerNotFound,
+    FetchRefused,
+    ImportRefused,
+    PipelineNotFound,
+    ReasonOutsideSet,
+    SourceUndeclared,
+)
 from .pipelines import Pipeline, pipeline
 
 __all__ = [
     "Buffer",
     "BufferFull",
+    "Consumer",
+    "ConsumerNotFound",
+    "FetchRefused",
     "Freshness",
     "ImportRefused",
     "Pipeline",

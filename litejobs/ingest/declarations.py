@@ -39,6 +39,7 @@ POISON = "poison"
 #: The jobs of ingest pipelines (declared in ``litejobs.ingest.jobs``).
 DRAIN_JOB = "litejobs.ingest_drain"
 IMPORT_JOB = "litejobs.ingest_import"
+CONSUME_JOB = "litejobs.ingest_consume"
 #: Attempts a record's steps get before it is dropped as poison, unless the pipeline says.
 POISON_AFTER = 3
 

@@ -30,7 +30,7 @@ from ..sql.cursors import fetch_all, fetch_one, hot_cursor, run_query
 from .declarations import DRAIN_JOB, Declaration, pipelines
 from .processing import Item, Tally, process
 
-__all__ = ["BUDGET", "drain", "enqueue_drain", "wake"]
+__all__ = ["BUDGET", "LANES", "drain", "enqueue_drain", "running", "wake"]
 
 logger = logging.getLogger(__name__)
 
@@ -125,13 +125,14 @@ def wake(pipeline: str) -> None:
     alias = settings.DATABASE
     for lane in LANES:
         enqueued = enqueue_drain(pipeline, lane)
-        if not enqueued.deduped or not _running(alias, enqueued.id):
+        if not enqueued.deduped or not running(alias, enqueued.id):
             return
     # Both lanes running would break the one-drain-at-a-time concurrency limit.
     logger.error("Pipeline %s: both drain lanes are running; check its concurrency.", pipeline)
 
 
-def _running(alias: str, job_id: int) -> bool:
+def running(alias: str, job_id: int) -> bool:
+    """Whether the job ``job_id`` is running (a lane's job an enqueue deduplicated into)."""
     with hot_cursor(connections[alias]) as cursor:
         run_query(cursor, "ingest_job_running", {"id": job_id})
         row = fetch_one(cursor)

@@ -7,6 +7,8 @@ from ..core.errors import LitejobsError
 
 __all__ = [
     "BufferFull",
+    "ConsumerNotFound",
+    "FetchRefused",
     "ImportRefused",
     "PipelineNotFound",
     "ReasonOutsideSet",
@@ -51,3 +53,21 @@ class ImportRefused(LitejobsError, ValueError):
     ``ingest-file-missing`` (no such file in the storage)."""
 
     code = "ingest-header-mismatch"
+
+
+class ConsumerNotFound(LitejobsError, LookupError):
+    """The pipeline declares no cursor consumer by that key (``@pipeline.consumer(key)`` in
+    the app's ``pipelines.py``)."""
+
+    code = "ingest-consumer-unknown"
+
+
+class FetchRefused(LitejobsError, ValueError):
+    """A cursor consumer's fetch answered something it may not; nothing of that batch was
+    written and the cursor did not move. ``code`` says why: ``ingest-fetch-answer-invalid``
+    (not a tuple ``(records, next_cursor)`` whose records are a list of records),
+    ``ingest-cursor-not-json`` (the next cursor is no JSON value: a date, a tuple, a set, an
+    object), ``ingest-cursor-stuck`` (records with the cursor they were read from: the next
+    fetch would read them again)."""
+
+    code = "ingest-fetch-refused"

@@ -1,6 +1,7 @@
 """The jobs of ingest pipelines, declared when litejobs' app is ready (not when ``litejobs``
 is imported: a job's declaration reads the settings, which a project's settings module may
-still be defining): the drain of a pipeline's buffer and a file import."""
+still be defining): the drain of a pipeline's buffer, a file import and a cursor consumer's
+run."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ from ..conf import settings
 from ..core.retry import Retry
 from ..jobs.context import JobContext
 from ..jobs.declarations import Concurrency, job, queue_name
-from . import draining, imports
-from .declarations import DRAIN_JOB, IMPORT_JOB
+from . import consumers, draining, imports
+from .declarations import CONSUME_JOB, DRAIN_JOB, IMPORT_JOB
 
-__all__ = ["drain", "run_import"]
+__all__ = ["consume", "drain", "run_import"]
 
-#: The queue of both jobs (read once, at declaration; litejobs.E020 reports a bad value).
+#: The queue of the three jobs (read once, at declaration; litejobs.E020 reports a bad value).
 QUEUE = settings.or_default("INGEST_QUEUE", queue_name)
 
 
@@ -46,3 +47,24 @@ def drain(ctx: JobContext, pipeline: str, lane: str) -> dict[str, int]:
 def run_import(ctx: JobContext, run_id: int, storage: str = "default") -> dict[str, Any]:
     """Import a file, a page per transaction, from its last committed offset."""
     return imports.run_import(ctx, run_id, storage)
+
+
+@job(
+    name=CONSUME_JOB,
+    queue=QUEUE,
+    # A key per lane, one run per consumer at a time: a run that spent its budget hands over
+    # to the other lane, and consume() while one runs enqueues the other (see consumers).
+    key=lambda pipeline, consumer, lane: (
+        f"ingest-consume:{consumers.label(pipeline, consumer)}:{lane}"
+    ),
+    concurrency=Concurrency(
+        key=lambda pipeline, consumer: f"ingest-consume:{consumers.label(pipeline, consumer)}",
+        limit=1,
+    ),
+    atomic=False,
+    timeout=consumers.BUDGET + timedelta(minutes=3),
+    retry=Retry(attempts=20, backoff="exponential", base="1s", max="1m"),
+)
+def consume(ctx: JobContext, pipeline: str, consumer: str, lane: str) -> dict[str, int]:
+    """Fetch and feed a cursor consumer's batches, each with its cursor, until caught up."""
+    return consumers.consume(ctx, pipeline, consumer, lane)

@@ -17,6 +17,13 @@ catalog = pipeline("shop.catalog", steps=[parse, price_in_eur], drop_reasons=Rea
 catalog.feed(records)                        # inside the caller's transaction
 catalog.import_file("feeds/catalog.csv")     # from Django storage; a worker runs it
 catalog.stats()   # {"accepted": n, "dropped": {"discontinued": n, ...}, "errored": n}
+
+@catalog.consumer("vendor-a")                # a pull source paged by cursor
+def fetch_vendor_a(cursor):
+    page = vendor_a.changes(since=cursor)
+    return page.records, page.next_cursor    # no records: caught up
+catalog.consume("vendor-a")                  # a worker fetches and feeds, batch by batch
+catalog.cursor("vendor-a")                   # where it stands (None before its first batch)
 ```
 """
 
@@ -27,7 +34,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import DeclarationError
+from ..jobs.enqueue import Enqueued
 from . import buffer
+from . import consumers as consuming
 from . import stats as counting
 from .declarations import Buffer, Declaration, Freshness, pipelines
 
@@ -67,6 +76,24 @@ class Pipeline(Declaration):
         """Feed the set-aside records dropped for ``reason`` (or ``"errored"``) back, after
         a fix; answers how many."""
         return buffer.replay(self, reason)
+
+    def consumer(self, key: str) -> Callable[[Callable[[Any], Any]], consuming.Consumer]:
+        """Declare ``fetch(cursor) -> (records, next_cursor)`` as this pipeline's cursor
+        consumer ``key`` (1-100 letters, digits or ``_.-``), in the app's ``pipelines.py``.
+        ``cursor`` is the JSON value stored after the last batch (None before the first);
+        no records means caught up. Each batch's records are fed, and ``next_cursor`` stored,
+        in one transaction."""
+        return consuming.declare(self, key)
+
+    def consume(self, key: str) -> Enqueued:
+        """Enqueue a run of the consumer ``key`` in the caller's transaction: it fetches and
+        feeds batches until the source is caught up. One run per key at a time; a call while
+        one runs enqueues the next behind it. Schedule a job that calls this to poll."""
+        return consuming.request(consuming.find(self.name, key))
+
+    def cursor(self, key: str) -> Any:
+        """The cursor the consumer ``key`` stored after its last batch (None before one)."""
+        return consuming.position(consuming.find(self.name, key)).cursor
 
 
 def pipeline(

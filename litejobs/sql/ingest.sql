@@ -1,4 +1,5 @@
--- Ingest pipelines: the buffer, the records set aside, the counts and the file imports.
+-- Ingest pipelines: the buffer, the records set aside, the counts, the file imports and the
+-- cursor consumers' cursors.
 -- Statements are read by litejobs.sql; values are bound parameters.
 
 -- name: ingest_buffered
@@ -186,3 +187,22 @@ JOIN litejobs_job AS job
   ON job.name = %(job)s AND job.key = 'ingest-import:' || run.id
 WHERE run.state = 'running' AND job.state IN ('dead', 'cancelled')
 ORDER BY run.id
+
+-- name: ingest_cursor_read
+-- Where a cursor consumer stands: its cursor and how many times it moved (no row: never).
+SELECT cursor::text AS cursor, batches
+FROM litejobs_ingestcursor
+WHERE pipeline = %(pipeline)s AND key = %(key)s
+
+-- name: ingest_cursor_move
+-- Move a consumer's cursor past the batch this transaction writes, only from where that batch
+-- was read (`seen`: its moves then). An answer other than seen + 1 (or none) means another
+-- run moved it meanwhile: the caller rolls the batch back.
+INSERT INTO litejobs_ingestcursor (pipeline, key, cursor, batches, updated_at)
+VALUES (%(pipeline)s, %(key)s, %(cursor)s::jsonb, 1, %(now)s)
+ON CONFLICT (pipeline, key) DO UPDATE
+SET cursor = excluded.cursor,
+    batches = litejobs_ingestcursor.batches + 1,
+    updated_at = excluded.updated_at
+WHERE litejobs_ingestcursor.batches = %(seen)s
+RETURNING batches

@@ -1,11 +1,21 @@
-"""The test app's ingest pipeline: a vendor catalog, dropped and enriched in order.
+"""The test app's ingest pipeline: a vendor catalog, dropped and enriched in order, and
+``vendor-a``, its cursor consumer of a fake partner source.
 
 ``calls`` records each step's calls in order (tests read and clear it); a record whose
 ``"fail"`` field names a step makes that step raise (``"always"``) or raise until its n-th
 attempt (``"until2"``); a record's ``"gate"`` (a path) makes its sink wait for that file.
+
+The fake source lives in the folder ``LITEJOBS_TEST_SOURCE`` names (so real worker processes
+read the same one as the test): records at positions 1 to the number in its ``size`` file,
+in pages of ``page`` (10 unless that file says), each ``vendor-a`` fetch answering the page
+past its cursor (the last position read). Every fetch appends ``start end`` to ``reads.log``;
+a fetch that finds another one running (an exclusive lock on ``lock``) appends to
+``overlaps.log``; ``delay`` holds seconds each fetch sleeps; while ``hold-<start>`` exists,
+the fetch of the page starting there writes ``held-<start>`` and waits before it answers.
 """
 
 import enum
+import fcntl
 import os
 import time
 from collections import Counter
@@ -112,3 +122,48 @@ catalog = pipeline(
     batch_size=50,
     freshness=Freshness.bounded("15m"),
 )
+
+
+def source_record(position: int) -> dict:
+    """The fake source's record at ``position``."""
+    sku = f"S{position:04d}"
+    return {
+        "sku": sku,
+        "name": f"Product {sku}",
+        "price": "10",
+        "currency": "EUR",
+        "status": "active",
+    }
+
+
+def _number(folder: Path, name: str, default: float) -> float:
+    path = folder / name
+    return float(path.read_text()) if path.exists() else default
+
+
+def _append(path: Path, line: str) -> None:
+    with path.open("a") as log:
+        log.write(line + "\n")
+
+
+@catalog.consumer("vendor-a")
+def fetch_vendor_a(cursor):
+    """The page of the fake source past ``cursor``; ``([], cursor)`` once caught up."""
+    folder = Path(os.environ["LITEJOBS_TEST_SOURCE"])
+    with (folder / "lock").open("a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            _append(folder / "overlaps.log", f"{os.getpid()} {cursor}")
+        start = (cursor or 0) + 1
+        end = min(start - 1 + int(_number(folder, "page", 10)), int(_number(folder, "size", 0)))
+        _append(folder / "reads.log", f"{start} {end}")
+        time.sleep(_number(folder, "delay", 0))
+        hold = folder / f"hold-{start}"
+        if hold.exists():
+            (folder / f"held-{start}").write_text(str(os.getpid()))
+            while hold.exists():
+                time.sleep(0.02)
+        if end < start:
+            return [], cursor
+        return [source_record(n) for n in range(start, end + 1)], end
