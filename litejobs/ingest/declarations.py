@@ -40,6 +40,8 @@ POISON = "poison"
 DRAIN_JOB = "litejobs.ingest_drain"
 IMPORT_JOB = "litejobs.ingest_import"
 CONSUME_JOB = "litejobs.ingest_consume"
+#: The longest pipeline name: its jobs' keys and concurrency keys are made from it.
+NAME_MAX = 100
 #: Attempts a record's steps get before it is dropped as poison, unless the pipeline says.
 POISON_AFTER = 3
 
@@ -343,9 +345,9 @@ class Declaration:
 
 
 def _check_name(name: Any) -> None:
-    if not isinstance(name, str) or not name or len(name) > 200 or name != name.strip():
+    if not isinstance(name, str) or not name or len(name) > NAME_MAX or name != name.strip():
         raise DeclarationError(
-            f"A pipeline's name is a non-empty text of at most 200 characters such as "
+            f"A pipeline's name is a non-empty text of at most {NAME_MAX} characters such as "
             f"'shop.catalog'; got {name!r}.",
             code="pipeline-invalid",
         )
