@@ -17,20 +17,9 @@ from litejobs.models import BufferedRecord, Job, OverflowEvent, SetAsideRecord
 from tests.conftest import wait_for
 from tests.testapp import pipelines
 from tests.testapp.models import Product
-from tests.testapp.pipelines import Reason
+from tests.testapp.pipelines import Reason, record
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def record(sku, price="10", **fields):
-    return {
-        "sku": sku,
-        "name": f"Product {sku}",
-        "price": price,
-        "currency": "EUR",
-        "status": "active",
-        **fields,
-    }
 
 
 @pytest.fixture(autouse=True)

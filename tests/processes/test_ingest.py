@@ -12,21 +12,11 @@ from litejobs.models import BufferedRecord, ImportRun
 from tests.conftest import wait_for
 from tests.testapp import pipelines
 from tests.testapp.models import Product
+from tests.testapp.pipelines import record
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 FAST = {"LEASE": "3s", "HEARTBEAT": "1s", "POLL_INTERVAL": "2s"}
-
-
-def record(sku, **fields):
-    return {
-        "sku": sku,
-        "name": f"Product {sku}",
-        "price": "10",
-        "currency": "EUR",
-        "status": "active",
-        **fields,
-    }
 
 
 def test_a_drain_killed_mid_batch_writes_every_record_exactly_once(processes, tmp_path):

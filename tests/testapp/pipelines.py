@@ -124,16 +124,21 @@ catalog = pipeline(
 )
 
 
-def source_record(position: int) -> dict:
-    """The fake source's record at ``position``."""
-    sku = f"S{position:04d}"
+def record(sku: str, price: str = "10", **fields) -> dict:
+    """A catalog record of ``sku``, active, in EUR, with ``fields`` over those."""
     return {
         "sku": sku,
         "name": f"Product {sku}",
-        "price": "10",
+        "price": price,
         "currency": "EUR",
         "status": "active",
+        **fields,
     }
+
+
+def source_record(position: int) -> dict:
+    """The fake source's record at ``position``."""
+    return record(f"S{position:04d}")
 
 
 def _number(folder: Path, name: str, default: float) -> float:
