@@ -8,6 +8,8 @@ import re
 
 import pytest
 from django.contrib.messages import get_messages
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.urls import reverse
 
 from litejobs import Buffer, Freshness, pipeline
@@ -353,6 +355,44 @@ def test_an_imports_error_report_shows_where_and_why_and_its_progress(admin_clie
     pipeline_page = admin_client.get(page_of("tests.catalog")).content.decode()
     assert f'<tr data-import="{run.pk}">' in pipeline_page
     assert '<progress max="100" value="25">' in pipeline_page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_file_imported_from_the_admin_reports_its_refused_rows_by_code_never_by_value(
+    admin_client, clock, run_worker, settings, tmp_path
+):
+    settings.MEDIA_ROOT = str(tmp_path)
+    header = "sku,name,price,currency,status"
+    rows = ["A,Fine,10,EUR,active", f"B,Too,many,fields,here,{SECRET}", "C,Fine,10,EUR,active"]
+    name = default_storage.save("feeds/bad.csv", ContentFile("\n".join([header, *rows])))
+    form = {"pipeline": "tests.catalog", "file": name, "format": "csv", "storage": "default"}
+    started = admin_client.post(START_IMPORT, form, follow=True)
+    run = ImportRun.objects.get()
+    assert started.redirect_chain[-1][0] == reverse(
+        "admin:litejobs_importrun_change", args=[run.pk]
+    )
+    assert texts(started) == [
+        f"Import {run.pk} of {name!r} through 'tests.catalog' is started: a worker of the ingest "
+        "queue reads it; this page shows its progress and error report."
+    ]
+    run_worker(queues=["ingest"])
+
+    html = admin_client.get(
+        reverse("admin:litejobs_importrun_change", args=[run.pk])
+    ).content.decode()
+    cells = re.findall(r'<td class="field-(line|code)">\s*<p>([^<]*)</p>', html)
+    assert cells == [("line", "3"), ("code", "field-count")]
+    assert "field-count: 1" in html and "100%" in html
+    assert SECRET not in html
+    page = admin_client.get(page_of("tests.catalog")).content.decode()
+    assert f'<tr data-import="{run.pk}">' in page and '<progress max="100" value="100">' in page
+    assert SECRET not in page
+
+    other = default_storage.save("feeds/other.csv", ContentFile("sku,title\nA,x\n"))
+    refused = admin_client.post(START_IMPORT, {**form, "file": other})
+    assert refused.status_code == 200
+    assert "[ingest-header-mismatch]" in refused.content.decode()
+    assert ImportRun.objects.count() == 1
 
 
 def test_starting_an_import_needs_the_add_permission(client, clock):
