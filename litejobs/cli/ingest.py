@@ -99,6 +99,9 @@ def _show_text(details: runbook.Details) -> str:
             ["reason", "records", "waiting for a replay"],
         ),
     ]
+    lines.append(
+        f"  after a fix: manage.py litejobs pipeline replay {s.name} --reason REASON|errored"
+    )
     lines += _imports_text(details) + _overflows_text(details)
     return "\n".join(lines)
 
