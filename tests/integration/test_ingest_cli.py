@@ -144,6 +144,10 @@ def test_pipeline_show_gives_the_steps_drops_imports_and_overflows(clock, paging
     assert "  2. enrich  price_in_eur  (rates)" in out
     assert "below_threshold  3        1" in out
     assert "feeds/a.csv  running  25%" in out
+    assert (
+        "after a fix: manage.py litejobs pipeline replay tests.catalog --reason REASON|errored"
+        in out
+    )
 
     paging.feed([record("A"), record("B")])
     events = json.loads(litejobs("pipeline", "show", "tests.cli_paging", "--json")[0])
