@@ -19,7 +19,7 @@ holds a value.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, cast
 from urllib.parse import urlencode
 
@@ -200,6 +200,7 @@ class PipelineAdmin(ReadOnlyAdmin):
             "imports": [(run, runbook.progress(run)) for run in found.imports],
             "overflows": found.overflows,
             "overflow_age": _age(now, found.summary.last_overflow),
+            "oldest_age": format_age(found.summary.oldest_age or timedelta(0)),
             "page_age": _age(now, found.summary.last_page),
             "timezone_name": timezone.get_current_timezone_name(),
             "overview_url": reverse(f"{self.admin_site.name}:litejobs_ingestcount_changelist"),

@@ -182,7 +182,7 @@ def _event_dict(event: OverflowEvent | None) -> dict[str, Any] | None:
 
 def summaries(names: Iterable[str] | None = None, now: datetime | None = None) -> list[Summary]:
     """A summary of every declared pipeline (or of the declared ones among ``names``), by
-    name: four grouped reads, whatever the number of pipelines."""
+    name: three grouped reads, whatever the number of pipelines."""
     declared = pipelines.all() if names is None else [pipelines[name] for name in names]
     wanted = [d.name for d in declared]
     now = now or clock.now()
