@@ -1,5 +1,5 @@
-"""The operator's admin: jobs, live workers, job queues, schedules, the outbox and webhooks, one
-module per model group. (The work-queue and bulk money action pages are
+"""The operator's admin: jobs, live workers, job queues, schedules, the outbox and webhooks,
+ingest pipelines, one module per model group. (The work-queue and bulk money action pages are
 the add-ons'; litejobs' app registers them when the admin is installed.)
 
 Every change an operator makes here goes through the features' operator verbs
@@ -7,6 +7,6 @@ Every change an operator makes here goes through the features' operator verbs
 ``manage.py litejobs`` calls, so the admin and the CLI cannot disagree about a transition.
 """
 
-from . import jobs, outbox, queues, schedules, workers
+from . import ingest, jobs, outbox, queues, schedules, workers
 
-__all__ = ["jobs", "outbox", "queues", "schedules", "workers"]
+__all__ = ["ingest", "jobs", "outbox", "queues", "schedules", "workers"]

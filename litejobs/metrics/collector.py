@@ -17,7 +17,16 @@ restarted one loses nothing. Mount ``litejobs.views.metrics`` (the demo serves i
   relay has not published yet — alert when the age grows;
 - ``litejobs_webhook_endpoint_enabled{endpoint}`` and
   ``litejobs_webhook_endpoint_consecutive_failures{endpoint}``; ``litejobs_webhook_deliveries
-  {state}``: retained delivery records per state.
+  {state}``: retained delivery records per state;
+- ``litejobs_ingest_records_total{pipeline,outcome,reason}``: records each declared pipeline
+  accepted, dropped (per reason of its set) and errored since it began (reason ``""`` but
+  for drops); ``litejobs_ingest_buffered{pipeline}`` and
+  ``litejobs_ingest_buffer_capacity{pipeline}``: its buffer's fill;
+  ``litejobs_ingest_oldest_buffered_age_seconds{pipeline}`` (0: empty) and
+  ``litejobs_ingest_stale{pipeline}`` (1 when a bounded pipeline's oldest buffered record
+  waited past its bound); ``litejobs_ingest_overflow_events_total{pipeline,overflow}``.
+  Labels are bounded by declarations: only declared pipelines, their reasons and the
+  overflow kinds.
 
 Further job metrics are added as methods yielding families from ``collect``.
 """
@@ -28,11 +37,18 @@ from collections.abc import Iterator
 from datetime import datetime
 
 from django.db.models import Count
-from prometheus_client.core import CollectorRegistry, GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CollectorRegistry,
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 
 from ..conf import settings
 from ..core import clock
+from ..core.enums import IngestOutcome, Overflow
+from ..ingest import runbook
 from ..jobs import queues
 from ..models import Occurrence, WebhookDelivery, WebhookEndpoint
 from ..outbox import operations as outbox_operations
@@ -48,6 +64,7 @@ class LitejobsCollector(Collector):
         yield from self.schedule_metrics(now)
         yield from self.queue_metrics(now)
         yield from self.outbox_metrics(now)
+        yield from self.ingest_metrics(now)
 
     def schedule_metrics(self, now: datetime) -> Iterator[Metric]:
         """Last success, overdue flag, switch and occurrence counts per schedule."""
@@ -153,6 +170,61 @@ class LitejobsCollector(Collector):
         for state, count in rows:
             deliveries.add_metric([state], count)
         yield deliveries
+
+    def ingest_metrics(self, now: datetime) -> Iterator[Metric]:
+        """Each declared pipeline's outcomes, buffer, freshness and overflow events."""
+        records = CounterMetricFamily(
+            "litejobs_ingest_records",
+            "Records the pipeline accepted, dropped (per reason) and errored since it began.",
+            labels=["pipeline", "outcome", "reason"],
+        )
+        buffered = GaugeMetricFamily(
+            "litejobs_ingest_buffered",
+            "Records waiting in the pipeline's buffer.",
+            labels=["pipeline"],
+        )
+        capacity = GaugeMetricFamily(
+            "litejobs_ingest_buffer_capacity",
+            "Records the pipeline's buffer holds before its overflow applies.",
+            labels=["pipeline"],
+        )
+        oldest = GaugeMetricFamily(
+            "litejobs_ingest_oldest_buffered_age_seconds",
+            "How long the pipeline's oldest buffered record has waited (0: none).",
+            labels=["pipeline"],
+        )
+        stale = GaugeMetricFamily(
+            "litejobs_ingest_stale",
+            "1 when a bounded pipeline's oldest buffered record waited past its bound.",
+            labels=["pipeline"],
+        )
+        found = runbook.summaries(now=now)
+        for summary in found:
+            name = summary.name
+            records.add_metric([name, IngestOutcome.ACCEPTED.value, ""], summary.accepted)
+            for reason, count in summary.dropped.items():
+                records.add_metric([name, IngestOutcome.DROPPED.value, reason], count)
+            records.add_metric([name, IngestOutcome.ERRORED.value, ""], summary.errored)
+            buffered.add_metric([name], summary.buffered)
+            capacity.add_metric([name], summary.capacity)
+            age = summary.oldest_age
+            oldest.add_metric([name], age.total_seconds() if age is not None else 0.0)
+            stale.add_metric([name], 1.0 if summary.stale else 0.0)
+        yield from (records, buffered, capacity, oldest, stale)
+        yield self.overflow_metric([summary.name for summary in found])
+
+    def overflow_metric(self, names: list[str]) -> Metric:
+        """Overflow events per pipeline of ``names`` (the declared ones) and overflow kind."""
+        events = CounterMetricFamily(
+            "litejobs_ingest_overflow_events",
+            "Feeds that found the pipeline's buffer full, per overflow kind.",
+            labels=["pipeline", "overflow"],
+        )
+        totals = runbook.overflow_totals()
+        for name in names:
+            for kind in Overflow:
+                events.add_metric([name, kind.value], totals.get((name, kind.value), 0))
+        return events
 
 
 def registry() -> CollectorRegistry:

@@ -87,7 +87,8 @@ class SetAsideRecord(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.pipeline}: {self.key} ({self.reason or self.outcome})"
+        # Not the key: it is the outside data's, shown only to those who may see values.
+        return f"{self.pipeline}: record {self.pk} ({self.reason or self.outcome})"
 
 
 class IngestCount(models.Model):

@@ -1,0 +1,588 @@
+"""Ingest pipelines in the admin: what each declared pipeline took in, dropped (per reason,
+per hour) and errored, how full its buffer is, its overflows, its file imports and their
+error reports; the records set aside, replayed by reason after a fix; file imports started.
+
+Pipelines are declarations, not rows, so the pipelines' overview takes the place of the
+hourly counts' change list (as the queue overview does for queue switches), and each
+pipeline has a page of its own under it. Everything is read through
+``litejobs.ingest.runbook`` and every action goes through its verbs, the ones the CLI calls.
+
+Who sees what: staff with a model's view permission see its pages (the pipelines need the
+view permission on ingest counts). Replaying needs the change permission on set-aside
+records, starting an import the add permission on file imports. A set-aside record's key
+and payload are the outside data itself: only users who may replay (change permission) see
+them; viewers see the payload's field names, and where and why the record was set aside.
+An import's error report says where (line, byte offset, field) and why (a code): it never
+holds a value.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any, cast
+from urllib.parse import urlencode
+
+from django import forms
+from django.conf import settings as django_settings
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.core.exceptions import PermissionDenied
+from django.db.models import F, QuerySet, Window
+from django.db.models.functions import RowNumber
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils import timezone
+from django.utils.html import format_html
+
+from ..core import clock
+from ..core.durations import format_age
+from ..core.enums import IngestOutcome
+from ..exceptions import LitejobsError
+from ..ingest import runbook
+from ..ingest.declarations import pipelines
+from ..ingest.errors import PipelineNotFound
+from ..models import ImportRefusal, ImportRun, IngestCount, OverflowEvent, SetAsideRecord
+from . import charts
+from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, acted_by
+from .jobs import CappedCountPaginator
+
+OVERVIEW_TEMPLATE = "admin/litejobs/ingest/pipelines.html"
+PIPELINE_TEMPLATE = "admin/litejobs/ingest/pipeline.html"
+IMPORT_TEMPLATE = "admin/litejobs/ingest/import_form.html"
+REPLAY_TEMPLATE = "admin/litejobs/ingest/replay_confirm.html"
+#: The spans the drops chart offers, in hours; the first is the default.
+CHART_HOURS = (24, 48)
+#: What a viewer without the change permission reads instead of a record's values.
+HIDDEN = "hidden: needs the change permission on set-aside records"
+
+
+def _hour_label(hour: datetime) -> str:
+    return timezone.localtime(hour).strftime("%d %b %H:00")
+
+
+def _short_hour(hour: datetime) -> str:
+    return timezone.localtime(hour).strftime("%H:00")
+
+
+class PipelineFilter(admin.SimpleListFilter):
+    """Filter by pipeline; the choices are the declared pipelines (no DISTINCT over rows)."""
+
+    title = "pipeline"
+    parameter_name = "pipeline"
+
+    def lookups(
+        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
+    ) -> list[tuple[str, str]]:
+        """Declared pipelines (plus the one selected, such as one no longer declared)."""
+        names = {d.name for d in pipelines.all()}
+        if self.value():
+            names.add(str(self.value()))
+        return [(name, name) for name in sorted(names)]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        """Rows of the selected pipeline."""
+        return queryset.filter(pipeline=self.value()) if self.value() else queryset
+
+
+class ReasonFilter(admin.SimpleListFilter):
+    """Filter by drop reason: the reasons of the selected pipeline's set (of every declared
+    pipeline's when none is selected)."""
+
+    title = "reason"
+    parameter_name = "reason"
+
+    def lookups(
+        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
+    ) -> list[tuple[str, str]]:
+        """The declared reason values."""
+        chosen = request.GET.get(PipelineFilter.parameter_name)
+        declared = [pipelines[chosen]] if chosen and chosen in pipelines else pipelines.all()
+        values = {str(r.value) for d in declared for r in d.drop_reasons}
+        if self.value():
+            values.add(str(self.value()))
+        return [(value, value) for value in sorted(values)]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        """Records dropped with the selected reason."""
+        return queryset.filter(reason=self.value()) if self.value() else queryset
+
+
+class ReplayedFilter(admin.SimpleListFilter):
+    """Waiting for a replay, or replayed already."""
+
+    title = "replayed"
+    parameter_name = "replayed"
+
+    def lookups(
+        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
+    ) -> list[tuple[str, str]]:
+        """The two states."""
+        return [("no", "not yet"), ("yes", "replayed")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        """Records in the selected state."""
+        if self.value() in ("no", "yes"):
+            return queryset.filter(replayed_at__isnull=self.value() == "no")
+        return queryset
+
+
+# Pipelines ---------------------------------------------------------------------------------
+
+
+@admin.register(IngestCount)
+class PipelineAdmin(ReadOnlyAdmin):
+    """Every declared pipeline at a glance, and a page per pipeline."""
+
+    actions = None
+
+    def get_urls(self) -> list[URLPattern]:
+        """The pipeline pages, beside the overview."""
+        info = self.opts.app_label, self.opts.model_name
+        return [
+            path(
+                "pipeline/<path:name>/",
+                self.admin_site.admin_view(self.pipeline_view),
+                name="{}_{}_pipeline".format(*info),
+            ),
+            *super().get_urls(),
+        ]
+
+    def _context(self, request: HttpRequest, title: str) -> dict[str, Any]:
+        request.current_app = self.admin_site.name
+        return {
+            **self.admin_site.each_context(request),
+            "title": title,
+            "subtitle": None,
+            "opts": self.opts,
+            "links": _links(request),
+        }
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """The overview: each pipeline's freshness, buffer, totals and last overflow."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        now = clock.now()
+        rows = [
+            {
+                "summary": found,
+                "url": pipeline_url(self.admin_site.name, found.name),
+                "overflow_age": _age(now, found.last_overflow),
+            }
+            for found in runbook.summaries(now=now)
+        ]
+        context = {**self._context(request, "Pipelines"), "rows": rows, **(extra_context or {})}
+        return TemplateResponse(request, OVERVIEW_TEMPLATE, context)
+
+    def pipeline_view(self, request: HttpRequest, name: str) -> HttpResponse:
+        """A pipeline's page (GET) and its replay buttons (POST)."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        if request.method == "POST":
+            return self._replay(request, name)
+        now = clock.now()
+        try:
+            found = runbook.details(name, now)
+        except PipelineNotFound as error:
+            raise Http404(str(error)) from error
+        hours = _hours(request)
+        context = {
+            **self._context(request, f"Pipeline {name}"),
+            "details": found,
+            "summary": found.summary,
+            "reasons": _reason_rows(request, found),
+            "chart": _drops_chart(found, hours, now),
+            "hours": hours,
+            "spans": [(h, f"?{urlencode({'hours': h})}") for h in CHART_HOURS],
+            "imports": [(run, runbook.progress(run)) for run in found.imports],
+            "overflows": found.overflows,
+            "overflow_age": _age(now, found.summary.last_overflow),
+            "oldest_age": format_age(found.summary.oldest_age or timedelta(0)),
+            "page_age": _age(now, found.summary.last_page),
+            "timezone_name": timezone.get_current_timezone_name(),
+            "overview_url": reverse(f"{self.admin_site.name}:litejobs_ingestcount_changelist"),
+            "import_url": _import_url(self.admin_site.name, name),
+        }
+        return TemplateResponse(request, PIPELINE_TEMPLATE, context)
+
+    def _replay(self, request: HttpRequest, name: str) -> HttpResponse:
+        if not request.user.has_perm("litejobs.change_setasiderecord"):
+            raise PermissionDenied
+        try:
+            outcome = runbook.replay(name, request.POST.get("replay", ""), by=acted_by(request))
+        except LitejobsError as error:
+            self.message_user(request, str(error), messages.ERROR)
+        else:
+            self.message_user(request, outcome.message, messages.SUCCESS)
+        return HttpResponseRedirect(pipeline_url(self.admin_site.name, name))
+
+
+def pipeline_url(site: str, name: str) -> str:
+    """The admin page of pipeline ``name``."""
+    return reverse(f"{site}:litejobs_ingestcount_pipeline", kwargs={"name": name})
+
+
+def _import_url(site: str, name: str) -> str:
+    url = reverse(f"{site}:litejobs_importrun_add")
+    return f"{url}?{urlencode({'pipeline': name})}"
+
+
+def _links(request: HttpRequest) -> dict[str, bool]:
+    """What this user may open or do from a pipeline's page."""
+    user = request.user
+    return {
+        "set_aside": user.has_perm("litejobs.view_setasiderecord"),
+        "overflows": user.has_perm("litejobs.view_overflowevent"),
+        "imports": user.has_perm("litejobs.view_importrun"),
+        "replay": user.has_perm("litejobs.change_setasiderecord"),
+        "start_import": user.has_perm("litejobs.add_importrun"),
+    }
+
+
+def _age(now: datetime, event: OverflowEvent | None) -> str:
+    return "" if event is None else format_age(now - event.at)
+
+
+def _hours(request: HttpRequest) -> int:
+    try:
+        hours = int(request.GET.get("hours", ""))
+    except ValueError:
+        return CHART_HOURS[0]
+    return hours if hours in CHART_HOURS else CHART_HOURS[0]
+
+
+def _reason_rows(request: HttpRequest, found: runbook.Details) -> list[dict[str, Any]]:
+    """Each reason of the set (and the errored records): its total, the records waiting for
+    a replay, and the set-aside listing of them."""
+    listing = reverse("admin:litejobs_setasiderecord_changelist")
+    name = found.summary.name
+    rows = [
+        {
+            "reason": reason,
+            "total": total,
+            "waiting": found.replayable.get(reason, 0),
+            "url": f"{listing}?{urlencode({'pipeline': name, 'reason': reason})}",
+        }
+        for reason, total in found.summary.dropped.items()
+    ]
+    rows.append(
+        {
+            "reason": runbook.ERRORED,
+            "total": found.summary.errored,
+            "waiting": found.replayable.get(runbook.ERRORED, 0),
+            "url": f"{listing}?{urlencode({'pipeline': name, 'outcome': runbook.ERRORED})}",
+        }
+    )
+    return rows
+
+
+def _drops_chart(found: runbook.Details, hours: int, now: datetime) -> charts.Chart:
+    declaration = found.summary.declaration
+    columns = runbook.drops_per_hour(declaration, hours, now)
+    return charts.stacked_bars(
+        [(_hour_label(hour), counts) for hour, counts in columns],
+        [str(reason.value) for reason in declaration.drop_reasons],
+        title=f"Records of {declaration.name} dropped per reason per hour, last {hours} hours",
+        short_labels=[_short_hour(hour) for hour, _ in columns],
+        label_every=3 if hours <= 24 else 6,
+    )
+
+
+# Records set aside -------------------------------------------------------------------------
+
+
+@admin.register(SetAsideRecord)
+class SetAsideRecordAdmin(ReadOnlyAdmin):
+    """Dropped and errored records, filtered by pipeline, outcome and reason; replayed by
+    reason after a fix. Keys and payloads only for users who may replay."""
+
+    list_display = (
+        "id",
+        "pipeline",
+        "outcome",
+        "reason",
+        "step",
+        "attempts",
+        "set_aside_at",
+        "replayed_at",
+    )
+    list_filter = (PipelineFilter, "outcome", ReasonFilter, ReplayedFilter)
+    paginator = CappedCountPaginator
+    show_full_result_count = False
+    list_per_page = 50
+    actions = ("replay_reasons",)
+    readonly_fields = (
+        "id",
+        "pipeline",
+        "key",
+        "outcome",
+        "reason",
+        "step",
+        "error",
+        "attempts",
+        "set_aside_at",
+        "replayed_at",
+        "payload_shown",
+        "payload_fields",
+    )
+
+    def get_list_display(self, request: HttpRequest) -> tuple[str, ...]:
+        """The key column only for users who may see the records' values."""
+        shown = tuple(self.list_display)
+        return (*shown[:2], "key", *shown[2:]) if self.has_operate_permission(request) else shown
+
+    def get_search_fields(self, request: HttpRequest) -> tuple[str, ...]:
+        """An exact key, for users who may see keys (a search would tell a viewer one)."""
+        return ("=key",) if self.has_operate_permission(request) else ()
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
+        """Where and why; the key and the payload for users who may replay, the payload's
+        field names for the others."""
+        where = ("id", "pipeline", "outcome", "reason", "step", "error", "attempts")
+        times = ("set_aside_at", "replayed_at")
+        if self.has_operate_permission(request):
+            return (*where[:2], "key", *where[2:], *times, "payload_shown")
+        return (*where, *times, "payload_fields")
+
+    @admin.display(description="payload")
+    def payload_shown(self, obj: SetAsideRecord) -> str:
+        """The record as it was fed."""
+        text = json.dumps(obj.payload, indent=2, sort_keys=True)
+        return format_html('<pre style="white-space: pre-wrap; margin: 0">{}</pre>', text)
+
+    @admin.display(description="payload")
+    def payload_fields(self, obj: SetAsideRecord) -> str:
+        """The record's field names, without their values."""
+        names = sorted(obj.payload) if isinstance(obj.payload, dict) else []
+        return f"fields {', '.join(names) or '-'} (values {HIDDEN})"
+
+    @admin.action(
+        description="Replay every waiting record of the selected records' reasons",
+        permissions=["operate"],
+    )
+    def replay_reasons(self, request: HttpRequest, queryset: QuerySet[Any]) -> HttpResponse | None:
+        """Confirm, then ``runbook.replay`` each (pipeline, reason) the selection holds: a
+        replay feeds back every record of that reason not replayed yet, selected or not."""
+        groups = _groups(queryset)
+        if "apply" not in request.POST:
+            return self._confirm_replay(request, groups)
+        by = acted_by(request)
+        for pipeline, reason in groups:
+            try:
+                outcome = runbook.replay(pipeline, reason, by=by)
+            except LitejobsError as error:
+                self.message_user(request, str(error), messages.ERROR)
+            else:
+                self.message_user(request, outcome.message, messages.SUCCESS)
+        return None
+
+    def _confirm_replay(self, request: HttpRequest, groups: list[tuple[str, str]]) -> HttpResponse:
+        waiting = {name: runbook.replayable(name) for name in {p for p, _ in groups}}
+        hidden = [
+            ("action", "replay_reasons"),
+            ("select_across", request.POST.get("select_across", "0")),
+            *((ACTION_CHECKBOX_NAME, pk) for pk in request.POST.getlist(ACTION_CHECKBOX_NAME)),
+        ]
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Replay set-aside records",
+            "subtitle": None,
+            "opts": self.opts,
+            "groups": [(p, r, waiting[p].get(r, 0)) for p, r in groups],
+            "hidden": hidden,
+        }
+        request.current_app = self.admin_site.name
+        return TemplateResponse(request, REPLAY_TEMPLATE, context)
+
+
+def _groups(queryset: QuerySet[Any]) -> list[tuple[str, str]]:
+    """The (pipeline, reason or ``errored``) pairs of the selected records."""
+    pairs = queryset.order_by().values_list("pipeline", "outcome", "reason").distinct()
+    return sorted(
+        {
+            (pipeline, runbook.ERRORED if outcome == IngestOutcome.ERRORED else reason)
+            for pipeline, outcome, reason in pairs[:ACTION_LIMIT]
+        }
+    )
+
+
+# Overflow events ---------------------------------------------------------------------------
+
+
+@admin.register(OverflowEvent)
+class OverflowEventAdmin(ReadOnlyAdmin):
+    """Feeds that found a buffer full, and what its declared overflow did."""
+
+    list_display = ("at", "pipeline", "overflow", "buffered", "capacity", "fed", "dropped")
+    list_filter = (PipelineFilter, "overflow")
+    paginator = CappedCountPaginator
+    show_full_result_count = False
+    list_per_page = 50
+    actions = None
+    fields = ("id", "pipeline", "overflow", "at", "capacity", "buffered", "fed", "dropped")
+    readonly_fields = fields
+
+
+# File imports ------------------------------------------------------------------------------
+
+
+class RefusalInline(RecordInline):
+    """An import's refused rows, the first ``runbook.REPORT_ROWS`` by offset: where and why
+    (a code), never the value."""
+
+    model = ImportRefusal
+    verbose_name = "refused row"
+    verbose_name_plural = f"error report: refused rows (the first {runbook.REPORT_ROWS})"
+    parent_view_permission = "litejobs.view_importrun"
+    fields = ("line", "offset", "field", "code")
+    readonly_fields = fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        """The first rows of each run, by offset (a run may refuse millions)."""
+        first = Window(RowNumber(), partition_by=[F("run")], order_by=[F("offset"), F("id")])
+        rows: QuerySet[Any] = super().get_queryset(request)
+        first_rows: QuerySet[Any] = (
+            rows.annotate(position=first)
+            .filter(position__lte=runbook.REPORT_ROWS)
+            .order_by("offset", "id")
+        )
+        return first_rows
+
+
+class ImportForm(forms.Form):
+    """A file import as an operator starts it."""
+
+    pipeline = forms.ChoiceField(
+        help_text="The pipeline whose steps the file's records go through."
+    )
+    file = forms.CharField(
+        max_length=500,
+        help_text="The file's name in the storage, such as feeds/catalog.csv.",
+    )
+    format = forms.ChoiceField(
+        choices=[
+            ("csv", "CSV (a header row naming the declared columns)"),
+            ("ndjson", "NDJSON (one JSON object per line)"),
+        ]
+    )
+    storage = forms.ChoiceField(help_text="Which of the project's STORAGES holds the file.")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        names = [d.name for d in pipelines.all()]
+        cast(forms.ChoiceField, self.fields["pipeline"]).choices = [(n, n) for n in names]
+        stores = [s for s in getattr(django_settings, "STORAGES", {}) if s != "staticfiles"]
+        cast(forms.ChoiceField, self.fields["storage"]).choices = [
+            (s, s) for s in stores or ["default"]
+        ]
+
+
+@admin.register(ImportRun)
+class ImportRunAdmin(ReadOnlyAdmin):
+    """File imports with their progress and error report; started here by users with the
+    add permission on file imports."""
+
+    list_display = (
+        "id",
+        "pipeline",
+        "file",
+        "format",
+        "state",
+        "progress_shown",
+        "accepted",
+        "dropped",
+        "errored",
+        "refused",
+        "created_at",
+        "finished_at",
+    )
+    list_filter = (PipelineFilter, "state")
+    paginator = CappedCountPaginator
+    show_full_result_count = False
+    list_per_page = 50
+    actions = None
+    inlines = (RefusalInline,)
+    fields = (
+        "id",
+        "pipeline",
+        "file",
+        "format",
+        "state",
+        "progress_shown",
+        "line",
+        "accepted",
+        "dropped",
+        "errored",
+        "refused",
+        "refusals_by_code",
+        "error",
+        "created_at",
+        "finished_at",
+    )
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        """Starting an import needs the add permission on file imports."""
+        return request.user.has_perm("litejobs.add_importrun")
+
+    @admin.display(description="progress")
+    def progress_shown(self, obj: ImportRun) -> str:
+        """Bytes read of the file's size, as a percentage."""
+        done = runbook.progress(obj)
+        size = f"{obj.offset} / {obj.size} bytes" if obj.size else f"{obj.offset} bytes"
+        return size if done is None else f"{done:.0f}% ({size})"
+
+    @admin.display(description="refused rows per code")
+    def refusals_by_code(self, obj: ImportRun) -> str:
+        """How many rows each refusal code covers."""
+        report = runbook.refusal_report(obj, limit=0)
+        return ", ".join(f"{code}: {n}" for code, n in report["by_code"].items()) or "-"
+
+    def add_view(
+        self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """The import form (GET, ``?pipeline=`` preselects one) and its start (POST)."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        if request.method == "POST":
+            form = ImportForm(request.POST)
+            run = self._start(request, form) if form.is_valid() else None
+            if run is not None:
+                change = reverse(f"{self.admin_site.name}:litejobs_importrun_change", args=[run.pk])
+                return HttpResponseRedirect(change)
+        else:
+            form = ImportForm(initial={"pipeline": request.GET.get("pipeline", "")})
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Import a file",
+            "subtitle": None,
+            "opts": self.opts,
+            "form": form,
+            **(extra_context or {}),
+        }
+        request.current_app = self.admin_site.name
+        return TemplateResponse(request, IMPORT_TEMPLATE, context)
+
+    def _start(self, request: HttpRequest, form: ImportForm) -> ImportRun | None:
+        data = form.cleaned_data
+        try:
+            run = runbook.start_import(
+                data["pipeline"],
+                data["file"],
+                format=data["format"],
+                storage=data["storage"],
+                by=acted_by(request),
+            )
+        except LitejobsError as error:
+            form.add_error(None, str(error))
+            return None
+        self.message_user(
+            request,
+            f"Import {run.pk} of {run.file!r} through {run.pipeline!r} is started: a worker of "
+            "the ingest queue reads it; this page shows its progress and error report.",
+            messages.SUCCESS,
+        )
+        return run
