@@ -80,6 +80,7 @@ class Migration(migrations.Migration):
             ],
             options={
                 'verbose_name': 'ingest count',
+                'verbose_name_plural': 'pipelines',
                 'db_table': 'litejobs_ingestcount',
                 'ordering': ['-hour'],
                 'constraints': [models.UniqueConstraint(fields=('pipeline', 'hour', 'outcome', 'reason'), name='litejobs_ingestcount_one')],

@@ -105,6 +105,8 @@ class IngestCount(models.Model):
         db_table = "litejobs_ingestcount"
         ordering = ["-hour"]
         verbose_name = "ingest count"
+        # The admin shows the pipelines' overview in place of these rows' list.
+        verbose_name_plural = "pipelines"
         constraints = [
             models.UniqueConstraint(
                 fields=["pipeline", "hour", "outcome", "reason"], name="litejobs_ingestcount_one"
