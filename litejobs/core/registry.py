@@ -61,6 +61,11 @@ class Registry(UserDict[str, T]):
             raise KeyError(name)
         raise self._missing(name)
 
+    def get(self, name: str, default: T | None = None) -> T | None:  # type: ignore[override]
+        """The declaration of ``name``, or ``default``: never the kind's not-found error
+        (``UserDict.get`` reaches ``__missing__`` on Python 3.11)."""
+        return self.data.get(name, default)
+
     def all(self) -> list[T]:
         """Every declaration, by name."""
         return [self.data[name] for name in sorted(self.data)]

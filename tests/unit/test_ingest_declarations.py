@@ -150,3 +150,10 @@ def test_an_ingest_queue_that_is_no_queue_name_is_a_check_error(settings):
     assert error.id == "litejobs.E075" and "INGEST_QUEUE" in error.msg
     settings.LITEJOBS = {}
     assert check_ingest_settings() == []
+
+
+def test_a_registry_answers_none_for_an_undeclared_name_on_every_python():
+    assert registry.pipelines.get("tests.nowhere") is None
+    with pytest.raises(Exception) as missing:
+        registry.pipelines["tests.nowhere"]
+    assert missing.value.code == "pipeline-unknown"
