@@ -1,0 +1,73 @@
+"""W11's ingest pipeline: one drop step, one enrich step, and a sink writing each kept record
+into the bench's products table, the table the floor fills with ``COPY``.
+
+Imported by the bench and by its worker processes only (never autodiscovered), so it never
+appears in a project's pipelines.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+from django.db import connections
+
+from ..conf import settings
+from ..ingest import Buffer, drop, enrich, pipeline
+from . import files, floor
+
+#: Records per page of an import (and per batch of a drain): one transaction each.
+PAGE = 1000
+RATES = {"EUR": 1.0, "USD": 0.92, "GBP": 1.17}
+UPSERT = f"""
+INSERT INTO {floor.PRODUCTS} (sku, name, price, currency, status, price_eur)
+VALUES (%s, %s, %s, %s, %s, %s)
+ON CONFLICT (sku) DO UPDATE SET name = excluded.name, price = excluded.price,
+    currency = excluded.currency, status = excluded.status, price_eur = excluded.price_eur
+"""
+
+
+class Reason(enum.Enum):
+    """Why the bench's pipeline drops a record."""
+
+    DISCONTINUED = "discontinued"
+    POISON = "poison"
+
+
+@drop(reasons={Reason.DISCONTINUED})
+def discontinued(record: Mapping[str, Any]) -> Reason | None:
+    """Drop a discontinued product."""
+    return Reason.DISCONTINUED if record["status"] == "discontinued" else None
+
+
+@enrich(sources={"rates"})
+def price_in_eur(record: Mapping[str, Any], sources: Mapping[str, Any]) -> dict[str, Any]:
+    """The record with its price in euros."""
+    rate = sources["rates"][record["currency"]]
+    return {**record, "price_eur": round(float(record["price"]) * rate, 2)}
+
+
+def write(record: Mapping[str, Any]) -> None:
+    """The sink: one statement per record, created or updated by sku."""
+    with connections[settings.DATABASE].cursor() as cursor:
+        cursor.execute(UPSERT, [record[column] for column in (*files.COLUMNS, "price_eur")])
+
+
+def sku(record: Mapping[str, Any]) -> str:
+    """A record's key."""
+    return str(record["sku"])
+
+
+catalog = pipeline(
+    "litejobs.bench.catalog",
+    steps=[discontinued, price_in_eur],
+    drop_reasons=Reason,
+    sources={"rates": RATES},
+    key=sku,
+    columns=list(files.COLUMNS),
+    sink=write,
+    batch_size=PAGE,
+    # Room for any W11F feed in one call: the bench measures the feed, not the overflow.
+    buffer=Buffer(capacity=10_000_000),
+)
