@@ -608,8 +608,8 @@ class Bench:
 
         litejobs, floor_stats = self._compare("W11", once)
         variant = (
-            f"{rows:,}-row CSV through a drop and an enrich step into a table, pages of "
-            f"{PAGE:,} rows, one worker"
+            f"{rows:,}-row CSV through a drop and an enrich step into a table (an upsert per "
+            f"row), pages of {PAGE:,} rows, one worker"
         )
         self._add("W11", variant, litejobs, floor_stats, [("rate", "records/s", HIGHER, ">= 0.3x")])
         for figure, what in (("peak RSS", "peak RSS"), ("RSS", "resident set")):
