@@ -32,6 +32,7 @@ from django.urls import reverse
 
 from litejobs.conf import settings as litejobs_settings
 from project import database
+from project.catalog.seed import FILE_NAME as CATALOG_FILE
 from project.partners.endpoint import ensure_endpoint
 from project.payments.seed import REVIEWERS
 from project.payouts.seed import FINANCE_PASSWORD, FINANCE_USERNAME, PayoutSeed
@@ -210,6 +211,10 @@ class DemoRunner:
         self.say(f"  Webhooks: {received}  (orders.paid, signed and verified by the partner)")
         products = self.url(reverse("admin:catalog_product_changelist"))
         self.say(f"  Catalog: {products}  (the vendor CSV through catalog.vendor, drops by reason)")
+        pipeline = self.url(
+            reverse("admin:litejobs_ingestcount_pipeline", kwargs={"name": "catalog.vendor"})
+        )
+        self.say(f"  Pipeline: {pipeline}  (import {CATALOG_FILE} again from there)")
         self.announce_finance()
         self.say(f"  Processes: {pids}")
         self.say("Receipt emails print in this terminal. Press Ctrl-C to stop everything.")

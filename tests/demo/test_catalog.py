@@ -1,7 +1,7 @@
 """The demo's vendor catalog: ``fixtures/vendor_catalog.csv`` through ``catalog.vendor``
 (drop duplicates, enrich prices, drop below the threshold) into ``Product``, every drop
-counted by its reason, the bad rows refused by line; seeded once, imported again from the
-products' admin page.
+counted by its reason, the bad rows refused by line; seeded once, shown in the admin and
+imported again through litejobs' import form.
 
 The fixture holds 308 records: 260 products (14 of them under one euro after conversion), 36
 rows repeating one of them exactly, 6 changing one's price, 3 that make a step raise (a
@@ -12,6 +12,7 @@ comma and newline, another quoted quotes.
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 import pytest
@@ -118,30 +119,39 @@ def test_a_changed_fixture_is_copied_again(tmp_path, clock):
         assert stored.read() == changed.read_bytes()
 
 
-def test_the_products_page_shows_drops_by_reason_and_imports_the_file_again(
-    client, run_worker, clock
-):
-    imported(run_worker, seed_catalog().import_run)
-    changelist = reverse("admin:catalog_product_changelist")
-    start = reverse("admin:catalog_product_import")
+def test_the_admin_shows_the_drops_by_reason_and_imports_the_file_again(client, run_worker, clock):
+    first = imported(run_worker, seed_catalog().import_run)
+    products = reverse("admin:catalog_product_changelist")
+    pipeline_page = reverse("admin:litejobs_ingestcount_pipeline", kwargs={"name": catalog.name})
+    import_form = reverse("admin:litejobs_importrun_add")
 
-    client.force_login(UserFactory(username="viewer", permissions=["catalog.view_product"]))
-    page = client.get(changelist).content.decode()
+    viewer = UserFactory(permissions=["catalog.view_product", "litejobs.view_ingestcount"])
+    client.force_login(viewer)
+    page = client.get(products).content.decode()
     assert '<td class="drop-duplicate">36</td>' in page
     assert '<td class="drop-below_threshold">14</td>' in page
     assert '<td class="drop-poison">3</td>' in page
     assert '<td class="drop-overflow">0</td>' in page
-    assert "line 78 field-count, line 153 field-count, line 224 record-too-large" in page
-    assert start not in page  # no import button without the permission
-    assert client.post(start).status_code == 403
-    assert ImportRun.objects.count() == 1
+    assert pipeline_page in page and import_form not in page  # no import without the right
+    drops = client.get(pipeline_page).content.decode()
+    for reason, count in FIRST_IMPORT["dropped"].items():
+        assert re.search(
+            rf'data-reason="{reason}">\s*<th[^>]*>{reason}</th>\s*<td class="count">{count}<', drops
+        )
+
+    # The import's report: each refused row by line and code, never its values.
+    client.force_login(UserFactory(permissions=["litejobs.view_importrun"]))
+    report = client.get(
+        reverse("admin:litejobs_importrun_change", args=[first.pk])
+    ).content.decode()
+    assert "field-count: 2, record-too-large: 1" in report
+    assert "Bolts, M6" not in report and "Very long description" not in report
 
     importer = UserFactory(permissions=["catalog.view_product", "litejobs.add_importrun"])
     client.force_login(importer)
-    assert start in client.get(changelist).content.decode()
-    assert client.get(start).status_code == 405  # a POST only
-    response = client.post(start)
-    assert response.status_code == 302 and response["Location"] == changelist
-    run = ImportRun.objects.latest("id")
-    assert (run.pipeline, run.file, run.state) == ("catalog.vendor", FILE_NAME, "running")
-    assert imported(run_worker, run.pk).accepted == 12
+    assert import_form in client.get(products).content.decode()
+    form = {"pipeline": catalog.name, "file": FILE_NAME, "format": "csv", "storage": "default"}
+    assert client.post(import_form, form).status_code == 302
+    again = ImportRun.objects.latest("id")
+    assert (again.pipeline, again.file, again.state) == ("catalog.vendor", FILE_NAME, "running")
+    assert imported(run_worker, again.pk).accepted == 12

@@ -300,6 +300,8 @@ def test_make_demo_serves_the_shop_runs_receipts_and_ctrl_c_stops_every_process(
             assert catalog_import() == ("done", 252, 53, 3)
         assert (home / "media" / "feeds" / "vendor_catalog.csv").exists()
         assert f"Catalog: {base}/admin/catalog/product/" in output()
+        pipeline = f"{base}/admin/litejobs/ingestcount/pipeline/catalog.vendor/"
+        assert f"Pipeline: {pipeline}  (import feeds/vendor_catalog.csv again" in output()
         assert [row[0] for row in rows][-1] == order_id
         assert len(rows) == len(load_order_fixture()) + 1
         assert {state for _, _, state in rows} == {"done"}
