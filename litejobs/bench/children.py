@@ -151,9 +151,9 @@ def _setup_django(target: DjangoTarget) -> None:
         database["OPTIONS"] = {**database.get("OPTIONS", {}), "options": target.session_options}
     settings.LITEJOBS = target.litejobs
     django.setup()
-    # jobs and pipeline declare the bench's jobs and W11's pipeline in this process.
-    from . import files, jobs, pipeline  # noqa: F401
+    from . import files, jobs, pipeline  # noqa: F401 - jobs declares the bench's jobs here
 
+    pipeline.declare()
     if target.storage_alias:
         files.use_storage(target.storage_alias, target.storage_location)
 

@@ -1,23 +1,27 @@
 """W11's ingest pipeline: one drop step, one enrich step, and a sink writing each kept record
 into the bench's products table, the table the floor fills with ``COPY``.
 
-Imported by the bench and by its worker processes only (never autodiscovered), so it never
-appears in a project's pipelines.
+Declared only where it runs: in the bench's worker processes for their life (``declare()``),
+and in the bench process while W11 or W11F runs (``declared()``), so importing the bench
+declares nothing that a project's pipelines (their list, their checks) would show.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from django.db import connections
 
 from ..conf import settings
-from ..ingest import Buffer, drop, enrich, pipeline
+from ..ingest import Buffer, Pipeline, drop, enrich, pipeline
+from ..ingest.declarations import pipelines
 from ..sql.cursors import hot_cursor
 from . import files, floor
 
+NAME = "litejobs.bench.catalog"
 #: Records per page of an import (and per batch of a drain): one transaction each.
 PAGE = 1000
 RATES = {"EUR": 1.0, "USD": 0.92, "GBP": 1.17}
@@ -64,15 +68,26 @@ def sku(record: Mapping[str, Any]) -> str:
     return str(record["sku"])
 
 
-catalog = pipeline(
-    "litejobs.bench.catalog",
-    steps=[discontinued, price_in_eur],
-    drop_reasons=Reason,
-    sources={"rates": RATES},
-    key=sku,
-    columns=list(files.COLUMNS),
-    sink=write,
-    batch_size=PAGE,
-    # Room for any W11F feed in one call: the bench measures the feed, not the overflow.
-    buffer=Buffer(capacity=10_000_000),
-)
+def declare() -> Pipeline:
+    """Declare W11's pipeline in this process; answers it."""
+    return pipeline(
+        NAME,
+        steps=[discontinued, price_in_eur],
+        drop_reasons=Reason,
+        sources={"rates": RATES},
+        key=sku,
+        columns=list(files.COLUMNS),
+        sink=write,
+        batch_size=PAGE,
+        # Room for any W11F feed in one call: the bench measures the feed, not the overflow.
+        buffer=Buffer(capacity=10_000_000),
+    )
+
+
+@contextmanager
+def declared() -> Iterator[Pipeline]:
+    """W11's pipeline, declared while the block runs."""
+    try:
+        yield declare()
+    finally:
+        pipelines.unregister(NAME)

@@ -34,6 +34,7 @@ from ..conf import DEFAULTS
 from ..conf import settings as litejobs_settings
 from ..core import clock
 from ..core.enums import ImportState
+from ..ingest import Pipeline
 from ..jobs.declarations import MAX_BATCH, JobDefinition
 from ..models import Job
 from ..models import Worker as WorkerRow
@@ -42,7 +43,7 @@ from . import files, floor
 from .children import BenchError, Child, ChildSpec, DjangoTarget, Usage, started
 from .jobs import QUEUE, STEPS, delayed, five_steps, noop, noop_unfenced, on_paid, pickup
 from .options import SIZES, WORKLOADS, BenchOptions
-from .pipeline import PAGE, catalog
+from .pipeline import PAGE, declared
 from .report import (
     EMPTY_TABLE,
     FLOOR,
@@ -603,10 +604,11 @@ class Bench:
         checkpoint = max(1, int(rows * CHECKPOINT))
         path = self._catalog(rows)
 
-        def once() -> tuple[Figures, Figures]:
-            return self._import(path, rows, checkpoint), self._floor_copy(path, rows)
+        def once(catalog: Pipeline) -> tuple[Figures, Figures]:
+            return self._import(catalog, path, rows, checkpoint), self._floor_copy(path, rows)
 
-        litejobs, floor_stats = self._compare("W11", once)
+        with declared() as catalog:
+            litejobs, floor_stats = self._compare("W11", lambda: once(catalog))
         variant = (
             f"{rows:,}-row CSV through a drop and an enrich step into a table (an upsert per "
             f"row), pages of {PAGE:,} rows, one worker"
@@ -632,19 +634,20 @@ class Bench:
         def figures(seconds: float, cpu: float) -> Figures:
             return {"rate": count / seconds, "cpu": _per(cpu, count)}
 
-        def copy() -> None:
-            floor.copy_buffer(self.sql, catalog.name, records, clock.now())
-
-        def once() -> tuple[Figures, Figures]:
+        def once(catalog: Pipeline) -> tuple[Figures, Figures]:
             self._reset()
             litejobs = figures(*_timed_cpu(lambda: catalog.feed(records)))
             self._check_buffered(count)
             self._reset()
-            floor_figures = figures(*_timed_cpu(copy))
+            now = clock.now()
+            floor_figures = figures(
+                *_timed_cpu(lambda: floor.copy_buffer(self.sql, catalog.name, records, now))
+            )
             self._check_buffered(count)
             return litejobs, floor_figures
 
-        litejobs, floor_stats = self._compare("W11F", once)
+        with declared() as catalog:
+            litejobs, floor_stats = self._compare("W11F", lambda: once(catalog))
         variant = f"{count:,} records through one feed() call (one transaction)"
         self._add("W11F", variant, litejobs, floor_stats, [("rate", "records/s", HIGHER, "")])
 
@@ -758,7 +761,7 @@ class Bench:
         )
         return self._catalogs[rows]
 
-    def _import(self, path: Path, rows: int, checkpoint: int) -> Figures:
+    def _import(self, catalog: Pipeline, path: Path, rows: int, checkpoint: int) -> Figures:
         """W11 on litejobs: a worker imports the CSV; the rate from ``go`` to the import's
         end, the worker's CPU per row, and its peak and current RSS at ``checkpoint`` rows
         and at the end."""

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from litejobs.ingest.declarations import pipelines
 from litejobs.models import Job
 from tests.testapp.jobs import record
 
@@ -137,6 +138,8 @@ def test_every_workload_runs_beside_its_floor_in_a_scratch_database(settings):
     assert "300 records through one feed() call" in fed["variant"]
     assert sorted(report["floors"]) == sorted(rows)
 
+    # W11's pipeline was declared only while it ran.
+    assert "litejobs.bench.catalog" not in pipelines
     # The project's database was never touched, and the scratch database is gone.
     assert list(Job.objects.values_list("id", "state")) == [(own.id, "ready")]
     assert not database_exists(env["database"])

@@ -42,6 +42,14 @@ def test_w11s_csv_holds_its_records_and_the_bench_knows_how_many_it_drops(tmp_pa
     assert sum(row["status"] == "discontinued" for row in rows) == discontinued(count)
 
 
+def test_importing_the_bench_declares_no_pipeline_a_project_would_list():
+    from litejobs.bench import workloads
+    from litejobs.ingest.declarations import pipelines
+
+    assert workloads.WORKLOADS[-2:] == ("W11", "W11F")
+    assert "litejobs.bench.catalog" not in pipelines
+
+
 def test_figures_summarise_rounds_and_percentiles_take_the_nearest_rank():
     assert Stats.of([3.0, 1.0, 2.0]) == Stats(2.0, 1.0, 3.0)
     values = [float(n) for n in range(1, 101)]
