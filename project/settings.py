@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "project.payments",
     "project.payouts",
     "project.partners",
+    "project.catalog",
 ]
 
 MIDDLEWARE = [
@@ -129,6 +130,9 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / ".litejobs" / "static"
+# Uploaded and imported files (the vendor catalog's CSV): beside the embedded database, in
+# LITEJOBS_HOME (.litejobs/ by default, which git ignores).
+MEDIA_ROOT = Path(env("LITEJOBS_HOME", default=str(BASE_DIR / ".litejobs"))) / "media"
 
 LOGGING = {
     "version": 1,

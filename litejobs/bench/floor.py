@@ -4,7 +4,8 @@ A floor is the least a PostgreSQL job queue could do for the workload: a one-tab
 a primary key and a partial index on ready rows, every write committed the same way litejobs
 commits (the server's ``fsync`` and the run's ``synchronous_commit`` apply to both). The
 drain, listen and idle floors run in bench child processes (``Drain``, ``Listen``, ``Idle``);
-the enqueue floors run in the bench process itself.
+the enqueue floors run in the bench process itself, as do W11's: ``COPY`` of the same rows into
+the same table, the least a file import or a feed could do.
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ from __future__ import annotations
 import json
 import threading
 import time
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import psycopg
 
+from .files import COLUMNS
 from .jobs import QUEUE
 
 #: What each workload's floor does, printed under the table.
@@ -37,14 +41,24 @@ DESCRIPTIONS = {
     "W9": "none; the baseline is the same workloads on an empty table, in the same round",
     "W10": "W4's floor (INSERT and pg_notify received on LISTEN, enqueue to receipt): the "
     "wake-up any PostgreSQL worker pays; litejobs' figure is from run_at to the body",
+    "W11": "one COPY of the same CSV file into the same products table, in one transaction; "
+    "litejobs' figure is from the worker's start to the import's end",
+    "W11F": "one COPY of the same records (key, JSON payload) into the same buffer table, in one "
+    "transaction",
 }
 
 TABLE = "litejobs_bench_floor"
 #: W8's floor: the outbox a plain-SQL relay reads.
 OUTBOX = "litejobs_bench_floor_outbox"
 CHANNEL = "litejobs_bench_floor"
+#: W11F's floor writes litejobs' own buffer table, as ``feed()`` does.
+BUFFER = "litejobs_bufferedrecord"
+#: Bytes per write of W11's COPY.
+COPY_CHUNK = 1 << 20
 #: W7's floor: one record per step of a job.
 STEPS = "litejobs_bench_floor_steps"
+#: W11's table: the products a catalog import writes, and the floor's COPY fills.
+PRODUCTS = "litejobs_bench_products"
 #: Rows per COPY in the ``enqueue_many`` floor, as litejobs writes 1,000 per statement.
 CHUNK = 1000
 
@@ -73,6 +87,14 @@ CREATE TABLE IF NOT EXISTS {OUTBOX} (
     published_at timestamptz
 );
 CREATE INDEX IF NOT EXISTS {OUTBOX}_pending ON {OUTBOX} (id) WHERE published_at IS NULL;
+CREATE TABLE IF NOT EXISTS {PRODUCTS} (
+    sku text PRIMARY KEY,
+    name text NOT NULL,
+    price numeric(12, 2) NOT NULL,
+    currency text NOT NULL,
+    status text NOT NULL,
+    price_eur numeric(12, 2)
+);
 """
 INSERT_ONE = f"INSERT INTO {TABLE} (queue, key, payload) VALUES (%s, %s, %s::jsonb)"
 FILL = f"""
@@ -168,6 +190,35 @@ def relay_outbox(conn: psycopg.Connection, batch: int) -> int:
             cursor.execute(RELAY_INSERT, (QUEUE, ids, payloads))
             cursor.execute(RELAY_MARK, (ids,))
         published += len(rows)
+
+
+def reset_products(conn: psycopg.Connection) -> None:
+    """Empty W11's products table."""
+    conn.execute(f"TRUNCATE {PRODUCTS}")
+
+
+def copy_file(conn: psycopg.Connection, path: Path) -> None:
+    """W11's floor: the CSV file's rows into the products table, one COPY, one transaction."""
+    columns = ", ".join(COLUMNS)
+    statement = f"COPY {PRODUCTS} ({columns}) FROM STDIN (FORMAT csv, HEADER true)"
+    with (
+        path.open("rb") as file,
+        conn.transaction(),
+        conn.cursor() as cursor,
+        cursor.copy(statement) as copy,
+    ):
+        while chunk := file.read(COPY_CHUNK):
+            copy.write(chunk)
+
+
+def copy_buffer(
+    conn: psycopg.Connection, pipeline: str, records: list[dict[str, str]], now: datetime
+) -> None:
+    """W11F's floor: the records as JSON into the buffer table, one COPY, one transaction."""
+    statement = f"COPY {BUFFER} (pipeline, key, payload, fed_at) FROM STDIN"
+    with conn.transaction(), conn.cursor() as cursor, cursor.copy(statement) as copy:
+        for record in records:
+            copy.write_row((pipeline, record["sku"], json.dumps(record), now))
 
 
 def _noop() -> None:

@@ -1,4 +1,4 @@
-"""The bench's workloads W1-W10, each beside its plain-SQL floor, in the scratch database.
+"""The bench's workloads W1-W11, each beside its plain-SQL floor, in the scratch database.
 
 Every round starts from empty litejobs tables (W9: from its history rows alone) and times only
 its measured part; rounds alternate litejobs and floor so drift on a shared machine hits both.
@@ -33,14 +33,17 @@ from psycopg import sql
 from ..conf import DEFAULTS
 from ..conf import settings as litejobs_settings
 from ..core import clock
+from ..core.enums import ImportState
+from ..ingest import Pipeline
 from ..jobs.declarations import MAX_BATCH, JobDefinition
 from ..models import Job
 from ..models import Worker as WorkerRow
 from ..outbox.relay import OutboxRelay
-from . import floor
+from . import files, floor
 from .children import BenchError, Child, ChildSpec, DjangoTarget, Usage, started
 from .jobs import QUEUE, STEPS, delayed, five_steps, noop, noop_unfenced, on_paid, pickup
 from .options import SIZES, WORKLOADS, BenchOptions
+from .pipeline import PAGE, declared
 from .report import (
     EMPTY_TABLE,
     FLOOR,
@@ -116,6 +119,16 @@ SELECT %(topic)s, 'order:' || mod(n, 100), '', jsonb_build_object('order', n), n
 FROM generate_series(1, %(count)s) AS n
 """
 PUBLISHED = "SELECT count(*) FROM litejobs_outboxmessage WHERE published_at IS NOT NULL"
+# W11: an import's progress, and what it wrote.
+IMPORTED = """
+SELECT state, accepted + dropped + errored + refused, extract(epoch FROM finished_at)
+FROM litejobs_importrun WHERE id = %s
+"""
+IMPORT_COUNTS = """
+SELECT accepted, dropped, errored, refused, (SELECT count(*) FROM {products})
+FROM litejobs_importrun WHERE id = %s
+"""
+BUFFERED = "SELECT count(*) FROM litejobs_bufferedrecord"
 # W5 with pg_stat_statements: the floor's statements all name its table or channel.
 STATEMENTS = """
 SELECT coalesce(sum(calls) FILTER (WHERE query NOT LIKE %(floor)s), 0),
@@ -196,6 +209,10 @@ class Bench:
         self.w5_method, self.w5_description = (
             self._statement_method() if "W5" in options.only else ("", "not measured")
         )
+        #: W11's CSV files by row count, and the storage alias that serves their folder (the
+        #: temporary folder's name, unique to this run).
+        self._catalogs: dict[int, Path] = {}
+        self._storage = logs.name
 
     def close(self) -> None:
         self.sql.close()
@@ -580,6 +597,60 @@ class Bench:
             cpu=False,
         )
 
+    def w11(self) -> None:
+        """W11: a CSV imported through an ingest pipeline by a worker, beside one COPY of its
+        rows into the same table; and the worker's memory at 10 % of the rows and at the end."""
+        rows = self.sizes["W11"]
+        checkpoint = max(1, int(rows * CHECKPOINT))
+        path = self._catalog(rows)
+
+        def once(catalog: Pipeline) -> tuple[Figures, Figures]:
+            return self._import(catalog, path, rows, checkpoint), self._floor_copy(path, rows)
+
+        with declared() as catalog:
+            litejobs, floor_stats = self._compare("W11", lambda: once(catalog))
+        variant = (
+            f"{rows:,}-row CSV through a drop and an enrich step into a table (an upsert per "
+            f"row), pages of {PAGE:,} rows, one worker"
+        )
+        self._add("W11", variant, litejobs, floor_stats, [("rate", "records/s", HIGHER, ">= 0.3x")])
+        for figure, what in (("peak RSS", "peak RSS"), ("RSS", "resident set")):
+            self._add(
+                "W11",
+                f"{variant}: the worker's {what} at the end",
+                {figure: litejobs[figure]},
+                {figure: litejobs[f"{figure} at checkpoint"]},
+                [(figure, "MB", LOWER, "<= 1.05x (growth <= 5 %)")],
+                kind=f"at {checkpoint:,} rows",
+                cpu=False,
+            )
+
+    def w11f(self) -> None:
+        """W11F: records buffered through one ``feed()`` call, beside one COPY of the same
+        records into the same buffer table."""
+        count = self.sizes["W11F"]
+        records = files.records(count)
+
+        def figures(seconds: float, cpu: float) -> Figures:
+            return {"rate": count / seconds, "cpu": _per(cpu, count)}
+
+        def once(catalog: Pipeline) -> tuple[Figures, Figures]:
+            self._reset()
+            litejobs = figures(*_timed_cpu(lambda: catalog.feed(records)))
+            self._check_buffered(count)
+            self._reset()
+            now = clock.now()
+            floor_figures = figures(
+                *_timed_cpu(lambda: floor.copy_buffer(self.sql, catalog.name, records, now))
+            )
+            self._check_buffered(count)
+            return litejobs, floor_figures
+
+        with declared() as catalog:
+            litejobs, floor_stats = self._compare("W11F", lambda: once(catalog))
+        variant = f"{count:,} records through one feed() call (one transaction)"
+        self._add("W11F", variant, litejobs, floor_stats, [("rate", "records/s", HIGHER, "")])
+
     # litejobs' side ----------------------------------------------------------------------
 
     def _reset(self) -> None:
@@ -676,6 +747,87 @@ class Bench:
 
         return probe
 
+    def _catalog(self, rows: int) -> Path:
+        """W11's CSV of ``rows`` rows (written once per size, untimed), in the folder the
+        bench's storage serves here and in the workers started from now on."""
+        if rows not in self._catalogs:
+            folder = self.logs / f"catalog-{rows}"
+            folder.mkdir()
+            self._catalogs[rows] = files.write_catalog(folder, rows)
+        folder = self._catalogs[rows].parent
+        files.use_storage(self._storage, str(folder))
+        self._django = replace(
+            self._django, storage_alias=self._storage, storage_location=str(folder)
+        )
+        return self._catalogs[rows]
+
+    def _import(self, catalog: Pipeline, path: Path, rows: int, checkpoint: int) -> Figures:
+        """W11 on litejobs: a worker imports the CSV; the rate from ``go`` to the import's
+        end, the worker's CPU per row, and its peak and current RSS at ``checkpoint`` rows
+        and at the end."""
+        self._reset()
+        floor.reset_products(self.sql)
+        run_id = catalog.import_file(path.name, storage=self._storage).pk
+        timeout = 60 + rows / 200
+        with self._started([self._spec("worker", DEFAULT_THREADS)]) as children:
+            worker = children[0]
+            # A measurement: finished_at is written by the child, on this machine's clock.
+            started_at = time.time()
+            worker.go()
+            early, _ = self._wait(
+                f"{checkpoint:,} imported rows",
+                self._imported(run_id, worker, checkpoint),
+                children,
+                timeout,
+            )
+            late, finished_at = self._wait(
+                f"{rows:,} imported rows", self._imported(run_id, worker), children, timeout
+            )
+            worker.stop()
+        self._check_import(run_id, rows)
+        return {
+            "rate": rows / (finished_at - started_at),
+            "cpu": _per(late.cpu_seconds, rows),
+            "peak RSS": late.peak_rss_bytes / MEGABYTE,
+            "peak RSS at checkpoint": early.peak_rss_bytes / MEGABYTE,
+            "RSS": late.rss_bytes / MEGABYTE,
+            "RSS at checkpoint": early.rss_bytes / MEGABYTE,
+        }
+
+    def _imported(
+        self, run_id: int, worker: Child, rows: int | None = None
+    ) -> Callable[[], tuple[Usage, float] | None]:
+        """A probe: the worker's usage once ``rows`` rows are imported (and 0), or once the
+        import is done (and when it finished)."""
+
+        def probe() -> tuple[Usage, float] | None:
+            state, imported, finished_at = _one(self.sql.execute(IMPORTED, (run_id,)))
+            if state == ImportState.REFUSED:
+                raise BenchError(f"W11's import was refused; the workers' logs are in {self.logs}.")
+            if rows is None:
+                return (worker.usage(), float(finished_at)) if state == ImportState.DONE else None
+            return (worker.usage(), 0.0) if imported >= rows else None
+
+        return probe
+
+    def _check_import(self, run_id: int, rows: int) -> None:
+        """Refuse an import that did not write what the file holds."""
+        query = sql.SQL(IMPORT_COUNTS).format(products=sql.Identifier(floor.PRODUCTS))
+        counts = _one(self.sql.execute(query, (run_id,)))
+        dropped = files.discontinued(rows)
+        expected = (rows - dropped, dropped, 0, 0, rows - dropped)
+        if counts != expected:
+            raise BenchError(
+                f"W11's import of {rows:,} rows accepted, dropped, errored, refused and wrote "
+                f"{counts}, not {expected}; the workers' logs are in {self.logs}."
+            )
+
+    def _check_buffered(self, count: int) -> None:
+        """Refuse a feed (or its floor) that did not buffer every record."""
+        buffered = _one(self.sql.execute(BUFFERED))[0]
+        if buffered != count:
+            raise BenchError(f"W11F buffered {buffered} of {count} records.")
+
     def _pickups(self) -> Figures:
         """W4 on litejobs: enqueue one job at a time to an idle worker."""
         self._reset()
@@ -732,6 +884,11 @@ class Bench:
         specs = [self._spec("drain", threads) for _ in range(processes)]
         rate, cpu = self._timed_drain(specs, floor.TABLE, first, count)
         return {"drain rate": rate, "cpu": _per(cpu, count)}
+
+    def _floor_copy(self, path: Path, rows: int) -> Figures:
+        floor.reset_products(self.sql)
+        seconds, cpu = _timed_cpu(lambda: floor.copy_file(self.sql, path))
+        return {"rate": rows / seconds, "cpu": _per(cpu, rows)}
 
     def _floor_pickups(self, samples: int | None = None) -> Figures:
         floor.reset(self.sql)

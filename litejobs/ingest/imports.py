@@ -19,7 +19,6 @@ from django.db import transaction
 from ..conf import settings
 from ..core import clock
 from ..core.enums import ImportState
-from ..core.payloads import dumps
 from ..jobs import catalog
 from ..jobs.context import JobContext
 from ..jobs.declarations import JobDefinition
@@ -130,13 +129,12 @@ def _read(declaration: Declaration, run: ImportRun, file: IO[bytes]) -> Page:
 def _items(declaration: Declaration, page: Page) -> list[Item]:
     items = []
     for record in page.records:
-        payload = dumps(record)
         try:
             key = declaration.key(record)
         except Exception as error:
-            items.append(Item("", payload, error=f"its key= raised {type(error).__name__}"))
+            items.append(Item.of("", record, error=f"its key= raised {type(error).__name__}"))
             continue
-        items.append(Item(str(key), payload))
+        items.append(Item.of(str(key), record))
     return items
 
 

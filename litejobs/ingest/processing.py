@@ -24,6 +24,7 @@ from django.db import connections, transaction
 from ..conf import settings
 from ..core import clock
 from ..core.enums import IngestOutcome
+from ..core.payloads import dumps
 from ..sql.cursors import hot_cursor, run_query
 from .declarations import Declaration, DropStep, EnrichStep, Sources
 from .errors import ReasonOutsideSet, SourceUndeclared
@@ -34,15 +35,40 @@ __all__ = ["Item", "Outcome", "Tally", "process"]
 DETERMINISTIC = (ReasonOutsideSet, SourceUndeclared)
 
 
+#: Values no step can change in place: a record of only these is copied for each attempt.
+_IMMUTABLE = frozenset({str, int, float, bool, type(None)})
+
+
 @dataclass(frozen=True)
 class Item:
-    """One record to process: its key and its payload as JSON text (each attempt parses it
-    afresh, so a step that changed the record in a failed attempt changes nothing)."""
+    """One record to process: its key, and the record as JSON text (``payload``) or, when a
+    copy of its top level copies all of it (a CSV row's texts), as the dict itself
+    (``record``: no JSON is made for it unless it is set aside). Each attempt gets its own copy
+    (parsed afresh, or copied), so a step that changed the record in a failed attempt changes
+    nothing."""
 
     key: str
-    payload: str
+    payload: str = ""
     #: Why the record is errored before any step runs (its key could not be made), if it is.
     error: str = ""
+    record: Mapping[str, Any] | None = None
+
+    @classmethod
+    def of(cls, key: str, record: Mapping[str, Any], error: str = "") -> Item:
+        """An item for a record in hand (a file's row): kept as it is when its values are
+        all immutable, else as JSON text."""
+        if _IMMUTABLE.issuperset(map(type, record.values())):
+            return cls(key, error=error, record=record)
+        return cls(key, dumps(record), error=error)
+
+    def fresh(self) -> Any:
+        """A copy of the record for one attempt."""
+        return json.loads(self.payload) if self.record is None else dict(self.record)
+
+    @property
+    def text(self) -> str:
+        """The record as JSON text, as it is set aside."""
+        return self.payload if self.record is None else dumps(self.record)
 
 
 @dataclass(frozen=True)
@@ -71,6 +97,10 @@ class Tally:
             self.dropped[outcome.reason] += 1
         else:
             self.errored += 1
+
+
+#: Most records' outcome, made once.
+_ACCEPTED = Outcome(IngestOutcome.ACCEPTED)
 
 
 class _Failed(Exception):
@@ -175,7 +205,7 @@ def _attempt(declaration: Declaration, item: Item, attempt: int) -> Outcome:
     """One run of one record: its steps in order, then the sink. Raises ``_Failed``."""
     if item.error:
         return Outcome(IngestOutcome.ERRORED, step="key", error=item.error, attempts=attempt)
-    record: Any = json.loads(item.payload)
+    record: Any = item.fresh()
     for step in declaration.steps:
         try:
             record = _run_step(declaration, step, record)
@@ -193,7 +223,7 @@ def _attempt(declaration: Declaration, item: Item, attempt: int) -> Outcome:
         declaration.sink(record)
     except Exception as error:
         raise _Failed("sink", error) from error
-    return Outcome(IngestOutcome.ACCEPTED, attempts=attempt)
+    return _ACCEPTED if attempt == 1 else Outcome(IngestOutcome.ACCEPTED, attempts=attempt)
 
 
 @dataclass(frozen=True)
@@ -251,7 +281,7 @@ def _aside_params(pipeline: str, aside: list[tuple[Item, Outcome]], now: Any) ->
         "steps": [outcome.step for _, outcome in aside],
         "errors": [outcome.error for _, outcome in aside],
         "attempts": [outcome.attempts for _, outcome in aside],
-        "payloads": [item.payload for item, _ in aside],
+        "payloads": [item.text for item, _ in aside],
     }
 
 

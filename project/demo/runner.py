@@ -32,6 +32,7 @@ from django.urls import reverse
 
 from litejobs.conf import settings as litejobs_settings
 from project import database
+from project.catalog.seed import FILE_NAME as CATALOG_FILE
 from project.partners.endpoint import ensure_endpoint
 from project.payments.seed import REVIEWERS
 from project.payouts.seed import FINANCE_PASSWORD, FINANCE_USERNAME, PayoutSeed
@@ -163,6 +164,10 @@ class DemoRunner:
             self.say(f"Opened {report.disputes.disputes_created} disputes in the dispute queue.")
         if report.payouts.payouts_created:
             self.say(f"Queued {report.payouts.payouts_created} pending payouts (EUR and USD).")
+        if report.catalog.copied:
+            self.say(f"Copied the vendor catalog to {report.catalog.file} in the media storage.")
+        if report.catalog.import_run:
+            self.say(f"Import #{report.catalog.import_run} of the vendor catalog is queued.")
         self._finance = _finance_device(report.payouts)  # read now: the children own the DB
         connections.close_all()  # the children do the work from here on
 
@@ -204,6 +209,12 @@ class DemoRunner:
         self.say(f"  Disputes: {queue}  ({reviewers}: clear the queue side by side)")
         received = self.url(reverse("admin:partners_receivedwebhook_changelist"))
         self.say(f"  Webhooks: {received}  (orders.paid, signed and verified by the partner)")
+        products = self.url(reverse("admin:catalog_product_changelist"))
+        self.say(f"  Catalog: {products}  (the vendor CSV through catalog.vendor, drops by reason)")
+        pipeline = self.url(
+            reverse("admin:litejobs_ingestcount_pipeline", kwargs={"name": "catalog.vendor"})
+        )
+        self.say(f"  Pipeline: {pipeline}  (import {CATALOG_FILE} again from there)")
         self.announce_finance()
         self.say(f"  Processes: {pids}")
         self.say("Receipt emails print in this terminal. Press Ctrl-C to stop everything.")

@@ -1,4 +1,5 @@
-"""The demo's data: two logins and a few orders, loaded idempotently on every ``make demo``.
+"""The demo's data: two logins, a few orders, the disputes, the payouts and the vendor catalog,
+loaded idempotently on every ``make demo``.
 
 Orders come from ``fixtures/demo_orders.json`` but are placed through
 ``project.orders.services.place_order`` rather than ``loaddata``: a fixture row would skip the
@@ -17,6 +18,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.db import transaction
 
+from project.catalog.seed import CatalogSeed, seed_catalog
 from project.database import BASE_DIR
 from project.orders.models import Order
 from project.orders.services import place_order, start_checkout
@@ -27,7 +29,7 @@ ORDERS_FIXTURE = BASE_DIR / "fixtures" / "demo_orders.json"
 #: Staff who operate litejobs from the admin; they may look at everything and change nothing.
 OPERATORS_GROUP = "Operators"
 #: The apps whose models operators may view.
-OPERATED_APPS = ("litejobs", "orders")
+OPERATED_APPS = ("litejobs", "orders", "catalog")
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class SeedReport:
     checkouts_started: list[int] = field(default_factory=list)
     disputes: DisputeSeed = field(default_factory=DisputeSeed)
     payouts: PayoutSeed = field(default_factory=PayoutSeed)
+    catalog: CatalogSeed = field(default_factory=CatalogSeed)
 
 
 #: Two checkouts whose sagas run at start: one ships, one is compensated (the carrier refuses).
@@ -94,6 +97,7 @@ def seed_demo_data(orders_fixture: Path = ORDERS_FIXTURE) -> SeedReport:
             report.checkouts_started = [start_checkout(**row).pk for row in DEMO_CHECKOUTS]
         report.disputes = seed_disputes()  # the dispute work queue and its two reviewers
         report.payouts = seed_payouts()  # the payouts queue, finance and its TOTP device
+        report.catalog = seed_catalog()  # the vendor's CSV in the media storage, imported once
     return report
 
 

@@ -3,6 +3,7 @@ database of their own and fast password hashing. They run in a pytest session of
 (``pytest --ds tests.demo.settings``), as a process has one settings module."""
 
 import os
+import tempfile
 
 from project.settings import *  # noqa: F403
 
@@ -14,3 +15,6 @@ LOGGING["loggers"]["litejobs"]["level"] = os.environ.get("LITEJOBS_LOG_LEVEL", "
 _default = DATABASES["default"]  # noqa: F405
 _library_test_database = os.environ.get("LITEJOBS_TEST_DB") or f"test_{_default['NAME']}"
 _default["TEST"] = {"NAME": f"{_library_test_database}_demo"}
+
+# Files the demo's tests save (the vendor catalog's CSV), never in the demo's own media folder.
+MEDIA_ROOT = os.path.join(tempfile.gettempdir(), "litejobs-demo-test-media")

@@ -282,6 +282,26 @@ def test_make_demo_serves_the_shop_runs_receipts_and_ctrl_c_stops_every_process(
                 timeout=60,
                 what="the partner to receive every orders.paid webhook",
             )
+
+            def catalog_import() -> tuple | None:
+                conn.rollback()
+                return conn.execute(
+                    "SELECT state, accepted, dropped, refused FROM litejobs_importrun "
+                    "WHERE pipeline = 'catalog.vendor'"
+                ).fetchone()
+
+            # Seeding copied the vendor's CSV into the media storage and queued its import
+            # once: the worker ran it, so the drops by reason are there at first start.
+            wait_for(
+                lambda: (catalog_import() or ("",))[0] == "done",
+                timeout=60,
+                what="the vendor catalog's import",
+            )
+            assert catalog_import() == ("done", 252, 53, 3)
+        assert (home / "media" / "feeds" / "vendor_catalog.csv").exists()
+        assert f"Catalog: {base}/admin/catalog/product/" in output()
+        pipeline = f"{base}/admin/litejobs/ingestcount/pipeline/catalog.vendor/"
+        assert f"Pipeline: {pipeline}  (import feeds/vendor_catalog.csv again" in output()
         assert [row[0] for row in rows][-1] == order_id
         assert len(rows) == len(load_order_fixture()) + 1
         assert {state for _, _, state in rows} == {"done"}

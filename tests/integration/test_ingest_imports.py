@@ -9,9 +9,10 @@ import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
+from litejobs import enrich, pipeline
 from litejobs.ingest import ImportRefused
 from litejobs.ingest.declarations import pipelines as registry
-from litejobs.models import ImportRefusal, ImportRun, Job
+from litejobs.models import ImportRefusal, ImportRun, Job, SetAsideRecord
 from tests.testapp import pipelines
 from tests.testapp.models import Product
 
@@ -189,3 +190,78 @@ def test_doctor_reports_an_import_whose_job_stopped():
         if p.code == "ingest-import-stopped"
     ]
     assert f"import {run.pk}" in stopped.message and "dead" in stopped.message
+
+
+@pytest.fixture
+def scribbling():
+    """A pipeline whose one step changes the record in place (its name, and a nested value
+    when it has one) before it answers it: each attempt sees what it was handed, and the first
+    attempt of A and every attempt of B raise after the change."""
+    seen = []
+
+    @enrich()
+    def scribble(record, sources):
+        seen.append(json.loads(json.dumps(record)))
+        record["name"] = f"{record['name']}!" if isinstance(record["name"], str) else record["name"]
+        if isinstance(record["status"], dict):
+            record["status"]["tags"].append("scribbled")
+        if record["sku"] == "B" or (record["sku"] == "A" and len(seen) == 1):
+            raise RuntimeError("after the change")
+        return record
+
+    def save_name(record):
+        name = record["name"] if isinstance(record["name"], str) else json.dumps(record["name"])
+        Product.objects.create(sku=record["sku"], name=name, price_eur=0)
+
+    declared = pipeline(
+        "tests.scribbling",
+        steps=[scribble],
+        drop_reasons=pipelines.Reason,
+        key=lambda record: record["sku"],
+        columns=HEADER.split(","),
+        sink=save_name,
+    )
+    yield declared, seen
+    registry.unregister(declared.name)
+
+
+@pytest.mark.parametrize(
+    ("file_format", "rows"),
+    [
+        # A CSV row's values are texts: each attempt gets a copy of the row as read.
+        ("csv", [HEADER, "A,Name A,10,EUR,active", "B,Name B,10,EUR,active"]),
+        # A nested value could change in place: each attempt parses the record afresh.
+        (
+            "ndjson",
+            [
+                json.dumps(
+                    {"sku": sku, "name": f"Name {sku}", "price": "10", "currency": "EUR"}
+                    | {"status": {"tags": ["new"]}}
+                )
+                for sku in "AB"
+            ],
+        ),
+    ],
+)
+def test_each_attempt_starts_from_the_row_as_read_whatever_an_attempt_changed(
+    run_worker, scribbling, file_format, rows
+):
+    declared, seen = scribbling
+    run = declared.import_file(
+        save(f"feeds/scribbled.{file_format}", "\n".join(rows)), format=file_format
+    )
+    run_worker(queues=["ingest"])
+    run.refresh_from_db()
+    assert (run.accepted, run.dropped) == (1, 1)
+
+    first = {"A": seen[0]}
+    for sku in "AB":
+        attempts = [record for record in seen if record["sku"] == sku]
+        assert len(attempts) == (2 if sku == "A" else 3)
+        assert all(record == attempts[0] for record in attempts), attempts  # none scribbled
+        first[sku] = attempts[0]
+    assert first["A"]["name"] == "Name A" and "scribbled" not in json.dumps(first)
+    # A was written once, with one change (its second attempt's); B was set aside as read.
+    assert names() == {"A": "Name A!"}
+    aside = SetAsideRecord.objects.get(key="B")
+    assert (aside.reason, aside.attempts, aside.payload) == ("poison", 3, first["B"])

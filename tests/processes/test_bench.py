@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from litejobs.ingest.declarations import pipelines
 from litejobs.models import Job
 from tests.testapp.jobs import record
 
@@ -16,10 +17,10 @@ TINY = [
     "--rounds",
     "1",
     "--jobs",
-    "W1=50,W2=200,W3=200,W4=5,W6=200,W7=40,W8=300,W9=2000,W10=5",
+    "W1=50,W2=200,W3=200,W4=5,W6=200,W7=40,W8=300,W9=2000,W10=5,W11=2500,W11F=300",
 ]
 #: The rows whose client CPU per job the bench measures on both sides.
-WITH_CPU = {"W1", "W2", "W3", "W7", "W8"}
+WITH_CPU = {"W1", "W2", "W3", "W7", "W8", "W11F"}
 
 
 def bench(*args: str) -> dict:
@@ -73,7 +74,9 @@ def test_every_workload_runs_beside_its_floor_in_a_scratch_database(settings):
                 assert 0 < row[side]["min"] <= row[side]["median"] <= row[side]["max"], row
         elif row["workload"] in ("W4", "W5", "W10"):
             assert row["cpu"] is None and row["floor_cpu"] is None, row
-    assert sorted(rows) == sorted(["W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10"])
+    assert sorted(rows) == sorted(
+        ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10", "W11", "W11F"]
+    )
     # Durable commits by default, as every connection of litejobs and of the floor answered.
     assert report["parameters"]["durability"] == ["on"]
     assert report["durability"] == {"on": {"bench": ["on"], "floor": ["on"], "workers": ["on"]}}
@@ -115,8 +118,28 @@ def test_every_workload_runs_beside_its_floor_in_a_scratch_database(settings):
     ]
     assert "5 jobs due 50-500 ms after their enqueue" in rows["W10"][0]["variant"]
     assert {r["baseline"] for r in rows["W9"]} == {"empty table"}
+    # W11: a worker imported the 2,500-row CSV (checked row by row against what it holds)
+    # beside COPY of the same rows, and its memory at 250 rows and at the end.
+    imported, import_peak, import_resident = rows["W11"]
+    assert (imported["figure"], imported["unit"], imported["target"]) == (
+        "rate",
+        "records/s",
+        ">= 0.3x",
+    )
+    assert "2,500-row CSV through a drop and an enrich step" in imported["variant"]
+    assert imported["cpu"]["median"] > 0 and imported["floor_cpu"]["median"] > 0
+    assert [(r["figure"], r["unit"], r["baseline"]) for r in (import_peak, import_resident)] == [
+        ("peak RSS", "MB", "at 250 rows"),
+        ("RSS", "MB", "at 250 rows"),
+    ]
+    assert 20 < import_peak["floor"]["median"] <= import_peak["litejobs"]["median"] < 1000
+    [fed] = rows["W11F"]
+    assert (fed["figure"], fed["unit"]) == ("rate", "records/s")
+    assert "300 records through one feed() call" in fed["variant"]
     assert sorted(report["floors"]) == sorted(rows)
 
+    # W11's pipeline was declared only while it ran.
+    assert "litejobs.bench.catalog" not in pipelines
     # The project's database was never touched, and the scratch database is gone.
     assert list(Job.objects.values_list("id", "state")) == [(own.id, "ready")]
     assert not database_exists(env["database"])

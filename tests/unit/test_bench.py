@@ -1,19 +1,23 @@
 """``manage.py litejobs bench``: options refused before anything runs, and how the report
 summarises its rounds and prints its tables."""
 
+import csv
 import io
 
 import pytest
 from django.core.management import CommandError, call_command
 
+from litejobs.bench.files import COLUMNS, discontinued, records, write_catalog
 from litejobs.bench.report import Report, Row, Stats, percentile
 
 
 @pytest.mark.parametrize(
     "args",
     [
-        ["--only", "W11"],
+        ["--only", "W12"],
+        ["--only", "W11G"],
         ["--jobs", "W3=0"],
+        ["--jobs", "W11F=0"],
         ["--jobs", "W5=10"],
         ["--durability", "sometimes"],
         ["--processes", "0"],
@@ -24,6 +28,26 @@ from litejobs.bench.report import Report, Row, Stats, percentile
 def test_bad_options_are_refused_before_anything_runs(args):
     with pytest.raises(CommandError):
         call_command("litejobs", "bench", *args, stdout=io.StringIO(), stderr=io.StringIO())
+
+
+@pytest.mark.parametrize("count", [1, 99, 100, 101, 2500])
+def test_w11s_csv_holds_its_records_and_the_bench_knows_how_many_it_drops(tmp_path, count):
+    with write_catalog(tmp_path, count).open(newline="", encoding="utf-8") as file:
+        reader = csv.DictReader(file)
+        rows = list(reader)
+    assert tuple(reader.fieldnames) == COLUMNS
+    assert rows == records(count)
+    assert len({row["sku"] for row in rows}) == count  # a key each
+    assert {row["currency"] for row in rows} == {"EUR", "USD", "GBP"} or count < 3
+    assert sum(row["status"] == "discontinued" for row in rows) == discontinued(count)
+
+
+def test_importing_the_bench_declares_no_pipeline_a_project_would_list():
+    from litejobs.bench import workloads
+    from litejobs.ingest.declarations import pipelines
+
+    assert workloads.WORKLOADS[-2:] == ("W11", "W11F")
+    assert "litejobs.bench.catalog" not in pipelines
 
 
 def test_figures_summarise_rounds_and_percentiles_take_the_nearest_rank():
