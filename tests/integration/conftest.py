@@ -43,3 +43,30 @@ def declare_queue():
 def finance(db):
     """fiona may release payouts and has the finance phone (a confirmed TOTP device)."""
     return FinanceFactory()
+
+
+@pytest.fixture
+def declare_pipeline():
+    """Declare pipelines for one test (forgotten afterwards), like tests.catalog but with the
+    options given."""
+    from litejobs import pipeline
+    from litejobs.ingest.declarations import pipelines as registry
+    from tests.testapp import pipelines
+
+    names: list[str] = []
+
+    def make(name: str, **options):
+        options = {
+            "steps": [pipelines.parse, pipelines.price_in_eur, pipelines.below_threshold],
+            "drop_reasons": pipelines.Reason,
+            "sources": {"rates": pipelines.RATES},
+            "key": lambda r: r["sku"],
+            "sink": pipelines.save_product,
+            **options,
+        }
+        names.append(name)
+        return pipeline(name, **options)
+
+    yield make
+    for name in names:
+        registry.unregister(name)

@@ -9,10 +9,9 @@ import time
 import pytest
 from django.db import connection, transaction
 
-from litejobs import Buffer, Freshness, drop, enrich, pipeline
+from litejobs import Buffer, Freshness, drop, enrich
 from litejobs.exceptions import InvalidInput
 from litejobs.ingest import BufferFull
-from litejobs.ingest.declarations import pipelines as registry
 from litejobs.models import BufferedRecord, Job, OverflowEvent, SetAsideRecord
 from tests.conftest import wait_for
 from tests.testapp import pipelines
@@ -26,29 +25,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def _forget_calls():
     pipelines.calls.clear()
     pipelines.attempts.clear()
-
-
-@pytest.fixture
-def declared():
-    """Declare pipelines for one test (forgotten afterwards), like tests.catalog but with
-    the options given."""
-    names = []
-
-    def make(name, **options):
-        options = {
-            "steps": [pipelines.parse, pipelines.price_in_eur, pipelines.below_threshold],
-            "drop_reasons": Reason,
-            "sources": {"rates": pipelines.RATES},
-            "key": lambda r: r["sku"],
-            "sink": pipelines.save_product,
-            **options,
-        }
-        names.append(name)
-        return pipeline(name, **options)
-
-    yield make
-    for name in names:
-        registry.unregister(name)
 
 
 def skus():
@@ -100,12 +76,12 @@ def test_a_reason_outside_the_drop_steps_set_is_an_error_never_a_drop(run_worker
     assert "ingest-reason-outside-set" in errored.error
 
 
-def test_a_drop_step_answering_another_member_of_the_set_is_an_error(declared, run_worker):
+def test_a_drop_step_answering_another_member_of_the_set_is_an_error(declare_pipeline, run_worker):
     @drop(reasons={Reason.DISCONTINUED})
     def wrong_member(record):
         return Reason.BELOW_THRESHOLD  # in the pipeline's set, not in this step's
 
-    wrong = declared("tests.wrong_member", steps=[wrong_member])
+    wrong = declare_pipeline("tests.wrong_member", steps=[wrong_member])
     wrong.feed([record("A")])
     run_worker(queues=["ingest"])
     assert wrong.stats() == {"accepted": 0, "dropped": {}, "errored": 1}
@@ -121,8 +97,8 @@ def test_a_record_whose_step_keeps_raising_is_poison_after_exactly_three_attempt
     assert skus() == ["A", "C"]
 
 
-def test_poison_after_is_configurable_and_a_later_attempt_may_succeed(declared, run_worker):
-    patient = declared("tests.patient", poison_after=5)
+def test_poison_after_is_configurable_and_a_later_attempt_may_succeed(declare_pipeline, run_worker):
+    patient = declare_pipeline("tests.patient", poison_after=5)
     patient.feed([record("A", fail="parse:until4"), record("B", fail="parse:always")])
     run_worker(queues=["ingest"])
     assert pipelines.attempts[("parse", "A")] == 4
@@ -170,8 +146,10 @@ def test_a_refused_record_refuses_the_whole_feed():
     assert not BufferedRecord.objects.exists()
 
 
-def test_block_waits_for_room_then_refuses_and_writes_nothing(declared, caplog):
-    small = declared("tests.block", buffer=Buffer(capacity=3, overflow="block", wait="0.3s"))
+def test_block_waits_for_room_then_refuses_and_writes_nothing(declare_pipeline, caplog):
+    small = declare_pipeline(
+        "tests.block", buffer=Buffer(capacity=3, overflow="block", wait="0.3s")
+    )
     small.feed([record("A"), record("B")])
     started = time.monotonic()
     with pytest.raises(BufferFull) as full, caplog.at_level(logging.ERROR, "litejobs"):
@@ -184,8 +162,10 @@ def test_block_waits_for_room_then_refuses_and_writes_nothing(declared, caplog):
         small.feed([record(str(n)) for n in range(4)])
 
 
-def test_block_feeds_once_the_drain_makes_room(declared):
-    small = declared("tests.block_room", buffer=Buffer(capacity=2, overflow="block", wait="10s"))
+def test_block_feeds_once_the_drain_makes_room(declare_pipeline):
+    small = declare_pipeline(
+        "tests.block_room", buffer=Buffer(capacity=2, overflow="block", wait="10s")
+    )
     small.feed([record("A"), record("B")])
 
     def drain_soon():
@@ -200,9 +180,9 @@ def test_block_feeds_once_the_drain_makes_room(declared):
     assert BufferedRecord.objects.filter(pipeline="tests.block_room").count() == 2
 
 
-def test_drop_oldest_drops_the_oldest_with_the_declared_reason_and_counts_them(declared):
+def test_drop_oldest_drops_the_oldest_with_the_declared_reason_and_counts_them(declare_pipeline):
     keep = Buffer(capacity=3, overflow="drop_oldest", reason=Reason.OVERFLOW)
-    lossy = declared("tests.drop_oldest", buffer=keep)
+    lossy = declare_pipeline("tests.drop_oldest", buffer=keep)
     lossy.feed([record("A"), record("B")])
     lossy.feed([record("C"), record("D"), record("E")])
     buffered = BufferedRecord.objects.filter(pipeline="tests.drop_oldest")
@@ -214,8 +194,8 @@ def test_drop_oldest_drops_the_oldest_with_the_declared_reason_and_counts_them(d
     assert (event.overflow, event.buffered, event.fed, event.dropped) == ("drop_oldest", 2, 3, 2)
 
 
-def test_page_keeps_every_record_and_pages_an_operator(declared, caplog):
-    paging = declared("tests.page", buffer=Buffer(capacity=2, overflow="page"))
+def test_page_keeps_every_record_and_pages_an_operator(declare_pipeline, caplog):
+    paging = declare_pipeline("tests.page", buffer=Buffer(capacity=2, overflow="page"))
     with caplog.at_level(logging.ERROR, "litejobs"):
         paging.feed([record("A"), record("B"), record("C")])
     assert BufferedRecord.objects.filter(pipeline="tests.page").count() == 3
@@ -282,7 +262,7 @@ def test_freshness_and_buffer_are_shown_as_declared():
     assert pipelines.catalog.buffer.capacity == 1000
 
 
-def test_enrich_sources_hold_only_the_declared_names(declared, run_worker):
+def test_enrich_sources_hold_only_the_declared_names(declare_pipeline, run_worker):
     seen = []
 
     @enrich(sources={"rates"})
@@ -290,7 +270,7 @@ def test_enrich_sources_hold_only_the_declared_names(declared, run_worker):
         seen.append(sorted(sources))
         return record
 
-    looking = declared(
+    looking = declare_pipeline(
         "tests.look", steps=[look], sources={"rates": {}, "stock": {}}, sink=lambda r: None
     )
     looking.feed([record("A")])
@@ -313,12 +293,12 @@ def test_housekeeping_purges_what_ingest_keeps_past_its_retention(clock, run_wor
     assert pipelines.catalog.stats()["dropped"] == {"discontinued": 2, "below_threshold": 1}
 
 
-def test_doctor_reports_a_backlog_and_a_buffer_over_capacity(clock, declared):
+def test_doctor_reports_a_backlog_and_a_buffer_over_capacity(clock, declare_pipeline):
     from datetime import timedelta
 
     from litejobs.doctor import diagnose
 
-    paging = declared("tests.paged", buffer=Buffer(capacity=1, overflow="page"))
+    paging = declare_pipeline("tests.paged", buffer=Buffer(capacity=1, overflow="page"))
     paging.feed([record("A"), record("B")])
 
     def ingest_problems():

@@ -12,9 +12,8 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.urls import reverse
 
-from litejobs import Buffer, Freshness, pipeline
+from litejobs import Buffer, Freshness
 from litejobs.core.enums import ImportState
-from litejobs.ingest.declarations import pipelines as registry
 from litejobs.metrics.collector import registry as metrics_registry
 from litejobs.models import (
     BufferedRecord,
@@ -62,28 +61,6 @@ def record(sku, price="10", **fields):
 def _forget_calls():
     pipelines.calls.clear()
     pipelines.attempts.clear()
-
-
-@pytest.fixture
-def declared():
-    """Declare pipelines for one test (forgotten afterwards), like tests.catalog."""
-    names = []
-
-    def make(name, **options):
-        options = {
-            "steps": [pipelines.parse, pipelines.price_in_eur, pipelines.below_threshold],
-            "drop_reasons": Reason,
-            "sources": {"rates": pipelines.RATES},
-            "key": lambda r: r["sku"],
-            "sink": pipelines.save_product,
-            **options,
-        }
-        names.append(name)
-        return pipeline(name, **options)
-
-    yield make
-    for name in names:
-        registry.unregister(name)
 
 
 def set_aside(clock, *, reason="discontinued", payload=None, **fields):
@@ -171,10 +148,10 @@ def test_a_pipelines_page_charts_its_drops_per_reason_per_hour(admin_client, clo
 
 
 def test_a_page_overflow_within_the_hour_or_a_buffer_over_capacity_raises_the_alert(
-    admin_client, clock, declared
+    admin_client, clock, declare_pipeline
 ):
-    paging = declared("tests.paging", buffer=Buffer(capacity=2, overflow="page"))
-    quiet = declared("tests.quiet", buffer=Buffer(capacity=2, overflow="page"))
+    paging = declare_pipeline("tests.paging", buffer=Buffer(capacity=2, overflow="page"))
+    quiet = declare_pipeline("tests.quiet", buffer=Buffer(capacity=2, overflow="page"))
     paging.feed([record("A"), record("B"), record("C")])
     quiet.feed([record("A")])
 
@@ -212,9 +189,9 @@ def test_a_page_overflow_within_the_hour_or_a_buffer_over_capacity_raises_the_al
 
 
 def test_a_bounded_pipeline_is_stale_once_its_oldest_buffered_record_outwaits_the_bound(
-    admin_client, clock, declared
+    admin_client, clock, declare_pipeline
 ):
-    bounded = declared("tests.bounded", freshness=Freshness.bounded("15m"))
+    bounded = declare_pipeline("tests.bounded", freshness=Freshness.bounded("15m"))
     assert "(STALE)" not in admin_client.get(page_of("tests.bounded")).content.decode()
     bounded.feed([record("A")])
     clock.advance("15m")
@@ -224,7 +201,7 @@ def test_a_bounded_pipeline_is_stale_once_its_oldest_buffered_record_outwaits_th
         "bounded: at most 15m old (STALE)"
         in admin_client.get(page_of("tests.bounded")).content.decode()
     )
-    advisory = declared("tests.copy", freshness=Freshness.advisory(authority="vendor"))
+    advisory = declare_pipeline("tests.copy", freshness=Freshness.advisory(authority="vendor"))
     advisory.feed([record("A")])
     clock.advance("30d")
     assert (
@@ -428,8 +405,8 @@ def test_starting_an_import_needs_the_add_permission(client, clock):
     assert '<option value="tests.catalog" selected>' in form.content.decode()
 
 
-def test_overflow_events_are_listed_read_only(client, clock, declared):
-    lossy = declared(
+def test_overflow_events_are_listed_read_only(client, clock, declare_pipeline):
+    lossy = declare_pipeline(
         "tests.lossy", buffer=Buffer(capacity=1, overflow="drop_oldest", reason=Reason.OVERFLOW)
     )
     lossy.feed([record("A"), record("B")])
@@ -452,8 +429,10 @@ def test_overflow_events_are_listed_read_only(client, clock, declared):
 # Metrics -----------------------------------------------------------------------------------
 
 
-def test_metrics_count_each_declared_pipelines_records_buffer_and_overflows(clock, declared):
-    paging = declared(
+def test_metrics_count_each_declared_pipelines_records_buffer_and_overflows(
+    clock, declare_pipeline
+):
+    paging = declare_pipeline(
         "tests.metered",
         buffer=Buffer(capacity=2, overflow="page"),
         freshness=Freshness.bounded("1m"),
@@ -501,7 +480,7 @@ def test_metrics_count_each_declared_pipelines_records_buffer_and_overflows(cloc
     assert of("litejobs_ingest_stale") == 1
     assert of("litejobs_ingest_overflow_events_total", overflow="page") == 1
     assert of("litejobs_ingest_overflow_events_total", overflow="block") == 0
-    # Only declared pipelines and their declared reasons become labels.
+    # Only declare_pipeline pipelines and their declare_pipeline reasons become labels.
     labelled = {dict(labels).get("pipeline") for _, labels in samples if labels}
     assert "tests.undeclared" not in labelled
     assert not [k for k in samples if ("reason", "renamed") in k[1]]
