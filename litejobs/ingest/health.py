@@ -14,6 +14,7 @@ from ..core.diagnostics import Problem
 from ..core.durations import format_age
 from ..core.enums import FreshnessKind
 from ..sql.cursors import fetch_all, hot_cursor, run_query
+from . import stats
 from .declarations import IMPORT_JOB, Declaration, pipelines
 
 __all__ = ["problems"]
@@ -25,15 +26,11 @@ def problems(*, now: datetime, max_age: timedelta) -> list[Problem]:
     the buffer holds: its overflow pages) and ``ingest-import-stopped`` (an import whose job
     ended dead or cancelled)."""
     with hot_cursor(connections[settings.DATABASE]) as cursor:
-        run_query(cursor, "ingest_backlog", {})
-        backlog = fetch_all(cursor)
         run_query(cursor, "ingest_imports_failed", {"job": IMPORT_JOB})
         stopped = fetch_all(cursor)
     found: list[Problem] = []
-    for row in backlog:
-        declaration = pipelines.get(row["pipeline"])
-        if declaration is not None:
-            found += _buffer_problems(declaration, row, now, max_age)
+    for name, row in stats.buffers(pipelines.keys()).items():
+        found += _buffer_problems(pipelines[name], row, now, max_age)
     found += [
         Problem(
             "ingest-import-stopped",

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Min, Sum
+from django.db.models import Count
 
 from ..conf import settings
 from ..core import clock
@@ -30,10 +30,8 @@ from ..core.clock import iso
 from ..core.durations import format_duration
 from ..core.enums import FreshnessKind, ImportState, IngestOutcome, Overflow
 from ..models import (
-    BufferedRecord,
     ImportRefusal,
     ImportRun,
-    IngestCount,
     OverflowEvent,
     SetAsideRecord,
 )
@@ -186,11 +184,11 @@ def summaries(names: Iterable[str] | None = None, now: datetime | None = None) -
     declared = pipelines.all() if names is None else [pipelines[name] for name in names]
     wanted = [d.name for d in declared]
     now = now or clock.now()
-    buffers = _buffers(wanted)
-    totals = _totals(wanted)
+    buffers = stats.buffers(wanted)
+    totals = stats.totals(wanted)
     events = _last_events(wanted)
     return [
-        _summary(d, buffers.get(d.name), totals[d.name], events.get(d.name, {}), now)
+        _summary(d, buffers.get(d.name), totals.get(d.name, {}), events.get(d.name, {}), now)
         for d in sorted(declared, key=lambda d: d.name)
     ]
 
@@ -214,7 +212,7 @@ def _summary(
     latest = max(events.values(), key=lambda e: e.at, default=None)
     return Summary(
         declaration=declaration,
-        buffered=buffer["n"] if buffer else 0,
+        buffered=buffer["buffered"] if buffer else 0,
         oldest_fed_at=buffer["oldest"] if buffer else None,
         accepted=totals.get((IngestOutcome.ACCEPTED.value, ""), 0),
         dropped=dropped,
@@ -223,31 +221,6 @@ def _summary(
         last_page=events.get(Overflow.PAGE.value),
         now=now,
     )
-
-
-def _buffers(names: list[str]) -> dict[str, dict[str, Any]]:
-    rows = (
-        BufferedRecord.objects.using(_alias())
-        .filter(pipeline__in=names)
-        .order_by()
-        .values("pipeline")
-        .annotate(n=Count("pk"), oldest=Min("fed_at"))
-    )
-    return {row["pipeline"]: dict(row) for row in rows}
-
-
-def _totals(names: list[str]) -> dict[str, dict[tuple[str, str], int]]:
-    rows = (
-        IngestCount.objects.using(_alias())
-        .filter(pipeline__in=names)
-        .order_by()
-        .values_list("pipeline", "outcome", "reason")
-        .annotate(n=Sum("count"))
-    )
-    totals: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
-    for pipeline, outcome, reason, count in rows:
-        totals[pipeline][(outcome, reason)] = int(count)
-    return totals
 
 
 def _last_events(names: list[str]) -> dict[str, dict[str, OverflowEvent]]:

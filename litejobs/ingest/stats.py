@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 from collections import defaultdict
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -15,7 +16,7 @@ from ..core.enums import IngestOutcome
 from ..sql.cursors import fetch_all, hot_cursor, run_query
 from .declarations import Declaration
 
-__all__ = ["DropCounts", "hourly", "stats"]
+__all__ = ["DropCounts", "buffers", "hourly", "stats", "totals"]
 
 
 class DropCounts(dict[str, int]):
@@ -52,21 +53,37 @@ class DropCounts(dict[str, int]):
     __hash__ = None  # a dict: unhashable
 
 
+def totals(names: Iterable[str]) -> dict[str, dict[tuple[str, str], int]]:
+    """Each named pipeline's counts since it began, by (outcome, reason); one statement."""
+    with hot_cursor(connections[settings.DATABASE]) as cursor:
+        run_query(cursor, "ingest_totals", {"names": list(names)})
+        rows = fetch_all(cursor)
+    counted: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
+    for row in rows:
+        counted[row["pipeline"]][(row["outcome"], row["reason"])] = int(row["count"])
+    return dict(counted)
+
+
+def buffers(names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Each named pipeline's buffer, when it holds records: ``{"buffered": n, "oldest":
+    when the oldest was fed}``; one statement."""
+    with hot_cursor(connections[settings.DATABASE]) as cursor:
+        run_query(cursor, "ingest_backlog", {"names": list(names)})
+        return {row["pipeline"]: row for row in fetch_all(cursor)}
+
+
 def stats(declaration: Declaration) -> dict[str, Any]:
     """``{"accepted": n, "dropped": {reason: n}, "errored": n}`` since the pipeline began."""
-    with hot_cursor(connections[settings.DATABASE]) as cursor:
-        run_query(cursor, "ingest_totals", {"pipeline": declaration.name})
-        rows = fetch_all(cursor)
-    totals = {outcome.value: 0 for outcome in IngestOutcome}
+    counted = {outcome.value: 0 for outcome in IngestOutcome}
     dropped: dict[str, int] = {}
-    for row in rows:
-        totals[row["outcome"]] += row["count"]
-        if row["outcome"] == IngestOutcome.DROPPED:
-            dropped[row["reason"]] = row["count"]
+    for (outcome, reason), count in totals([declaration.name]).get(declaration.name, {}).items():
+        counted[outcome] += count
+        if outcome == IngestOutcome.DROPPED:
+            dropped[reason] = count
     return {
-        "accepted": totals[IngestOutcome.ACCEPTED],
+        "accepted": counted[IngestOutcome.ACCEPTED],
         "dropped": DropCounts(declaration.drop_reasons, dropped),
-        "errored": totals[IngestOutcome.ERRORED],
+        "errored": counted[IngestOutcome.ERRORED],
     }
 
 

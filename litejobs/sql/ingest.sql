@@ -75,11 +75,11 @@ ON CONFLICT (pipeline, hour, outcome, reason)
 DO UPDATE SET count = litejobs_ingestcount.count + excluded.count
 
 -- name: ingest_totals
--- A pipeline's outcomes since it began (pipeline.stats()).
-SELECT outcome, reason, sum(count)::bigint AS count
+-- Some pipelines' outcomes since they began (stats(), the admin, the CLI, the metrics).
+SELECT pipeline, outcome, reason, sum(count)::bigint AS count
 FROM litejobs_ingestcount
-WHERE pipeline = %(pipeline)s
-GROUP BY outcome, reason
+WHERE pipeline = ANY(%(names)s::text[])
+GROUP BY pipeline, outcome, reason
 
 -- name: ingest_replay
 -- Feed the records of one reason (or the errored ones) back into the buffer, oldest first,
@@ -173,9 +173,10 @@ WHERE id IN (
 )
 
 -- name: ingest_backlog
--- Each pipeline's buffered records: how many, and when the oldest was fed (doctor).
+-- Some pipelines' buffered records: how many, and when the oldest was fed.
 SELECT pipeline, count(*) AS buffered, min(fed_at) AS oldest
 FROM litejobs_bufferedrecord
+WHERE pipeline = ANY(%(names)s::text[])
 GROUP BY pipeline
 
 -- name: ingest_imports_failed
