@@ -10,6 +10,7 @@ from .jobs.context import JobContext
 from .jobs.declarations import Concurrency, JobDefinition, job
 from .jobs.enqueue import Enqueued
 from .jobs.events import event, publish_event
+from .reports import Audit, Limits, Need, Paging, Report, report
 from .scheduling.declarations import ScheduleDefinition, schedule
 from .scheduling.identity import OccurrenceRef
 from .scheduling.manual import ManualJob, manual
@@ -17,6 +18,7 @@ from .scheduling.manual import ManualJob, manual
 __version__ = "0.1.0"
 
 __all__ = [
+    "Audit",
     "Buffer",
     "Cancelled",
     "Concurrency",
@@ -24,11 +26,15 @@ __all__ = [
     "Freshness",
     "JobContext",
     "JobDefinition",
+    "Limits",
     "LitejobsError",
     "ManualJob",
+    "Need",
     "OccurrenceRef",
+    "Paging",
     "Permanent",
     "Pipeline",
+    "Report",
     "Retry",
     "RetryAfter",
     "ScheduleDefinition",
@@ -40,5 +46,6 @@ __all__ = [
     "manual",
     "pipeline",
     "publish_event",
+    "report",
     "schedule",
 ]

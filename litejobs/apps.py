@@ -6,7 +6,7 @@ When Django is ready it registers the checks, keeps ``runworker``, ``runschedule
 again only by a replay, wires the add-ons in (the work queues' and bulk money actions' checks
 and admin pages; the Django Tasks backend when Django Tasks is available), and imports every
 installed app's declaration modules (``jobs.py``, ``workflows.py``, ``schedules.py``, then
-``queues.py`` and ``pipelines.py``).
+``queues.py``, ``pipelines.py`` and ``reports.py``).
 """
 
 from django.apps import AppConfig, apps
@@ -31,6 +31,9 @@ class LitejobsConfig(AppConfig):
         from .ingest import jobs as ingest_jobs  # noqa: F401 - the drain and import jobs
         from .jobs import catalog
         from .management.precedence import pin_runtime_commands
+        from .reports import checks as report_checks  # noqa: F401
+        from .reports import declarations as reports
+        from .reports import jobs as report_jobs  # noqa: F401 - the run job, the expiry schedule
         from .scheduling import (
             housekeeping,  # noqa: F401 - litejobs' own daily schedule
             runbook,  # noqa: F401 - an occurrence's job reruns by replay only
@@ -51,3 +54,4 @@ class LitejobsConfig(AppConfig):
         catalog.autodiscover()
         workqueues.autodiscover()  # work queues (after jobs and schedules)
         ingest.autodiscover()  # pipelines (after jobs)
+        reports.autodiscover()  # reports

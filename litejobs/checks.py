@@ -108,6 +108,7 @@ DURATION_SETTINGS = (
     "SCHEDULER_MISFIRE_GRACE",
     "UNKNOWN_JOB_GRACE",
     "INGEST_RETENTION",
+    "REPORT_LINK_TTL",
 )
 
 #: The relay's and webhooks' duration settings (each positive; litejobs.E020's).

@@ -99,6 +99,12 @@ DEFAULTS: dict[str, Any] = {
     # and how long set-aside (dropped and errored) records, finished file imports with their
     # error reports, and overflow events are kept (the hourly counts are kept for good).
     "INGEST_RETENTION": "30d",
+    # Reports: the queue of the jobs that run them,
+    "REPORT_QUEUE": "reports",
+    # the storage (an alias of Django's STORAGES) their outputs are written to,
+    "REPORT_STORAGE": "default",
+    # and how long a download link stays valid (each download checks the user again).
+    "REPORT_LINK_TTL": "5m",
     # A bearer token a Prometheus scraper may send to read /metrics (litejobs.views.metrics);
     # None: only signed-in staff users may. At least 32 characters (litejobs.E060).
     "METRICS_TOKEN": None,

@@ -16,6 +16,7 @@ BAD_VALUES = {
         **dict.fromkeys(DEFAULTS, "sixty"),
         "WEBHOOK_QUEUE": "bad queue!",
         "INGEST_QUEUE": "bad queue!",
+        "REPORT_QUEUE": "bad queue!",
         "DEPLOYMENT": "   ",
     },
     "huge": dict.fromkeys(DEFAULTS, 10**20),

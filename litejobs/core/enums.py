@@ -317,6 +317,40 @@ class FreshnessKind(StrEnum):
     ADVISORY = "advisory"  # another system is the authority; the data is a copy
 
 
+# Reports ----------------------------------------------------------------------------------
+
+
+class ReportState(models.TextChoices):
+    """Where a report run is. Only ``done`` is ever offered for download."""
+
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    STOPPED = "stopped", "Stopped by a limit"  # max_rows, max_seconds or max_bytes; nothing offered
+    FAILED = "failed", "Failed"  # its query or its storage failed; nothing offered
+    CANCELLED = "cancelled", "Cancelled"
+    EXPIRED = "expired", "Expired"  # past its lifetime; its output is removed
+
+
+#: Runs that may still write output.
+REPORT_LIVE = (ReportState.QUEUED, ReportState.RUNNING)
+
+
+class ReportFormat(StrEnum):
+    """What a report writes: CSV (a header row, then a row per record) or NDJSON (a JSON
+    object per line)."""
+
+    CSV = "csv"
+    NDJSON = "ndjson"
+
+
+class PagingMode(StrEnum):
+    """How an export reads its rows: a page at a time by primary key, or all at once."""
+
+    PAGES = "pages"
+    NONE = "none"
+
+
 # Diagnostics -------------------------------------------------------------------------------
 
 

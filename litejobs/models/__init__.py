@@ -47,6 +47,7 @@ from .ingest import (
 from .jobs import Job, JobAttempt, QueueState, Worker
 from .leases import LeaderLease
 from .outbox import OutboxMessage
+from .reports import ReportAudit, ReportLimits, ReportRun
 from .schedules import Occurrence, OccurrenceReplay, Schedule
 from .steps import Event, JobStep
 from .webhooks import WebhookDelivery, WebhookEndpoint
@@ -85,6 +86,9 @@ __all__ = [
     "OutboxMessage",
     "OverflowEvent",
     "QueueState",
+    "ReportAudit",
+    "ReportLimits",
+    "ReportRun",
     "Schedule",
     "ScheduleStatus",
     "SetAsideRecord",

@@ -35,8 +35,9 @@ class Cursor(Protocol):
     def fetchall(self) -> Sequence[Any]: ...
 
 
-def hot_cursor(connection: BaseDatabaseWrapper) -> Any:
-    """A server-binding psycopg cursor on a Django connection, for hot paths; rows are dicts.
+def hot_cursor(connection: BaseDatabaseWrapper, *, rows: Any = dict_row) -> Any:
+    """A server-binding psycopg cursor on a Django connection, for hot paths; rows are dicts
+    (``rows=psycopg.rows.tuple_row``: tuples).
 
     It shares the connection (and so the caller's transaction) but skips client-side
     parameter formatting and lets ``execute`` prepare the statement server-side (see
@@ -47,7 +48,7 @@ def hot_cursor(connection: BaseDatabaseWrapper) -> Any:
     connection.ensure_connection()
     pg = connection.connection
     allow_prepared(pg)
-    cursor = psycopg.Cursor(pg, row_factory=dict_row)
+    cursor = psycopg.Cursor(pg, row_factory=rows)
     if connection.queries_logged:
         # Django's debug wrapper wraps any DB-API cursor, a psycopg one included.
         return connection.make_debug_cursor(cursor)  # type: ignore[arg-type]

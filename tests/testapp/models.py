@@ -75,3 +75,33 @@ class Product(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sku}: {self.name}"
+
+
+class Member(models.Model):
+    """Which tenant a user of the tests works for (the reports' ``tenant=`` reads it)."""
+
+    user = models.OneToOneField("auth.User", on_delete=models.CASCADE, related_name="member")
+    tenant = models.CharField(max_length=50)
+
+    def __str__(self) -> str:
+        return f"{self.user} of {self.tenant}"
+
+
+class Sale(models.Model):
+    """A tenant's sale, read by the ``tests.sales`` report."""
+
+    tenant = models.CharField(max_length=50)
+    number = models.CharField(max_length=20)
+    customer = models.CharField(max_length=200)
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    status = models.CharField(max_length=20, default="paid")
+    note = models.TextField(blank=True, default="")
+    formula = models.TextField(blank=True, default="")
+    placed = models.DateField()
+
+    class Meta:
+        permissions = [("export_sale", "Can export sales")]
+        indexes = [models.Index(fields=["tenant", "placed"], name="testapp_sale_tenant_placed")]
+
+    def __str__(self) -> str:
+        return f"{self.tenant} {self.number}"

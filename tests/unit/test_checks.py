@@ -182,12 +182,12 @@ def test_a_queue_one_declaration_uses_beside_a_close_one_is_a_warning():
 
 def test_the_declared_queues_include_webhooks_and_django_tasks_backends():
     with override_settings(
-        TASKS={"default": {"BACKEND": "litejobs.tasks.LitejobsBackend", "QUEUES": ["reports"]}},
+        TASKS={"default": {"BACKEND": "litejobs.tasks.LitejobsBackend", "QUEUES": ["ledgers"]}},
         LITEJOBS={"WEBHOOK_QUEUE": "hooks"},
     ):
         queues = job_queues.declared_queues()
-        assert job_queues.unused_queue("report", "--queues") is not None
-    assert queues["reports"] == ["TASKS['default']"]
+        assert job_queues.unused_queue("ledger", "--queues") is not None
+    assert queues["ledgers"] == ["TASKS['default']"]
     assert "LITEJOBS['WEBHOOK_QUEUE']" in queues["hooks"]
     assert job_queues.unused_queue("emails", "--queues") is None
 

@@ -23,6 +23,7 @@ FACES = {
     "litejobs.queues",
     "litejobs.routing",
     "litejobs.tracing",
+    "litejobs.urls",
     "litejobs.views",
 }
 #: The add-ons: features a project may leave unused (some need an extra). The rest of

@@ -1,0 +1,188 @@
+"""Reports' records: each report's limits (setting rows an operator changes in the admin),
+the runs the worker writes page by page, and the audit row each run leaves.
+
+A ``ReportRun`` records where its output stands: the parts written so far (one per page, in
+the run's storage directory) and the primary key its last page ended at, moved in the
+statement that records the part, so a run whose worker is killed resumes at its next page.
+Only a ``done`` run's output is offered, through a short-lived signed link, until
+``expires_at``; the built-in ``litejobs.reports_expire`` schedule removes it after that.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import models
+from django.db.models import Q
+
+from ..conf import settings
+from ..core import clock, links
+from ..core.durations import parse_duration
+from ..core.enums import REPORT_LIVE, ReportState
+from ..core.errors import LitejobsError
+from .people import person
+
+__all__ = ["ReportAudit", "ReportLimits", "ReportRun"]
+
+
+class ReportLimits(models.Model):
+    """One report's bounds and request budget: the setting rows its declaration seeds and an
+    operator may change (a new run reads them when it is requested and when it runs)."""
+
+    report = models.CharField(max_length=200, unique=True)
+    max_range = models.DurationField(
+        null=True, blank=True, help_text="The longest end - start a request may ask for."
+    )
+    max_rows = models.BigIntegerField(help_text="A run past this many rows is stopped.")
+    max_seconds = models.DurationField(help_text="A run running longer is stopped.")
+    max_concurrent = models.PositiveIntegerField(
+        help_text="Runs of this report at once, across every worker; more wait their turn."
+    )
+    max_bytes = models.BigIntegerField(help_text="A run whose output grows past this is stopped.")
+    lifetime = models.DurationField(
+        help_text="How long a finished output may be downloaded before it is removed."
+    )
+    request_budget = models.PositiveIntegerField(
+        help_text="Rows a request may answer directly; a larger result runs in the worker."
+    )
+    updated_at = models.DateTimeField()
+    updated_by = models.CharField(max_length=200, blank=True, db_default="")
+
+    class Meta:
+        db_table = "litejobs_reportlimits"
+        ordering = ["report"]
+        verbose_name = "report limits"
+        verbose_name_plural = "report limits"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(max_rows__gte=1)
+                & Q(max_bytes__gte=1)
+                & Q(max_concurrent__gte=1)
+                & Q(request_budget__gte=1),
+                name="litejobs_reportlimits_positive",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"limits of {self.report}"
+
+
+class ReportRun(models.Model):
+    """One run of a report in the worker: who asked, for what, how far it is, and its output
+    (the storage directory of its parts and manifest) once done."""
+
+    id = models.BigAutoField(primary_key=True)
+    report = models.CharField(max_length=200)
+    state = models.CharField(
+        max_length=20, choices=ReportState.choices, db_default=ReportState.QUEUED
+    )
+    parameters = models.JSONField(default=dict, blank=True)
+    requester = person()
+    requester_name = models.CharField(max_length=200, blank=True, db_default="")
+    tenant = models.CharField(max_length=200, blank=True, db_default="")
+    format = models.CharField(max_length=10)
+    progress = models.PositiveSmallIntegerField(
+        db_default=0, help_text="Percent of the estimated rows written so far."
+    )
+    estimated_rows = models.BigIntegerField(null=True, blank=True)
+    row_count = models.BigIntegerField(db_default=0)
+    bytes = models.BigIntegerField(db_default=0)
+    parts = models.PositiveIntegerField(
+        db_default=0, help_text="Parts written so far: a resumed run writes the next one."
+    )
+    last_key = models.JSONField(
+        null=True, blank=True, help_text="The primary key the last written page ended at."
+    )
+    output_path = models.CharField(
+        max_length=500, blank=True, db_default="", help_text="The output's storage directory."
+    )
+    storage = models.CharField(max_length=100, db_default="default")
+    stop_reason = models.CharField(max_length=50, blank=True, db_default="")
+    error = models.TextField(blank=True, db_default="")
+    job_id = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    removed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When its parts were removed from storage."
+    )
+    cancelled_by = models.CharField(max_length=200, blank=True, db_default="")
+
+    class Meta:
+        db_table = "litejobs_reportrun"
+        ordering = ["-id"]
+        verbose_name = "report run"
+        indexes = [
+            models.Index(
+                fields=["report"],
+                condition=Q(state__in=["queued", "running"]),
+                name="litejobs_reportrun_live",
+            ),
+            models.Index(
+                fields=["expires_at"],
+                condition=Q(removed_at__isnull=True),
+                name="litejobs_reportrun_kept",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.report} #{self.pk}"
+
+    def cancel(self, *, by: str = "") -> bool:
+        """Stop the run at its next page; its parts are removed and nothing is offered.
+        Answers whether this call cancelled it (False once it has ended)."""
+        cancelled = (
+            ReportRun.objects.using(self._state.db)
+            .filter(pk=self.pk, state__in=REPORT_LIVE)
+            .update(state=ReportState.CANCELLED, cancelled_by=by[:200], finished_at=clock.now())
+        )
+        self.refresh_from_db(fields=["state", "cancelled_by", "finished_at"])
+        return cancelled == 1
+
+    def download_url(self, ttl: timedelta | str | float | None = None) -> str:
+        """A short-lived signed link to the output, valid for ``ttl`` (by default
+        ``LITEJOBS["REPORT_LINK_TTL"]``), served by litejobs' views or the admin; the
+        download checks the user's permission and tenant again. Only a finished run's output
+        is offered (``report-not-ready``)."""
+        if self.state != ReportState.DONE:
+            raise LitejobsError(
+                f"Report run #{self.pk} is {self.state}: only a done run's output is offered.",
+                code="report-not-ready",
+            )
+        lifetime = (
+            settings.duration("REPORT_LINK_TTL")
+            if ttl is None
+            else parse_duration(ttl, name="ttl", allow_zero=False)
+        )
+        link = links.Link(self.pk, self.tenant, clock.now() + lifetime)
+        return links.url(links.sign(link))
+
+
+class ReportAudit(models.Model):
+    """The audit row of one report read: who, why, what, with which parameters, how many
+    rows, when (written when the output is served or the run ends)."""
+
+    id = models.BigAutoField(primary_key=True)
+    report = models.CharField(max_length=200)
+    run = models.ForeignKey(
+        ReportRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="audits"
+    )
+    user = person()
+    user_name = models.CharField(max_length=200, blank=True, db_default="")
+    tenant = models.CharField(max_length=200, blank=True, db_default="")
+    reason = models.CharField(max_length=500)
+    target = models.CharField(max_length=200)
+    parameters = models.JSONField(default=dict, blank=True)
+    row_count = models.BigIntegerField(null=True, blank=True)
+    outcome = models.CharField(max_length=20, blank=True, db_default="")
+    at = models.DateTimeField()
+
+    class Meta:
+        db_table = "litejobs_reportaudit"
+        ordering = ["-id"]
+        verbose_name = "report audit record"
+        indexes = [models.Index(fields=["report", "-at"], name="litejobs_reportaudit_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.report} read by {self.user_name or '-'} at {self.at:%Y-%m-%d %H:%M:%S}"

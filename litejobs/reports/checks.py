@@ -1,0 +1,114 @@
+"""System checks of reports (registered when litejobs' app is ready)."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.apps import AppConfig, apps
+from django.conf import settings as django_settings
+from django.core import checks
+
+from ..conf import settings
+from ..exceptions import LitejobsError
+from ..jobs.declarations import queue_name
+from . import declarations
+
+HINTS = {
+    "litejobs.E080": "Fix the report declaration; only declared reports run.",
+    "litejobs.E081": "Pass paging=Paging.pages(size=500), or Paging.none(reason='...') saying "
+    "why the export stays small.",
+    "litejobs.E082": "Pass audit=Audit(reason='...', target='...'): why the bulk read is "
+    "audited and what it reads.",
+    "litejobs.E083": "Name an existing permission 'app_label.codename' (a model's default "
+    "view_<model> or one of its Meta.permissions).",
+    "litejobs.W080": "Pass need=Need(volume=..., latency_target=..., max_result=..., "
+    "operator=...): the reporting need this report answers.",
+}
+
+
+def _message(check_id: str, text: str, obj: str, level: type = checks.Error) -> Any:
+    return level(text, hint=HINTS[check_id], obj=obj, id=check_id)
+
+
+def permissions() -> set[str]:
+    """Every permission the installed models define, as ``app_label.codename``."""
+    found = set()
+    for model in apps.get_models():
+        options = model._meta
+        for action in options.default_permissions:
+            found.add(f"{options.app_label}.{action}_{options.model_name}")
+        found.update(f"{options.app_label}.{codename}" for codename, _ in options.permissions)
+    return found
+
+
+@checks.register("litejobs")
+def check_reports(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
+    """litejobs.E080 (a report declaration refused while importing every app's
+    ``reports.py``), E081 (a report without paging), E082 (without audit), E083 (its
+    permission exists on no installed model) and W080 (without its recorded need)."""
+    found = [
+        _message("litejobs.E080", f"{module}: {error}", module)
+        for module, error in declarations.declaration_errors()
+    ]
+    known = permissions()
+    for report in declarations.reports.all():
+        found.extend(_report_problems(report, known))
+    return found
+
+
+def _report_problems(report: Any, known: set[str]) -> list[Any]:
+    name = report.name
+    found = []
+    if report.paging is None:
+        found.append(_message("litejobs.E081", f"Report {name!r} declares no paging.", name))
+    if report.audit is None:
+        found.append(_message("litejobs.E082", f"Report {name!r} declares no audit.", name))
+    if report.permission is not None and report.permission not in known:
+        found.append(
+            _message(
+                "litejobs.E083",
+                f"Report {name!r} needs the permission {report.permission!r}, which no "
+                "installed model defines.",
+                name,
+            )
+        )
+    if report.need is None:
+        found.append(
+            _message(
+                "litejobs.W080",
+                f"Report {name!r} does not record the need it answers.",
+                name,
+                checks.Warning,
+            )
+        )
+    return found
+
+
+@checks.register("litejobs")
+def check_report_settings(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
+    """litejobs.E084: ``REPORT_QUEUE`` is not a queue name, or ``REPORT_STORAGE`` names no
+    alias of ``STORAGES`` (``settings-invalid``)."""
+    found = []
+    try:
+        queue_name(settings.REPORT_QUEUE, what="LITEJOBS['REPORT_QUEUE']")
+    except LitejobsError as error:
+        found.append(f"[settings-invalid] {error.args[0]}")
+    aliases = set(getattr(django_settings, "STORAGES", {}) or {})
+    storage = settings.REPORT_STORAGE
+    if not isinstance(storage, str) or storage not in aliases:
+        found.append(
+            f"[settings-invalid] LITEJOBS['REPORT_STORAGE']={storage!r} is not "
+            f"an alias of STORAGES ({', '.join(sorted(aliases)) or 'none'})."
+        )
+    return [
+        checks.Error(
+            message,
+            hint="Name the queue of the report run job (the default is 'reports') and a "
+            "STORAGES alias for report outputs (the default is 'default').",
+            id="litejobs.E084",
+        )
+        for message in found
+    ]

@@ -1,0 +1,48 @@
+"""A report's query plan with representative parameters, for the review a report gets before
+it ships (``manage.py litejobs report explain NAME``): the plan of its first page, as the
+worker runs it, without reading a row."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+
+from ..conf import settings
+from ..core import clock
+from ..models import ReportRun
+from . import limits, params, query
+from .declarations import Declaration
+from .reading import Pages, cursor
+
+__all__ = ["explain", "representative"]
+
+
+def representative(declaration: Declaration) -> tuple[dict[str, Any], str]:
+    """Parameters and a tenant like a real request's: the longest range the limits allow,
+    ending today, and the tenant of the report's latest run."""
+    row = limits.current(declaration)
+    given: dict[str, Any] = {}
+    if row.max_range is not None:
+        end = clock.now().date()
+        given = {"start": end - max(row.max_range, timedelta(days=1)), "end": end}
+    latest = (
+        ReportRun.objects.using(settings.DATABASE)
+        .filter(report=declaration.name)
+        .values_list("tenant", flat=True)
+        .first()
+    )
+    return given, latest or ""
+
+
+def explain(declaration: Declaration, given: dict[str, Any], tenant: str) -> list[str]:
+    """The plan of the report's first page for ``given`` and ``tenant``, a line per node."""
+    row = limits.current(declaration)
+    checked = params.checked(declaration, row, given)
+    pages = Pages(declaration, checked, tenant)
+    first = query.page(declaration, pages.rows, after=None, limit=row.request_budget + 1)
+    statement = query.shaped(declaration, query.compile_values(first))
+    with transaction.atomic(using=settings.DATABASE), cursor() as reader:
+        reader.execute(f"EXPLAIN {statement.sql}", statement.params)
+        return [line for (line,) in reader.fetchall()]

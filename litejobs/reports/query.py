@@ -1,0 +1,128 @@
+"""A report's rows as SQL: the declared query's QuerySet, narrowed by the request's filters and
+paged by primary key, compiled by Django with every value a bound parameter, then wrapped so
+PostgreSQL writes each row's values the way the output needs them.
+
+For CSV each value arrives as text; a text value starting with ``=``, ``+``, ``-``, ``@``, a
+tab or a carriage return gets a leading ``'`` (a spreadsheet would run it as a formula)
+unless its column is one of the report's ``formula_columns``. Numbers, dates, times, booleans
+and UUIDs are written as PostgreSQL writes them and never escaped (``-5.00`` stays a number).
+For NDJSON each row arrives as one JSON object, keyed by the declared column names in their
+declared order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import QuerySet
+
+from ..core.enums import PagingMode, ReportFormat
+from .declarations import Declaration
+from .errors import ReportRefused
+
+#: The characters a spreadsheet reads as the start of a formula.
+FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
+#: PostgreSQL types whose text never starts a formula: integers, numerics, floats, booleans,
+#: dates, times, timestamps and UUIDs (by type OID). Any other type is escaped as text.
+PLAIN_TYPES = frozenset({16, 20, 21, 23, 26, 700, 701, 1082, 1083, 1114, 1184, 1266, 1700, 2950})
+_ESCAPE = (
+    "CASE WHEN left({value}::text, 1) IN ('=', '+', '-', '@', chr(9), chr(13)) "
+    "THEN '''' || {value}::text ELSE {value}::text END"
+)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """SQL and its bound parameters: rows of ``(key, value, ...)`` (CSV) or ``(key, json)``."""
+
+    sql: str
+    params: tuple[Any, ...]
+
+
+def queryset(declaration: Declaration, params: dict[str, Any], tenant: str) -> QuerySet[Any]:
+    """The declared query for these params and tenant, narrowed by each filter given
+    (``queryset.filter(name=value)``: the value is data, never SQL)."""
+    found = declaration.query(dict(params), tenant)
+    if not isinstance(found, QuerySet):
+        raise ReportRefused(
+            f"Report {declaration.name!r}: query(params, tenant) answered "
+            f"{type(found).__name__}, not a QuerySet.",
+            code="report-query-invalid",
+        )
+    given = {name: params[name] for name in declaration.filters if name in params}
+    return found.filter(**given) if given else found
+
+
+def page(
+    declaration: Declaration,
+    rows: QuerySet[Any],
+    *,
+    after: Any = None,
+    limit: int,
+) -> QuerySet[Any]:
+    """One page of ``rows`` as values: ``(key, *columns)``. Paged reports read in primary key
+    order after ``after``; a report declared ``Paging.none`` keeps its query's own order."""
+    paging = declaration.paging
+    if paging is not None and paging.mode is PagingMode.PAGES:
+        if after is not None:
+            rows = rows.filter(pk__gt=after)
+        rows = rows.order_by("pk")
+    return rows.values_list("pk", *declaration.columns)[:limit]
+
+
+def compile_values(rows: QuerySet[Any]) -> Statement:
+    """The SQL Django writes for ``rows``, with its parameters apart."""
+    sql, params = rows.query.sql_with_params()
+    return Statement(sql, tuple(params))
+
+
+def shaped(
+    declaration: Declaration, inner: Statement, types: Sequence[int] | None = None
+) -> Statement:
+    """``inner`` (``key, *columns``) wrapped to answer each row as the output writes it:
+    ``(key, text, ...)`` for CSV (``types``: the columns' type OIDs, from ``describe``) or
+    ``(key, json)`` for NDJSON."""
+    count = len(declaration.columns)
+    aliases = ", ".join(["k", *(f"c{i}" for i in range(count))])
+    if declaration.format is ReportFormat.NDJSON:
+        pairs = ", ".join(f"%s, page.c{i}" for i in range(count))
+        select = f"page.k, json_build_object({pairs})::text"
+        # The keys' placeholders come first in the text, so their values do too.
+        params = (*declaration.columns, *inner.params)
+        return Statement(f"SELECT {select} FROM ({inner.sql}) AS page ({aliases})", params)
+    oids = list(types or ()) + [None] * count
+    values = ", ".join(_csv_value(declaration, i, oids[i]) for i in range(count))
+    return Statement(
+        f"SELECT page.k, {values} FROM ({inner.sql}) AS page ({aliases})", inner.params
+    )
+
+
+def _csv_value(declaration: Declaration, index: int, type_oid: int | None) -> str:
+    value = f"page.c{index}"
+    formula = declaration.columns[index] in declaration.formula_columns
+    if formula or type_oid in PLAIN_TYPES:
+        return f"{value}::text"
+    return _ESCAPE.format(value=value)
+
+
+def describe(cursor: Any, inner: Statement) -> list[int]:
+    """The type OIDs of ``inner``'s columns (after its key), read without reading a row."""
+    cursor.execute(f"SELECT * FROM ({inner.sql}) AS page LIMIT 0", inner.params)
+    return [column.type_code for column in cursor.description[1:]]
+
+
+def estimate(cursor: Any, rows: QuerySet[Any]) -> int | None:
+    """The planner's estimate of how many rows ``rows`` answers (no row is read)."""
+    statement = compile_values(rows.values_list("pk"))
+    cursor.execute(f"EXPLAIN (FORMAT JSON) {statement.sql}", statement.params)
+    found = cursor.fetchone()
+    plan = found[0] if found else None
+    if isinstance(plan, str):
+        plan = json.loads(plan)
+    try:
+        return int(plan[0]["Plan"]["Plan Rows"])  # type: ignore[index]
+    except (TypeError, KeyError, IndexError, ValueError):
+        return None

@@ -1,0 +1,13 @@
+"""The path a URLconf includes for litejobs' views:
+``path("litejobs/", include("litejobs.urls"))`` serves report downloads through their signed
+links (the admin serves them too). The view lives in ``litejobs.reports.views``."""
+
+from django.urls import path
+
+from .reports.views import download
+
+app_name = "litejobs"
+
+urlpatterns = [
+    path("reports/download/<str:token>", download, name="report-download"),
+]
