@@ -66,10 +66,11 @@ def _json(value: Any) -> Any:
 
 def _value(name: str, value: Any) -> Any:
     allowed = isinstance(value, str | int | float | bool | Decimal | date) and value is not None
-    if not allowed or (isinstance(value, str) and len(value) > VALUE_MAX):
+    text = isinstance(value, str)
+    if not allowed or (text and (len(value) > VALUE_MAX or "\x00" in value)):
         raise ReportParamsInvalid(
-            f"Filter {name!r} takes one text (at most {VALUE_MAX} characters), number, boolean "
-            f"or date; got {type(value).__name__}.",
+            f"Filter {name!r} takes one text (at most {VALUE_MAX} characters, no NUL), number, "
+            f"boolean or date; got {type(value).__name__}.",
             code="report-param-invalid",
         )
     return value

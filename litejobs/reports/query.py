@@ -88,7 +88,7 @@ def shaped(
     count = len(declaration.columns)
     aliases = ", ".join(["k", *(f"c{i}" for i in range(count))])
     if declaration.format is ReportFormat.NDJSON:
-        pairs = ", ".join(f"%s, page.c{i}" for i in range(count))
+        pairs = ", ".join(f"%s::text, page.c{i}" for i in range(count))
         select = f"page.k, json_build_object({pairs})::text"
         # The keys' placeholders come first in the text, so their values do too.
         params = (*declaration.columns, *inner.params)

@@ -1,17 +1,36 @@
 """Reports: a request answered within its budget or run by the worker page by page, to
-tenant-scoped storage, downloaded through a short-lived signed link."""
+tenant-scoped storage, downloaded through a short-lived signed link; each limit, the audit
+row, cancellation, expiry, safe CSV and inert filters."""
 
 from __future__ import annotations
 
+import json
+from datetime import timedelta
+from pathlib import Path
+
 import pytest
 from django.core.files.storage import default_storage
+from django.db import connection
 
-from litejobs.models import ReportAudit, ReportRun
-from litejobs.reports import ReportOutput
+from litejobs import Audit, Limits, Need, Paging, report
+from litejobs.exceptions import DeclarationError, LitejobsError
+from litejobs.models import Job, ReportAudit, ReportLimits, ReportRun
+from litejobs.reports import (
+    ReportOutput,
+    ReportParamsInvalid,
+    ReportRefused,
+    expiry,
+    limits,
+    storage,
+)
+from litejobs.reports.declarations import reports as registry
 from tests.reports_helpers import RANGE, reader, sales
 from tests.testapp import reports
+from tests.testapp.models import Sale
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+GOLDEN = Path(__file__).parent / "golden" / "sales.csv"
 
 
 @pytest.fixture(autouse=True)
@@ -19,29 +38,534 @@ def media(settings, tmp_path):
     settings.MEDIA_ROOT = str(tmp_path)
 
 
-def test_a_small_result_is_answered_within_the_request(clock):
-    sales("north", 4)
-    user = reader("ann", "north")
-    answer = reports.sales.request(user=user, params=RANGE)
-    assert isinstance(answer, ReportOutput)
-    lines = answer.content.decode().splitlines()
-    assert lines[0] == "number,customer,amount,status,note,formula,placed"
-    assert len(lines) == 5
-    assert ReportAudit.objects.get().outcome == "served"
+@pytest.fixture
+def ann(db):
+    return reader("ann", "north")
 
 
-def test_a_large_result_runs_in_the_worker_and_is_downloaded(clock, run_worker, client):
-    sales("north", 23)
-    user = reader("ann", "north")
-    run = reports.sales.request(user=user, params=RANGE)
-    assert isinstance(run, ReportRun)
+@pytest.fixture
+def declared():
+    """Declare reports for one test (forgotten afterwards), complete unless told."""
+    names: list[str] = []
+
+    def make(name: str, **options):
+        options = {
+            "columns": ["number", "customer", "note"],
+            "query": reports.sales_query,
+            "tenant": reports.member_tenant,
+            "limits": Limits(max_range="31d"),
+            "request_budget": 10,
+            "paging": Paging.pages(size=5),
+            "audit": Audit(reason="tests", target="sales"),
+            "permission": "testapp.export_sale",
+            "need": Need(volume=10, latency_target="1s", max_result=10, operator="tests"),
+            **options,
+        }
+        names.append(name)
+        return report(name, **options)
+
+    yield make
+    for name in names:
+        registry.unregister(name)
+
+
+def run_to_end(run_worker, run: ReportRun) -> ReportRun:
     run_worker(queues=["reports"])
     run.refresh_from_db()
-    assert (run.state, run.row_count, run.parts) == ("done", 23, 6)
+    return run
+
+
+def downloaded(client, user, run: ReportRun) -> bytes:
     client.force_login(user)
     response = client.get(run.download_url())
-    body = b"".join(response.streaming_content).decode()
-    assert response.status_code == 200
-    assert len(body.splitlines()) == 24
-    assert "north" in run.output_path
-    assert default_storage.exists(f"{run.output_path}/manifest.json")
+    assert response.status_code == 200, response.status_code
+    return b"".join(response.streaming_content)
+
+
+def files_under(path: str) -> list[str]:
+    try:
+        return default_storage.listdir(path)[1]
+    except FileNotFoundError:
+        return []
+
+
+# The budget decides: the request answers, or the worker runs it ------------------------------
+
+
+def test_a_result_within_the_budget_is_the_answer_itself(clock, ann):
+    sales("north", 10)
+    answer = reports.sales.request(user=ann, params=RANGE)
+    assert isinstance(answer, ReportOutput)
+    lines = answer.content.decode().split("\r\n")
+    assert lines[0] == "number,customer,amount,status,note,formula,placed"
+    assert len(lines) == 12 and lines[-1] == ""
+    assert answer.filename == "tests.sales-2026-03-01.csv"
+    assert answer.response()["Content-Disposition"] == (
+        'attachment; filename="tests.sales-2026-03-01.csv"'
+    )
+    assert (
+        not ReportRun.objects.exists()
+        and not Job.objects.filter(name="litejobs.report_run").exists()
+    )
+
+
+def test_one_row_over_the_budget_is_a_run_the_worker_writes_page_by_page(
+    clock, ann, run_worker, client
+):
+    sales("north", 11)
+    run = reports.sales.request(user=ann, params=RANGE)
+    assert isinstance(run, ReportRun) and run.state == "queued"
+    assert (run.requester, run.tenant, run.parameters) == (
+        ann,
+        "north",
+        {"start": "2026-02-01", "end": "2026-02-28"},
+    )
+    run = run_to_end(run_worker, run)
+    # The head, then pages of 5, 5 and 1 rows.
+    assert (run.state, run.row_count, run.parts, run.progress) == ("done", 11, 4, 100)
+    assert run.expires_at == clock.now() + timedelta(hours=1)
+    body = downloaded(client, ann, run)
+    assert len(body.decode().split("\r\n")) == 13
+    assert run.bytes == len(body)
+    with default_storage.open(f"{run.output_path}/manifest.json") as file:
+        manifest = json.load(file)
+    assert [part["name"] for part in manifest["parts"]] == [f"part-00000{n}.csv" for n in range(4)]
+    assert manifest["rows"] == 11
+
+
+def test_the_budget_is_a_setting_row_an_operator_changes(clock, ann):
+    sales("north", 11)
+    assert isinstance(reports.sales.request(user=ann, params=RANGE), ReportRun)
+    ReportLimits.objects.filter(report="tests.sales").update(request_budget=20)
+    assert isinstance(reports.sales.request(user=ann, params=RANGE), ReportOutput)
+
+
+# The limits ----------------------------------------------------------------------------------
+
+
+def test_a_range_over_max_range_is_refused_and_nothing_is_written(clock, ann):
+    sales("north", 30)
+    with pytest.raises(ReportParamsInvalid) as refused:
+        reports.sales.request(user=ann, params={"start": "2026-01-01", "end": "2026-02-02"})
+    assert refused.value.code == "report-range-too-long"
+    assert "31d" in str(refused.value) and "max_range" in str(refused.value)
+    assert not ReportRun.objects.exists() and not ReportAudit.objects.exists()
+    assert not Job.objects.filter(name="litejobs.report_run").exists()
+
+
+def test_max_range_read_from_the_setting_row(clock, ann):
+    ReportLimits.objects.create(
+        report="tests.sales",
+        max_range=timedelta(days=7),
+        max_rows=100,
+        max_seconds=timedelta(minutes=1),
+        max_concurrent=1,
+        max_bytes=10**6,
+        lifetime=timedelta(hours=1),
+        request_budget=10,
+        updated_at=clock.now(),
+    )
+    with pytest.raises(ReportParamsInvalid, match="7d"):
+        reports.sales.request(user=ann, params={"start": "2026-02-01", "end": "2026-02-09"})
+
+
+@pytest.mark.parametrize(
+    ("params", "code"),
+    [
+        ({"start": "2026-02-01"}, "report-range-missing"),
+        ({"start": "2026-02-10", "end": "2026-02-01"}, "report-range-invalid"),
+        ({"start": "yesterday", "end": "2026-02-01"}, "report-range-invalid"),
+        ({**RANGE, "colour": "red"}, "report-param-unknown"),
+        ({**RANGE, "status": ["paid"]}, "report-param-invalid"),
+        ({**RANGE, "status": "x" * 501}, "report-param-invalid"),
+    ],
+)
+def test_refused_params_have_a_code_and_write_nothing(clock, ann, params, code):
+    with pytest.raises(ReportParamsInvalid) as refused:
+        reports.sales.request(user=ann, params=params)
+    assert refused.value.code == code
+    assert not ReportRun.objects.exists() and not ReportAudit.objects.exists()
+
+
+def set_limits(**values):
+    limits.current(registry["tests.sales"])  # seeded from the declaration if new
+    ReportLimits.objects.filter(report="tests.sales").update(**values)
+
+
+def test_past_max_rows_a_run_is_stopped_and_offers_nothing(clock, ann, run_worker):
+    sales("north", 23)
+    run = reports.sales.request(user=ann, params=RANGE)
+    set_limits(max_rows=12)
+    run = run_to_end(run_worker, run)
+    assert (run.state, run.stop_reason) == ("stopped", "report-max-rows")
+    assert "12" in run.error and "max_rows" in run.error
+    assert files_under(run.output_path) == [] and run.removed_at is not None
+    with pytest.raises(LitejobsError, match="report-not-ready"):
+        run.download_url()
+
+
+def test_past_max_bytes_a_run_is_stopped_and_offers_nothing(clock, ann, run_worker):
+    sales("north", 23)
+    run = reports.sales.request(user=ann, params=RANGE)
+    set_limits(max_bytes=300)
+    run = run_to_end(run_worker, run)
+    assert (run.state, run.stop_reason) == ("stopped", "report-max-bytes")
+    assert run.bytes <= 300
+    assert files_under(run.output_path) == []
+
+
+def test_past_max_seconds_a_run_is_stopped_and_offers_nothing(clock, ann, run_worker):
+    sales("north", 23)
+    run = reports.sales.request(user=ann, params=RANGE)
+    # It started ten minutes ago (a worker died on it): its five minutes are spent.
+    ReportRun.objects.filter(pk=run.pk).update(started_at=clock.now() - timedelta(minutes=10))
+    run = run_to_end(run_worker, run)
+    assert (run.state, run.stop_reason) == ("stopped", "report-max-seconds")
+    assert files_under(run.output_path) == []
+
+
+def test_a_page_query_running_past_max_seconds_is_cancelled_by_the_database(
+    clock, ann, run_worker, declared
+):
+    from django.db.models import F, Func
+
+    def slow(params, tenant):
+        return Sale.objects.filter(tenant=tenant).annotate(
+            pause=Func(F("id") * 0 + 0.3, function="pg_sleep")
+        )
+
+    slow_report = declared(
+        "tests.slow",
+        query=slow,
+        columns=["number", "pause"],
+        limits=Limits(max_seconds="1s"),
+        request_budget=1,
+    )
+    sales("north", 8)
+    run = slow_report.request(user=ann, params={})
+    run = run_to_end(run_worker, run)
+    assert (run.state, run.stop_reason) == ("stopped", "report-max-seconds")
+
+
+def test_each_run_carries_its_reports_max_concurrent_to_every_workers_claim(clock, ann):
+    sales("north", 11)
+    set_limits(max_concurrent=3)
+    reports.sales.request(user=ann, params=RANGE)
+    run = reports.sales.request(user=ann, params=RANGE)
+    job = Job.objects.get(pk=run.job_id)
+    assert (job.concurrency_key, job.concurrency_limit) == ("report:tests.sales", 3)
+
+
+# Cancellation and expiry ----------------------------------------------------------------------
+
+
+def test_a_run_cancelled_mid_run_stops_at_its_next_page_and_offers_nothing(
+    clock, ann, run_worker, monkeypatch
+):
+    sales("north", 23)
+    run = reports.sales.request(user=ann, params=RANGE)
+    write = storage.write
+
+    def write_then_cancel(files, name, data):
+        write(files, name, data)
+        if name.endswith("part-000002.csv"):
+            ReportRun.objects.get(pk=run.pk).cancel(by="ann")
+
+    monkeypatch.setattr(storage, "write", write_then_cancel)
+    run = run_to_end(run_worker, run)
+    assert (run.state, run.cancelled_by) == ("cancelled", "ann")
+    assert run.row_count == 5  # the page cancelled under it was never recorded
+    assert files_under(run.output_path) == [] and run.removed_at is not None
+    assert ReportAudit.objects.get(run=run).outcome == "cancelled"
+    with pytest.raises(LitejobsError, match="report-not-ready"):
+        run.download_url()
+
+
+def test_a_queued_run_cancelled_never_writes(clock, ann, run_worker):
+    sales("north", 23)
+    run = reports.sales.request(user=ann, params=RANGE)
+    assert run.cancel(by="ann") is True
+    assert run.cancel(by="ann") is False  # it had ended
+    run = run_to_end(run_worker, run)
+    assert (run.state, run.parts, run.row_count) == ("cancelled", 0, 0)
+
+
+def test_outputs_past_their_lifetime_are_removed_by_the_expiry_schedule(
+    clock, ann, run_worker, client
+):
+    sales("north", 23)
+    run = run_to_end(run_worker, reports.sales.request(user=ann, params=RANGE))
+    link = run.download_url(ttl="2h")
+    assert expiry.expire() == {"removed": 0, "orphaned": 0}
+    clock.advance("61m")
+    assert expiry.expire() == {"removed": 1, "orphaned": 0}
+    run.refresh_from_db()
+    assert run.state == "expired" and files_under(run.output_path) == []
+    client.force_login(ann)
+    assert client.get(link).status_code == 404
+
+
+def test_the_expiry_schedule_is_declared_every_five_minutes():
+    from litejobs.scheduling.declarations import get
+
+    declared = get("litejobs.reports_expire")
+    assert declared is not None and declared.timetable.every == timedelta(minutes=5)
+
+
+def test_a_live_run_whose_job_died_is_failed_and_its_parts_removed(clock, ann, run_worker):
+    sales("north", 23)
+    run = reports.sales.request(user=ann, params=RANGE)
+    default_storage.save(f"{run.output_path}/part-000000.csv", __import__("io").BytesIO(b"x"))
+    Job.objects.filter(pk=run.job_id).update(state="dead")
+    assert expiry.expire() == {"removed": 1, "orphaned": 1}
+    run.refresh_from_db()
+    assert (run.state, run.stop_reason) == ("failed", "report-job-ended")
+    assert files_under(run.output_path) == []
+
+
+# Tenants, permissions and the link ------------------------------------------------------------
+
+
+def test_the_output_lies_under_its_tenants_directory(clock, ann, run_worker):
+    sales("north", 23)
+    run = run_to_end(run_worker, reports.sales.request(user=ann, params=RANGE))
+    tenant_dir = storage.tenant_directory("north")
+    assert run.output_path.startswith(f"litejobs/reports/{tenant_dir}/tests.sales/{run.pk}-")
+    assert tenant_dir != storage.tenant_directory("North") != storage.tenant_directory("south")
+
+
+def test_a_tenants_rows_are_all_a_user_reads(clock, ann):
+    sales("north", 3)
+    sales("south", 4)
+    answer = reports.sales.request(user=ann, params=RANGE)
+    assert answer.row_count == 3
+    bob = reader("bob", "south")
+    assert reports.sales.request(user=bob, params=RANGE).row_count == 4
+
+
+def test_another_tenants_user_with_the_permission_is_refused_the_link(
+    clock, ann, run_worker, client, caplog
+):
+    sales("north", 23)
+    run = run_to_end(run_worker, reports.sales.request(user=ann, params=RANGE))
+    link = run.download_url()
+    client.force_login(reader("bob", "south"))
+    with caplog.at_level("WARNING", logger="litejobs.reports.views"):
+        response = client.get(link)
+    assert response.status_code == 404
+    assert "report-tenant-mismatch" in caplog.text and "bob" in caplog.text
+
+
+def test_anonymous_and_unpermitted_users_are_refused_the_link(clock, ann, run_worker, client):
+    sales("north", 23)
+    run = run_to_end(run_worker, reports.sales.request(user=ann, params=RANGE))
+    link = run.download_url()
+    assert client.get(link).status_code == 403
+    client.force_login(reader("carl", "north", permitted=False))
+    assert client.get(link).status_code == 403
+
+
+def test_a_link_past_its_ttl_is_refused(clock, ann, run_worker, client):
+    sales("north", 23)
+    run = run_to_end(run_worker, reports.sales.request(user=ann, params=RANGE))
+    link = run.download_url()  # five minutes by default
+    client.force_login(ann)
+    clock.advance("4m")
+    assert client.get(link).status_code == 200
+    clock.advance("61s")
+    assert client.get(link).status_code == 403
+
+
+def test_a_tampered_link_is_refused(clock, ann, run_worker, client):
+    sales("north", 23)
+    run = run_to_end(run_worker, reports.sales.request(user=ann, params=RANGE))
+    link = run.download_url()
+    client.force_login(ann)
+    prefix, _, token = link.rpartition("/")
+    body, _, signature = token.partition(":")
+    flipped = ("A" if body[0] != "A" else "B") + body[1:]
+    assert client.get(f"{prefix}/{flipped}:{signature}").status_code == 404
+    assert client.get(f"{prefix}/{token}x").status_code == 404
+
+
+def test_a_user_without_the_permission_or_a_tenant_cannot_request(clock):
+    from django.contrib.auth.models import User
+
+    from litejobs.reports import ReportDenied
+
+    with pytest.raises(ReportDenied, match="report-permission-denied"):
+        reports.sales.request(user=reader("carl", "north", permitted=False), params=RANGE)
+    loner = User.objects.create_user("loner", is_staff=True, is_superuser=True)
+    with pytest.raises(ReportDenied, match="report-tenant-unknown"):
+        reports.sales.request(user=loner, params=RANGE)
+    assert not ReportAudit.objects.exists()
+
+
+# Safe output -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lead", ["=", "+", "-", "@", "\t", "\r"])
+def test_every_formula_trigger_is_escaped_outside_formula_columns(clock, ann, lead):
+    sales("north", 1, note=f"{lead}HYPERLINK(1)", formula=f"{lead}SUM(A1:A2)")
+    Sale.objects.update(amount=-5)
+    answer = reports.sales.request(user=ann, params=RANGE)
+    import csv
+    import io
+
+    [header, row] = list(csv.reader(io.StringIO(answer.content.decode(), newline="")))
+    values = dict(zip(header, row, strict=True))
+    assert values["note"] == f"'{lead}HYPERLINK(1)"
+    assert values["formula"] == f"{lead}SUM(A1:A2)"  # a declared formula column
+    assert values["amount"] == "-5.00"  # a number, never escaped
+
+
+def test_the_output_matches_the_golden_file_byte_for_byte(clock, ann):
+    sales("north", 3, note='says "hi", then\nleaves', formula="")
+    Sale.objects.filter(number="N00002").update(customer="Zoë Ångström", note="")
+    answer = reports.sales.request(user=ann, params={**RANGE, "status": "paid"})
+    assert answer.content == GOLDEN.read_bytes()
+
+
+def test_a_byte_order_mark_and_another_encoding_when_declared(clock, ann, declared):
+    sales("north", 2)
+    Sale.objects.filter(number="N00001").update(customer="Zoë")
+    marked = declared("tests.marked", bom=True)
+    assert marked.request(user=ann, params=RANGE).content.startswith(b"\xef\xbb\xbfnumber,")
+    latin = declared("tests.latin", encoding="cp1252")
+    assert "Zoë".encode("cp1252") in latin.request(user=ann, params=RANGE).content
+    Sale.objects.filter(number="N00001").update(customer="Zoë 日本")
+    with pytest.raises(ReportRefused) as refused:
+        latin.request(user=ann, params=RANGE)
+    assert refused.value.code == "report-unencodable"
+
+
+def test_ndjson_is_one_object_per_line_in_column_order(clock, ann):
+    sales("north", 2, note="=1+1")
+    answer = reports.sales_ndjson.request(user=ann, params=RANGE)
+    lines = answer.content.decode().split("\n")
+    assert lines[-1] == "" and len(lines) == 3
+    first = json.loads(lines[0])
+    assert list(first) == reports.COLUMNS
+    assert first["note"] == "=1+1" and first["amount"] == 10.5
+    assert answer.content_type == "application/x-ndjson; charset=utf-8"
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "paid' OR '1'='1",
+        "x'); DELETE FROM testapp_sale; --",
+        "%s %(x)s {0} $1 \\",
+        "paid\x00",
+    ],
+)
+def test_a_filter_value_is_data_never_sql(clock, ann, hostile):
+    sales("north", 4)
+    for name in ("status", "customer"):
+        try:
+            answer = reports.sales.request(user=ann, params={**RANGE, name: hostile})
+        except ReportParamsInvalid as refused:
+            assert "\x00" in hostile and refused.code == "report-param-invalid"
+            continue  # PostgreSQL text holds no NUL: refused before the query
+        assert answer.row_count == 0
+    assert Sale.objects.count() == 4
+
+
+def test_a_range_value_is_data_never_sql(clock, ann):
+    with pytest.raises(ReportParamsInvalid) as refused:
+        reports.sales.request(user=ann, params={"start": "2026-02-01'; --", "end": "2026-02-02"})
+    assert refused.value.code == "report-range-invalid"
+
+
+def test_every_value_reaches_postgresql_as_a_bound_parameter(clock, ann):
+    from django.test.utils import CaptureQueriesContext
+
+    sales("north", 1)
+    with CaptureQueriesContext(connection) as captured:
+        reports.sales.request(user=ann, params={**RANGE, "customer": "needle-7431"})
+    [page] = [q["sql"] for q in captured.captured_queries if "page.k" in q["sql"]]
+    assert "needle-7431" not in page and "north" not in page and "2026-02" not in page
+
+
+# The audit row ---------------------------------------------------------------------------------
+
+
+def test_each_read_writes_its_audit_row(clock, ann, run_worker, client):
+    sales("north", 8)
+    reports.sales.request(user=ann, params={**RANGE, "status": "paid"})
+    served = ReportAudit.objects.get()
+    assert (served.user, served.user_name, served.tenant, served.outcome) == (
+        ann,
+        "ann",
+        "north",
+        "served",
+    )
+    assert (served.reason, served.target, served.row_count, served.parameters) == (
+        "sales reconciliation",
+        "sales",
+        4,
+        {**RANGE, "status": "paid"},
+    )
+    assert served.at == clock.now()
+    Sale.objects.all().delete()
+    sales("north", 23)
+    run = run_to_end(run_worker, reports.sales.request(user=ann, params=RANGE))
+    audit = ReportAudit.objects.get(run=run)
+    assert (audit.outcome, audit.row_count, audit.parameters) == ("done", 23, run.parameters)
+    downloaded(client, ann, run)
+    assert ReportAudit.objects.filter(run=run, outcome="downloaded", user=ann).count() == 1
+
+
+# Declarations and checks ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"limits": Limits(max_range="31d", max_rows=10)}, None),
+        ({"encoding": "utf-16"}, "byte order"),
+        ({"encoding": "no-such-codec"}, "codec"),
+        ({"bom": True, "encoding": "cp1252"}, "Unicode"),
+        ({"formula_columns": ("missing",)}, "formula_columns"),
+        ({"filters": ["start"]}, "range"),
+        ({"columns": "number"}, "columns"),
+        ({"format": "xlsx"}, "format"),
+        ({"permission": "export_sale"}, "app_label.codename"),
+    ],
+)
+def test_a_bad_declaration_is_refused_with_its_fix(declared, options, message):
+    if message is None:
+        declared("tests.fine", **options)
+        return
+    with pytest.raises(DeclarationError, match=message):
+        declared("tests.bad", **options)
+
+
+@pytest.mark.parametrize(
+    ("value", "name"),
+    [
+        ({"max_rows": 0}, "max_rows"),
+        ({"max_bytes": "lots"}, "max_bytes"),
+        ({"max_seconds": "-1s"}, "max_seconds"),
+        ({"max_concurrent": True}, "max_concurrent"),
+    ],
+)
+def test_a_bad_limit_is_refused_naming_it(value, name):
+    with pytest.raises(DeclarationError, match=name):
+        Limits(**value)
+
+
+def test_the_checks_name_a_report_without_paging_audit_need_or_a_real_permission(declared):
+    from litejobs.reports.checks import check_reports
+
+    declared("tests.unbounded", paging=None, audit=None, need=None, permission="testapp.nope")
+    found = {m.id for m in check_reports() if m.obj == "tests.unbounded"}
+    assert found == {"litejobs.E081", "litejobs.E082", "litejobs.E083", "litejobs.W080"}
+    assert not [m for m in check_reports() if m.obj in ("tests.sales", "tests.sales_ndjson")]
+
+
+def test_an_incomplete_report_is_refused_when_requested(clock, ann, declared):
+    unbounded = declared("tests.unbounded", paging=None)
+    with pytest.raises(ReportRefused) as refused:
+        unbounded.request(user=ann, params=RANGE)
+    assert refused.value.code == "report-declaration-incomplete"
