@@ -21,6 +21,7 @@ from django.db.models import F
 
 from ..conf import settings
 from ..core import clock
+from ..core.durations import format_duration
 from ..core.enums import REPORT_LIVE, PagingMode, ReportState
 from ..jobs.context import JobContext
 from ..models import ReportAudit, ReportLimits, ReportRun
@@ -167,7 +168,8 @@ def _stopped(run: _Run, code: str) -> ReportStopped:
     what = {
         "report-max-rows": f"it read more than {bounds.max_rows:,} rows (max_rows)",
         "report-max-bytes": f"its output grew past {bounds.max_bytes:,} bytes (max_bytes)",
-        "report-max-seconds": f"it ran longer than {bounds.max_seconds} (max_seconds)",
+        "report-max-seconds": f"it ran longer than {format_duration(bounds.max_seconds)} "
+        "(max_seconds)",
     }[code]
     return ReportStopped(
         f"Run #{run.record.pk} of {run.record.report} was stopped: {what}. Narrow the "

@@ -192,36 +192,31 @@ def set_limits(**values):
     ReportLimits.objects.filter(report="tests.sales").update(**values)
 
 
-def test_past_max_rows_a_run_is_stopped_and_offers_nothing(clock, ann, run_worker):
+@pytest.mark.parametrize(
+    ("limit", "value", "named"),
+    [
+        ("max_rows", 12, "12"),
+        ("max_bytes", 300, "300"),
+        # It started ten minutes ago (a worker died on it): its five minutes are spent.
+        ("max_seconds", None, "5m"),
+    ],
+)
+def test_past_a_limit_a_run_is_stopped_and_offers_nothing(
+    clock, ann, run_worker, limit, value, named
+):
     sales("north", 23)
     run = reports.sales.request(user=ann, params=RANGE)
-    set_limits(max_rows=12)
+    if value is None:
+        ReportRun.objects.filter(pk=run.pk).update(started_at=clock.now() - timedelta(minutes=10))
+    else:
+        set_limits(**{limit: value})
     run = run_to_end(run_worker, run)
-    assert (run.state, run.stop_reason) == ("stopped", "report-max-rows")
-    assert "12" in run.error and "max_rows" in run.error
+    assert (run.state, run.stop_reason) == ("stopped", f"report-{limit.replace('_', '-')}")
+    assert named in run.error and limit in run.error
+    assert run.row_count <= 12 and (limit != "max_bytes" or run.bytes <= 300)
     assert files_under(run.output_path) == [] and run.removed_at is not None
     with pytest.raises(LitejobsError, match="report-not-ready"):
         run.download_url()
-
-
-def test_past_max_bytes_a_run_is_stopped_and_offers_nothing(clock, ann, run_worker):
-    sales("north", 23)
-    run = reports.sales.request(user=ann, params=RANGE)
-    set_limits(max_bytes=300)
-    run = run_to_end(run_worker, run)
-    assert (run.state, run.stop_reason) == ("stopped", "report-max-bytes")
-    assert run.bytes <= 300
-    assert files_under(run.output_path) == []
-
-
-def test_past_max_seconds_a_run_is_stopped_and_offers_nothing(clock, ann, run_worker):
-    sales("north", 23)
-    run = reports.sales.request(user=ann, params=RANGE)
-    # It started ten minutes ago (a worker died on it): its five minutes are spent.
-    ReportRun.objects.filter(pk=run.pk).update(started_at=clock.now() - timedelta(minutes=10))
-    run = run_to_end(run_worker, run)
-    assert (run.state, run.stop_reason) == ("stopped", "report-max-seconds")
-    assert files_under(run.output_path) == []
 
 
 def test_a_page_query_running_past_max_seconds_is_cancelled_by_the_database(
