@@ -1,5 +1,6 @@
 """A request's parameters, checked against the report and its limits before anything is
-written: the range (``start`` and ``end``, dates or instants, no longer than ``max_range``)
+written: the range (``start`` and ``end``, dates or instants, no longer than ``max_range``; a
+range of dates counts both its first and last day)
 and the declared filters, each a single value that the query binds as data.
 
 What is stored on a run is the JSON form (``stored``); what the query gets is the Python form
@@ -94,7 +95,7 @@ def _range(
             f"start ({start}) and end ({end}) are two dates or two instants, start first.",
             code="report-range-invalid",
         )
-    length: timedelta = end - start
+    length = _length(start, end)
     if limits.max_range is not None and length > limits.max_range:
         raise ReportParamsInvalid(
             f"Report {declaration.name!r} reads at most {format_duration(limits.max_range)} "
@@ -103,6 +104,14 @@ def _range(
             code="report-range-too-long",
         )
     return {"start": start, "end": end}
+
+
+def _length(start: date | datetime, end: date | datetime) -> timedelta:
+    """How long a range is: between two instants, or in whole days between two dates, both
+    days counted (1 to 31 January is 31 days)."""
+    if isinstance(start, datetime) and isinstance(end, datetime):
+        return end - start
+    return end - start + timedelta(days=1)  # type: ignore[operator]
 
 
 def _when(name: str, value: Any) -> date | datetime:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import IntegerField, QuerySet, Value
 
 from ..core.enums import PagingMode, ReportFormat
 from .declarations import Declaration
@@ -28,6 +28,8 @@ FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
 #: PostgreSQL types whose text never starts a formula: integers, numerics, floats, booleans,
 #: dates, times, timestamps and UUIDs (by type OID). Any other type is escaped as text.
 PLAIN_TYPES = frozenset({16, 20, 21, 23, 26, 700, 701, 1082, 1083, 1114, 1184, 1266, 1700, 2950})
+#: The name of the constant key of a report read in one query (``Paging.none``).
+UNKEYED = "litejobs_no_key"
 _ESCAPE = (
     "CASE WHEN left({value}::text, 1) IN ('=', '+', '-', '@', chr(9), chr(13)) "
     "THEN '''' || {value}::text ELSE {value}::text END"
@@ -64,13 +66,16 @@ def page(
     limit: int,
 ) -> QuerySet[Any]:
     """One page of ``rows`` as values: ``(key, *columns)``. Paged reports read in primary key
-    order after ``after``; a report declared ``Paging.none`` keeps its query's own order."""
+    order after ``after``; a report declared ``Paging.none`` keeps its query's own order and
+    has no key (its query may group rows, which selecting the primary key would undo)."""
     paging = declaration.paging
-    if paging is not None and paging.mode is PagingMode.PAGES:
-        if after is not None:
-            rows = rows.filter(pk__gt=after)
-        rows = rows.order_by("pk")
-    return rows.values_list("pk", *declaration.columns)[:limit]
+    if paging is None or paging.mode is PagingMode.NONE:
+        unkeyed = rows.annotate(**{UNKEYED: Value(None, output_field=IntegerField())})
+        result: QuerySet[Any] = unkeyed.values_list(UNKEYED, *declaration.columns)[:limit]
+        return result
+    if after is not None:
+        rows = rows.filter(pk__gt=after)
+    return rows.order_by("pk").values_list("pk", *declaration.columns)[:limit]
 
 
 def compile_values(rows: QuerySet[Any]) -> Statement:
@@ -116,7 +121,7 @@ def describe(cursor: Any, inner: Statement) -> list[int]:
 
 def estimate(cursor: Any, rows: QuerySet[Any]) -> int | None:
     """The planner's estimate of how many rows ``rows`` answers (no row is read)."""
-    statement = compile_values(rows.values_list("pk"))
+    statement = compile_values(rows)
     cursor.execute(f"EXPLAIN (FORMAT JSON) {statement.sql}", statement.params)
     found = cursor.fetchone()
     plan = found[0] if found else None

@@ -153,6 +153,13 @@ def test_a_range_over_max_range_is_refused_and_nothing_is_written(clock, ann):
     assert not Job.objects.filter(name="litejobs.report_run").exists()
 
 
+def test_a_range_of_dates_counts_its_first_and_last_day(clock, ann):
+    january = {"start": "2026-01-01", "end": "2026-01-31"}
+    assert reports.sales.request(user=ann, params=january).row_count == 0
+    with pytest.raises(ReportParamsInvalid, match="32d"):
+        reports.sales.request(user=ann, params={**january, "end": "2026-02-01"})
+
+
 def test_max_range_read_from_the_setting_row(clock, ann):
     ReportLimits.objects.create(
         report="tests.sales",
@@ -249,6 +256,34 @@ def test_each_run_carries_its_reports_max_concurrent_to_every_workers_claim(cloc
     run = reports.sales.request(user=ann, params=RANGE)
     job = Job.objects.get(pk=run.job_id)
     assert (job.concurrency_key, job.concurrency_limit) == ("report:tests.sales", 3)
+
+
+@pytest.mark.parametrize("budget", [31, 1])
+def test_a_grouped_query_read_in_one_go_keeps_its_groups(
+    clock, ann, run_worker, client, declared, budget
+):
+    from django.db.models import Count, Sum
+
+    def per_day(params, tenant):
+        mine = Sale.objects.filter(tenant=tenant, placed__range=(params["start"], params["end"]))
+        return mine.values("placed").annotate(sales=Count("id"), total=Sum("amount"))
+
+    daily = declared(
+        "tests.daily",
+        query=per_day,
+        columns=["placed", "sales", "total"],
+        paging=Paging.none(reason="one row per day of at most 31 days"),
+        request_budget=budget,
+    )
+    sales("north", 30)  # two sales on each of the first two days
+    answer = daily.request(user=ann, params=RANGE)
+    if budget == 1:
+        answer = downloaded(client, ann, run_to_end(run_worker, answer))
+    else:
+        answer = answer.content
+    rows = sorted(answer.decode().split("\r\n")[1:-1])
+    assert len(rows) == 28
+    assert rows[:3] == ["2026-02-01,2,49.00", "2026-02-02,2,51.00", "2026-02-03,1,12.50"]
 
 
 # Cancellation and expiry ----------------------------------------------------------------------
