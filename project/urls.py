@@ -1,8 +1,9 @@
 """URLs of the demo project: the admin is the operator surface; ``/`` is the demo shop;
-``/metrics`` the Prometheus endpoint."""
+``/metrics`` the Prometheus endpoint; ``/litejobs/`` litejobs' own views (the reports' signed
+downloads)."""
 
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 from litejobs.views import metrics
 from project.orders.views import home
@@ -12,6 +13,7 @@ urlpatterns = [
     path("", home, name="home"),
     path("admin/", admin.site.urls),
     path("metrics", metrics, name="metrics"),
+    path("litejobs/", include("litejobs.urls")),
     # The demo partner's webhook receiver (another system, in the same project for the demo).
     path("partner/webhooks", receive_webhook, name="partner-webhooks"),
 ]

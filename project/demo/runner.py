@@ -33,6 +33,7 @@ from django.urls import reverse
 from litejobs.conf import settings as litejobs_settings
 from project import database
 from project.catalog.seed import FILE_NAME as CATALOG_FILE
+from project.orders.seed import EXPORTERS, TenantSeed
 from project.partners.endpoint import ensure_endpoint
 from project.payments.seed import REVIEWERS
 from project.payouts.seed import FINANCE_PASSWORD, FINANCE_USERNAME, PayoutSeed
@@ -168,6 +169,7 @@ class DemoRunner:
             self.say(f"Copied the vendor catalog to {report.catalog.file} in the media storage.")
         if report.catalog.import_run:
             self.say(f"Import #{report.catalog.import_run} of the vendor catalog is queued.")
+        self.say_tenants(report.tenants)
         self._finance = _finance_device(report.payouts)  # read now: the children own the DB
         connections.close_all()  # the children do the work from here on
 
@@ -216,6 +218,7 @@ class DemoRunner:
         )
         self.say(f"  Pipeline: {pipeline}  (import {CATALOG_FILE} again from there)")
         self.announce_finance()
+        self.announce_reports()
         self.say(f"  Processes: {pids}")
         self.say("Receipt emails print in this terminal. Press Ctrl-C to stop everything.")
         self.say("")
@@ -232,6 +235,21 @@ class DemoRunner:
         self.say(f"  Payouts: {queue}  ({login}: tick payouts, preview, confirm with a code)")
         self.say(f"  Finance TOTP secret: {finance['secret']}  (device {finance['name']!r})")
         self.say(f"  Finance otpauth URI: {finance['uri']}  (paste or scan into an authenticator)")
+
+    def announce_reports(self) -> None:
+        """Where to request, watch and download a report, and the tenants' logins."""
+        north, south = (str(exporter) for exporter in EXPORTERS)
+        self.say(
+            f"  Reports: {self.url('/admin/')}  ({north}: litejobs → Report runs → Request a "
+            "report → orders.export, watch it run, download it)"
+        )
+        self.say(f"  Tenants: {south} opens north's download link and is refused")
+
+    def say_tenants(self, seeded: TenantSeed) -> None:
+        """The order history seeded for the reports, if this run seeded it."""
+        if seeded.orders_created:
+            counts = " and ".join(f"{n} {tenant}" for tenant, n in seeded.orders_created.items())
+            self.say(f"Seeded {counts} past orders for the reports (orders.export).")
 
     def supervise(self) -> int:
         """Wait for a signal or a dead child; stop every child; answer the exit code."""

@@ -1,5 +1,5 @@
-"""The demo's data: two logins, a few orders, the disputes, the payouts and the vendor catalog,
-loaded idempotently on every ``make demo``.
+"""The demo's data: two logins, a few orders, the disputes, the payouts, the vendor catalog and
+the two tenants' order history for the reports, loaded idempotently on every ``make demo``.
 
 Orders come from ``fixtures/demo_orders.json`` but are placed through
 ``project.orders.services.place_order`` rather than ``loaddata``: a fixture row would skip the
@@ -14,16 +14,18 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.db import transaction
 
 from project.catalog.seed import CatalogSeed, seed_catalog
 from project.database import BASE_DIR
 from project.orders.models import Order
+from project.orders.seed import TenantSeed, seed_tenants
 from project.orders.services import place_order, start_checkout
 from project.payments.seed import DisputeSeed, seed_disputes
 from project.payouts.seed import PayoutSeed, seed_payouts
+
+from .staff import ensure_staff
 
 ORDERS_FIXTURE = BASE_DIR / "fixtures" / "demo_orders.json"
 #: Staff who operate litejobs from the admin; they may look at everything and change nothing.
@@ -59,6 +61,7 @@ class SeedReport:
     disputes: DisputeSeed = field(default_factory=DisputeSeed)
     payouts: PayoutSeed = field(default_factory=PayoutSeed)
     catalog: CatalogSeed = field(default_factory=CatalogSeed)
+    tenants: TenantSeed = field(default_factory=TenantSeed)
 
 
 #: Two checkouts whose sagas run at start: one ships, one is compensated (the carrier refuses).
@@ -88,7 +91,11 @@ def seed_demo_data(orders_fixture: Path = ORDERS_FIXTURE) -> SeedReport:
     with transaction.atomic():
         operators = _operators_group()
         for login in LOGINS:
-            if _ensure_user(login, operators):
+            group = None if login.superuser else operators
+            _, created = ensure_staff(
+                login.username, login.password, superuser=login.superuser, group=group
+            )
+            if created:
                 report.users_created.append(login.username)
         orders = load_order_fixture(orders_fixture)
         emails = [row["customer_email"] for row in orders]
@@ -98,6 +105,7 @@ def seed_demo_data(orders_fixture: Path = ORDERS_FIXTURE) -> SeedReport:
         report.disputes = seed_disputes()  # the dispute work queue and its two reviewers
         report.payouts = seed_payouts()  # the payouts queue, finance and its TOTP device
         report.catalog = seed_catalog()  # the vendor's CSV in the media storage, imported once
+        report.tenants = seed_tenants()  # north's and south's order history and exporters
     return report
 
 
@@ -113,25 +121,3 @@ def _operators_group() -> Group:
         )
     )
     return group
-
-
-def _ensure_user(login: DemoLogin, operators: Group) -> bool:
-    """Make ``login`` work as printed; answers whether the user was created.
-
-    An existing user keeps its row (and its history in the admin log) but gets the printed
-    password and flags back, so the logins the demo announces are always the right ones.
-    """
-    user_model = get_user_model()
-    user = user_model.objects.filter(username=login.username).first()
-    created = user is None
-    if created:
-        user = user_model(username=login.username, email=f"{login.username}@example.com")
-    user.is_active = True
-    user.is_staff = True
-    user.is_superuser = login.superuser
-    if created or not user.check_password(login.password):
-        user.set_password(login.password)
-    user.save()
-    if not login.superuser:
-        user.groups.add(operators)
-    return created

@@ -10,8 +10,17 @@ from .models import Checkout, Order
 
 @admin.register(Order)
 class OrderAdmin(ReadOnlyAdmin):
-    list_display = ("id", "customer_email", "total", "currency", "created_at", "receipt_sent_at")
-    list_filter = ("currency",)
+    list_display = (
+        "id",
+        "tenant",
+        "customer_email",
+        "total",
+        "currency",
+        "status",
+        "created_at",
+        "receipt_sent_at",
+    )
+    list_filter = ("tenant", "status", "currency")
     search_fields = ("customer_email",)
     date_hierarchy = "created_at"
 

@@ -1,19 +1,37 @@
-"""The demo marketplace's orders."""
+"""The demo marketplace's orders, each of one of its two tenants (shops), north and south."""
 
+from django.conf import settings
 from django.db import models
+
+
+class Tenant(models.TextChoices):
+    """The demo's tenants: each exports its own orders only."""
+
+    NORTH = "north", "North"
+    SOUTH = "south", "South"
 
 
 class Order(models.Model):
     """A customer's order; creating one enqueues its receipt in the same transaction."""
 
+    class Status(models.TextChoices):
+        PAID = "paid", "Paid"
+        REFUNDED = "refunded", "Refunded"
+        PENDING = "pending", "Pending"
+
+    tenant = models.CharField(max_length=20, choices=Tenant.choices, default=Tenant.NORTH)
     customer_email = models.EmailField()
     total = models.DecimalField(max_digits=10, decimal_places=2)
     currency = models.CharField(max_length=3, default="EUR")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PAID)
+    note = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField()
     receipt_sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-id"]
+        # The orders.export report: a tenant's orders of a range, as a spreadsheet.
+        permissions = [("export_order", "Can export orders")]
 
     def __str__(self) -> str:
         return f"Order #{self.pk} ({self.total} {self.currency})"
@@ -48,3 +66,15 @@ class Checkout(models.Model):
 
     def __str__(self) -> str:
         return f"Checkout #{self.pk} ({self.state})"
+
+
+class Member(models.Model):
+    """Which tenant a staff user works for: the orders reports read that tenant's orders only."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="member"
+    )
+    tenant = models.CharField(max_length=20, choices=Tenant.choices)
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.tenant})"

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 
 from litejobs import clock
 from litejobs.workqueues import enqueue_item
+from project.demo.staff import ensure_staff
 
 from .models import Dispute
 
@@ -53,7 +53,7 @@ def seed_disputes(count: int = DISPUTE_COUNT, *, seed: int = 5) -> DisputeSeed:
     report = DisputeSeed()
     group = _reviewers_group()
     for reviewer in REVIEWERS:
-        if _ensure_reviewer(reviewer, group):
+        if ensure_staff(reviewer.username, reviewer.password, group=group)[1]:
             report.reviewers_created.append(reviewer.username)
     if Dispute.objects.exists():
         return report
@@ -82,19 +82,3 @@ def _reviewers_group() -> Group:
         )
     )
     return group
-
-
-def _ensure_reviewer(reviewer: Reviewer, group: Group) -> bool:
-    user_model = get_user_model()
-    user = user_model.objects.filter(username=reviewer.username).first()
-    created = user is None
-    if created:
-        user = user_model(username=reviewer.username, email=f"{reviewer.username}@example.com")
-    user.is_active = True
-    user.is_staff = True
-    user.is_superuser = False
-    if created or not user.check_password(reviewer.password):
-        user.set_password(reviewer.password)
-    user.save()
-    user.groups.add(group)
-    return created

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group, Permission
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from litejobs import clock
 from litejobs.workqueues import enqueue_item
+from project.demo.staff import ensure_group, ensure_staff
 
 from .models import Payout
 
@@ -95,25 +94,8 @@ def seed_payouts(count: int = PAYOUT_COUNT, *, seed: int = 7) -> PayoutSeed:
 
 
 def _ensure_finance():
-    group, _ = Group.objects.get_or_create(name=FINANCE_GROUP)
-    wanted = [
-        Permission.objects.get(content_type__app_label=app, codename=codename)
-        for app, codename in FINANCE_PERMISSIONS
-    ]
-    group.permissions.set(wanted)
-    user_model = get_user_model()
-    user = user_model.objects.filter(username=FINANCE_USERNAME).first()
-    created = user is None
-    if created:
-        user = user_model(username=FINANCE_USERNAME, email="finance@example.com")
-    user.is_active = True
-    user.is_staff = True
-    user.is_superuser = False
-    if created or not user.check_password(FINANCE_PASSWORD):
-        user.set_password(FINANCE_PASSWORD)
-    user.save()
-    user.groups.add(group)
-    return user, created
+    group = ensure_group(FINANCE_GROUP, FINANCE_PERMISSIONS)
+    return ensure_staff(FINANCE_USERNAME, FINANCE_PASSWORD, group=group)
 
 
 def _ensure_device(user) -> TOTPDevice:

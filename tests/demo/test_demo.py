@@ -15,6 +15,7 @@ import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
+from datetime import timedelta
 from pathlib import Path
 
 import psutil
@@ -26,7 +27,8 @@ from litejobs.models import Job, JobState
 from project.demo.runner import DemoError, DemoRunner
 from project.demo.seed import OPERATORS_GROUP, load_order_fixture, seed_demo_data
 from project.orders.jobs import send_receipt
-from project.orders.models import Order
+from project.orders.models import Member, Order
+from project.orders.seed import FORMULA_NOTES, HISTORY, history_of
 from tests.conftest import ROOT, wait_for
 from tests.factories import UserFactory
 
@@ -50,7 +52,7 @@ def test_seeding_creates_the_logins_and_orders_once():
     second = seed_demo_data()
     assert second.users_created == []
     assert second.orders_placed == []
-    assert Order.objects.count() == len(fixture_orders)
+    assert Order.objects.count() == len(fixture_orders) + sum(HISTORY.values())
     receipts = Job.objects.filter(name=send_receipt.name)
     assert sorted(receipts.values_list("key", flat=True)) == sorted(
         f"receipt:{pk}" for pk in first.orders_placed
@@ -87,6 +89,43 @@ def test_reseeding_restores_a_changed_demo_password_without_a_new_user():
     assert get_user_model().objects.filter(username="admin").count() == 1
 
 
+@pytest.mark.django_db
+def test_seeding_gives_each_tenant_its_order_history_and_exporter_once(clock):
+    first = seed_demo_data()
+    assert first.tenants.exporters_created == ["north", "south"]
+    assert first.tenants.orders_created == {"north": 600, "south": 60}
+    users = get_user_model().objects
+    for tenant in ("north", "south"):
+        user = users.get(username=tenant)
+        assert user.check_password(tenant) and user.is_staff and not user.is_superuser
+        assert Member.objects.get(user=user).tenant == tenant
+        assert user.has_perm("orders.export_order")
+        for model in ("reportrun", "reportaudit", "reportlimits"):
+            assert user.has_perm(f"litejobs.view_{model}")
+        assert not user.has_perm("orders.view_order")  # the orders' pages show every tenant
+        history = history_of(tenant)
+        assert history.count() == HISTORY[tenant]
+        oldest = clock.now() - history.earliest("created_at").created_at
+        assert timedelta(days=59) < oldest <= timedelta(days=60, hours=1)
+        assert history.filter(created_at__gte=clock.now() - timedelta(hours=1)).count() == 0
+        assert set(history.values_list("note", flat=True)) >= set(FORMULA_NOTES.values())
+    statuses = history_of("north").values_list("status", flat=True)
+    assert set(statuses) == {"paid", "refunded", "pending"}
+    # The demo's own flows still place paid orders of north.
+    placed = Order.objects.exclude(pk__in=history_of("north")).exclude(pk__in=history_of("south"))
+    assert set(placed.values_list("tenant", "status")) == {("north", "paid")}
+
+    user = users.get(username="south")
+    user.set_password("changed")
+    user.save()
+    user.member.delete()
+    second = seed_demo_data()
+    assert second.tenants == type(second.tenants)()  # nothing created again
+    assert Order.objects.count() == len(load_order_fixture()) + sum(HISTORY.values())
+    user.refresh_from_db()
+    assert user.check_password("south") and Member.objects.get(user=user).tenant == "south"
+
+
 # The shop page -----------------------------------------------------------------------------
 
 
@@ -107,6 +146,15 @@ def test_the_shop_page_places_an_order_and_shows_its_receipt_job_run(client, clo
     assert "sent 12:00:00 UTC" in page  # the worker stamped it at the frozen clock's time
     assert f"#{job.pk} · done · attempt 1" in page
     assert 'http-equiv="refresh"' not in page
+
+
+@pytest.mark.django_db
+def test_the_shop_page_lists_the_orders_placed_before_the_seeded_history(client, clock):
+    seed_demo_data()  # the history is seeded after the demo's orders: its ids are higher
+    page = client.get("/").content.decode()
+    for row in load_order_fixture():
+        assert row["customer_email"] in page
+    assert "customer000@north.example.com" in page  # then the newest past order
 
 
 @pytest.mark.django_db
