@@ -39,8 +39,8 @@ def tenants(clock):
 
 
 def days(length: int, end: date) -> dict[str, str]:
-    """A range from ``length`` days before ``end`` to ``end``."""
-    return {"start": (end - timedelta(days=length)).isoformat(), "end": end.isoformat()}
+    """A range of ``length`` days ending on ``end`` (both its first and last day count)."""
+    return {"start": (end - timedelta(days=length - 1)).isoformat(), "end": end.isoformat()}
 
 
 def orders_within(tenant: str, params: dict[str, str], **fields) -> set[int]:
