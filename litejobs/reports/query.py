@@ -88,7 +88,8 @@ def shaped(
     count = len(declaration.columns)
     aliases = ", ".join(["k", *(f"c{i}" for i in range(count))])
     if declaration.format is ReportFormat.NDJSON:
-        pairs = ", ".join(f"%s, page.c{i}" for i in range(count))
+        # A key is typed: json_build_object takes any type, so PostgreSQL cannot infer one.
+        pairs = ", ".join(f"%s::text, page.c{i}" for i in range(count))
         select = f"page.k, json_build_object({pairs})::text"
         # The keys' placeholders come first in the text, so their values do too.
         params = (*declaration.columns, *inner.params)
