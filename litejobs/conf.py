@@ -99,9 +99,10 @@ DEFAULTS: dict[str, Any] = {
     # and how long set-aside (dropped and errored) records, finished file imports with their
     # error reports, and overflow events are kept (the hourly counts are kept for good).
     "INGEST_RETENTION": "30d",
-    # Reports: the queue of the jobs that run them,
+    # Reports: the queue of the job that writes each run in the worker (litejobs.report_run),
     "REPORT_QUEUE": "reports",
-    # the storage (an alias of Django's STORAGES) their outputs are written to,
+    # the storage (an alias of Django's STORAGES) their outputs are written to, a directory
+    # per tenant under litejobs/reports/ (keep it private: downloads go through litejobs' view),
     "REPORT_STORAGE": "default",
     # and how long a download link stays valid (each download checks the user again).
     "REPORT_LINK_TTL": "5m",

@@ -60,16 +60,16 @@ def check_reports(
 def _report_problems(report: Any, known: set[str]) -> list[Any]:
     name = report.name
     found = []
-    if report.paging is None:
-        found.append(_message("litejobs.E081", f"Report {name!r} declares no paging.", name))
-    if report.audit is None:
-        found.append(_message("litejobs.E082", f"Report {name!r} declares no audit.", name))
+    for option, check_id in (("paging", "litejobs.E081"), ("audit", "litejobs.E082")):
+        if getattr(report, option) is None:
+            text = f"Report {name!r} declares no {option}; it refuses every request until it does."
+            found.append(_message(check_id, f"[report-{option}-missing] {text}", name))
     if report.permission is not None and report.permission not in known:
         found.append(
             _message(
                 "litejobs.E083",
-                f"Report {name!r} needs the permission {report.permission!r}, which no "
-                "installed model defines.",
+                f"[report-permission-unknown] Report {name!r} needs the permission "
+                f"{report.permission!r}, which no installed model defines.",
                 name,
             )
         )
@@ -77,7 +77,7 @@ def _report_problems(report: Any, known: set[str]) -> list[Any]:
         found.append(
             _message(
                 "litejobs.W080",
-                f"Report {name!r} does not record the need it answers.",
+                f"[report-need-missing] Report {name!r} does not record the need it answers.",
                 name,
                 checks.Warning,
             )

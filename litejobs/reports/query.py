@@ -93,6 +93,7 @@ def shaped(
     count = len(declaration.columns)
     aliases = ", ".join(["k", *(f"c{i}" for i in range(count))])
     if declaration.format is ReportFormat.NDJSON:
+        # A key is typed: json_build_object takes any type, so PostgreSQL cannot infer one.
         pairs = ", ".join(f"%s::text, page.c{i}" for i in range(count))
         select = f"page.k, json_build_object({pairs})::text"
         # The keys' placeholders come first in the text, so their values do too.

@@ -324,6 +324,19 @@ DOCUMENTED = [
     ("litejobs.event", "litejobs.jobs.events.event"),
     ("litejobs.publish_event", "litejobs.jobs.events.publish_event"),
     ("litejobs.Enqueued", "litejobs.jobs.enqueue.Enqueued"),
+    ("litejobs.report", "litejobs.reports.reports.report"),
+    ("litejobs.Limits", "litejobs.reports.declarations.Limits"),
+    ("litejobs.Paging", "litejobs.reports.declarations.Paging"),
+    ("litejobs.Audit", "litejobs.reports.declarations.Audit"),
+    ("litejobs.Need", "litejobs.reports.declarations.Need"),
+    ("litejobs.reports.ReportOutput", "litejobs.reports.output.ReportOutput"),
+    ("litejobs.reports.ReportDenied", "litejobs.reports.errors.ReportDenied"),
+    ("litejobs.reports.ReportNotFound", "litejobs.reports.errors.ReportNotFound"),
+    ("litejobs.reports.ReportParamsInvalid", "litejobs.reports.errors.ReportParamsInvalid"),
+    ("litejobs.reports.ReportRefused", "litejobs.reports.errors.ReportRefused"),
+    ("litejobs.reports.ReportStopped", "litejobs.reports.errors.ReportStopped"),
+    ("litejobs.models.ReportRun", "litejobs.models.reports.ReportRun"),
+    ("litejobs.urls.download", "litejobs.reports.views.download"),
 ]
 
 
