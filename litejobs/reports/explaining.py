@@ -21,12 +21,15 @@ __all__ = ["explain", "representative"]
 
 def representative(declaration: Declaration) -> tuple[dict[str, Any], str]:
     """Parameters and a tenant like a real request's: the longest range the limits allow,
-    ending today, and the tenant of the report's latest run."""
+    ending now (whole days when the range is a day or more), and the tenant of the report's
+    latest run."""
     row = limits.current(declaration)
     given: dict[str, Any] = {}
-    if row.max_range is not None:
+    if row.max_range is not None and row.max_range >= timedelta(days=1):
         end = clock.now().date()
-        given = {"start": end - max(row.max_range, timedelta(days=1)), "end": end}
+        given = {"start": end - timedelta(days=row.max_range.days - 1), "end": end}
+    elif row.max_range is not None:
+        given = {"start": clock.now() - row.max_range, "end": clock.now()}
     latest = (
         ReportRun.objects.using(settings.DATABASE)
         .filter(report=declaration.name)

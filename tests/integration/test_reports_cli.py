@@ -164,11 +164,11 @@ def test_report_explain_plans_the_first_read_with_representative_parameters(cloc
     queued_run("ann", "north")
     data = json.loads(litejobs("report", "explain", "tests.sales", "--json")[0])
     # The longest range the limits allow, ending today, for the tenant of the latest run.
-    assert data["parameters"] == {"start": "2026-01-29", "end": "2026-03-01"}
+    assert data["parameters"] == {"start": "2026-01-30", "end": "2026-03-01"}
     assert data["tenant"] == "north"
     plan = "\n".join(data["plan"])
     assert "testapp_sale" in plan and "Limit" in plan
-    assert "'north'" in plan and "'2026-01-29'" in plan
+    assert "'north'" in plan and "'2026-01-30'" in plan
 
     out, err = litejobs(
         "report", "explain", "tests.sales", "--tenant", "south", "--params", json.dumps(RANGE)
