@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models import Q
 
@@ -91,7 +92,10 @@ class ReportRun(models.Model):
         db_default=0, help_text="Parts written so far: a resumed run writes the next one."
     )
     last_key = models.JSONField(
-        null=True, blank=True, help_text="The primary key the last written page ended at."
+        null=True,
+        blank=True,
+        encoder=DjangoJSONEncoder,  # UUID, date and text primary keys as well as numbers
+        help_text="The primary key the last written page ended at.",
     )
     output_path = models.CharField(
         max_length=500, blank=True, db_default="", help_text="The output's storage directory."

@@ -1,6 +1,6 @@
 """A report's query plan with representative parameters, for the review a report gets before
-it ships (``manage.py litejobs report explain NAME``): the plan of its first page, as the
-worker runs it, without reading a row."""
+it ships (``manage.py litejobs report explain NAME``): the plan of its first read (the
+request's, of up to ``request_budget + 1`` rows), without reading a row."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def representative(declaration: Declaration) -> tuple[dict[str, Any], str]:
 
 
 def explain(declaration: Declaration, given: dict[str, Any], tenant: str) -> list[str]:
-    """The plan of the report's first page for ``given`` and ``tenant``, a line per node."""
+    """The plan of the report's first read for ``given`` and ``tenant``, a line per node."""
     row = limits.current(declaration)
     checked = params.checked(declaration, row, given)
     pages = Pages(declaration, checked, tenant)

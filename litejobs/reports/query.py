@@ -17,11 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import FieldError, ValidationError
 from django.db.models import IntegerField, QuerySet, Value
 
 from ..core.enums import PagingMode, ReportFormat
 from .declarations import Declaration
-from .errors import ReportRefused
+from .errors import ReportParamsInvalid, ReportRefused
 
 #: The characters a spreadsheet reads as the start of a formula.
 FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
@@ -54,8 +55,29 @@ def queryset(declaration: Declaration, params: dict[str, Any], tenant: str) -> Q
             f"{type(found).__name__}, not a QuerySet.",
             code="report-query-invalid",
         )
-    given = {name: params[name] for name in declaration.filters if name in params}
-    return found.filter(**given) if given else found
+    for name in declaration.filters:
+        if name in params:
+            found = _narrowed(declaration, found, name, params[name])
+    return found
+
+
+def _narrowed(
+    declaration: Declaration, rows: QuerySet[Any], name: str, value: Any
+) -> QuerySet[Any]:
+    try:
+        narrowed: QuerySet[Any] = rows.filter(**{name: value})
+    except FieldError as error:
+        raise ReportRefused(
+            f"Report {declaration.name!r}: its filter {name!r} is no field or lookup of its "
+            f"query ({error}).",
+            code="report-query-invalid",
+        ) from None
+    except (ValueError, TypeError, ValidationError) as error:
+        raise ReportParamsInvalid(
+            f"Filter {name!r} does not take {str(value)[:40]!r}: {error}",
+            code="report-param-invalid",
+        ) from None
+    return narrowed
 
 
 def page(

@@ -36,7 +36,8 @@ logger = logging.getLogger(__name__)
 
 
 class _Ended(Exception):
-    """The run left ``running`` under the worker (cancelled): stop writing."""
+    """The run moved under the worker: cancelled, or written on by another attempt (this
+    one's lease lapsed). Stop writing; only an ended run's parts are removed."""
 
 
 @dataclass
@@ -79,7 +80,8 @@ def run_report(ctx: JobContext, run_id: int) -> dict[str, Any]:
         _write(ctx, run)
     except _Ended:
         record.refresh_from_db()
-        _discard(record)
+        if record.state not in REPORT_LIVE:  # live: another attempt writes it now
+            _discard(record)
     except ReportStopped as stop:
         _end(record, ReportState.STOPPED, stop)
     except ReportRefused as refusal:

@@ -286,6 +286,31 @@ def test_a_grouped_query_read_in_one_go_keeps_its_groups(
     assert rows[:3] == ["2026-02-01,2,49.00", "2026-02-02,2,51.00", "2026-02-03,1,12.50"]
 
 
+def test_a_filter_value_its_field_cannot_take_or_a_filter_no_field_has_is_coded(
+    clock, ann, declared
+):
+    by_amount = declared("tests.by_amount", filters=["amount"])
+    with pytest.raises(ReportParamsInvalid) as refused:
+        by_amount.request(user=ann, params={**RANGE, "amount": "ten"})
+    assert refused.value.code == "report-param-invalid" and "'amount'" in str(refused.value)
+    by_colour = declared("tests.by_colour", filters=["colour"])
+    with pytest.raises(ReportRefused) as refused:
+        by_colour.request(user=ann, params={**RANGE, "colour": "red"})
+    assert refused.value.code == "report-query-invalid"
+    assert not ReportRun.objects.exists() and not ReportAudit.objects.exists()
+
+
+def test_a_run_keeps_a_primary_key_of_any_json_unfriendly_type_as_its_place(clock, ann):
+    from uuid import uuid4
+
+    sales("north", 11)
+    run = reports.sales.request(user=ann, params=RANGE)
+    key = uuid4()
+    ReportRun.objects.filter(pk=run.pk).update(last_key=key)
+    run.refresh_from_db()
+    assert run.last_key == str(key)
+
+
 # Cancellation and expiry ----------------------------------------------------------------------
 
 
@@ -309,6 +334,27 @@ def test_a_run_cancelled_mid_run_stops_at_its_next_page_and_offers_nothing(
     assert ReportAudit.objects.get(run=run).outcome == "cancelled"
     with pytest.raises(LitejobsError, match="report-not-ready"):
         run.download_url()
+
+
+def test_an_attempt_whose_run_moved_on_under_it_stops_without_removing_its_parts(
+    clock, ann, run_worker, monkeypatch
+):
+    from django.db.models import F
+
+    sales("north", 23)
+    run = reports.sales.request(user=ann, params=RANGE)
+    write = storage.write
+
+    def write_while_another_attempt_records(files, name, data):
+        write(files, name, data)
+        if name.endswith("part-000002.csv"):
+            # Another attempt (this one's lease lapsed) recorded this part first.
+            ReportRun.objects.filter(pk=run.pk).update(parts=F("parts") + 1)
+
+    monkeypatch.setattr(storage, "write", write_while_another_attempt_records)
+    run = run_to_end(run_worker, run)
+    assert run.state == "running" and run.removed_at is None
+    assert len(files_under(run.output_path)) == 3  # the head and two pages stay
 
 
 def test_a_queued_run_cancelled_never_writes(clock, ann, run_worker):
