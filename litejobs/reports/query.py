@@ -88,9 +88,10 @@ def shaped(
     count = len(declaration.columns)
     aliases = ", ".join(["k", *(f"c{i}" for i in range(count))])
     if declaration.format is ReportFormat.NDJSON:
-        pairs = ", ".join(f"%s, page.c{i}" for i in range(count))
+        pairs = ", ".join(f"%s::text, page.c{i}" for i in range(count))
         select = f"page.k, json_build_object({pairs})::text"
-        # The keys' placeholders come first in the text, so their values do too.
+        # The keys' placeholders come first in the text, so their values do too; each is cast
+        # to text, as PostgreSQL infers no type for a parameter among json_build_object's.
         params = (*declaration.columns, *inner.params)
         return Statement(f"SELECT {select} FROM ({inner.sql}) AS page ({aliases})", params)
     oids = list(types or ()) + [None] * count
