@@ -39,7 +39,7 @@ from ..reports import limits, requesting, views
 from ..reports.declarations import Declaration, reports
 from ..reports.errors import ReportDenied, ReportRefused
 from ..reports.output import ReportOutput
-from ..reports.params import VALUE_MAX
+from ..reports.params import VALUE_MAX, widest
 from ..reports.reports import Report
 from .base import ACTION_LIMIT, ReadOnlyAdmin, acted_by, report
 from .jobs import CappedCountPaginator
@@ -483,8 +483,8 @@ class RequestForm(forms.Form):
         super().__init__(*args, **kwargs)
         longest = limits.max_range
         end = (
-            f"The last day read (at most {format_duration(longest)} after start: its max_range "
-            "limit)."
+            f"The last day read (at most {format_duration(longest)} with both ends counted: "
+            "its max_range limit)."
             if longest is not None
             else "The last day read (give both, or neither to read every day)."
         )
@@ -497,8 +497,7 @@ class RequestForm(forms.Form):
                 help_text=f"Only the rows whose {name} is this value; empty: every {name}.",
             )
         if longest is not None and not self.is_bound:
-            today = clock.now().date()
-            self.initial = {"start": today - longest, "end": today}
+            self.initial = widest(longest, clock.now())
 
     def params(self) -> dict[str, date | str]:
         """The parameters given (empty fields left out), for ``Report.request``."""

@@ -4,7 +4,6 @@ request's, of up to ``request_budget + 1`` rows), without reading a row."""
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
@@ -25,11 +24,8 @@ def representative(declaration: Declaration) -> tuple[dict[str, Any], str]:
     latest run."""
     row = limits.current(declaration)
     given: dict[str, Any] = {}
-    if row.max_range is not None and row.max_range >= timedelta(days=1):
-        end = clock.now().date()
-        given = {"start": end - timedelta(days=row.max_range.days - 1), "end": end}
-    elif row.max_range is not None:
-        given = {"start": clock.now() - row.max_range, "end": clock.now()}
+    if row.max_range is not None:
+        given = params.widest(row.max_range, clock.now())
     latest = (
         ReportRun.objects.using(settings.DATABASE)
         .filter(report=declaration.name)

@@ -61,6 +61,15 @@ def restored(declaration: Declaration, params: dict[str, Any]) -> dict[str, Any]
     return result
 
 
+def widest(max_range: timedelta, now: datetime) -> dict[str, Any]:
+    """The longest range ``max_range`` allows, ending now: whole days (both ends counted)
+    when it is a day or more, else two instants."""
+    if max_range >= timedelta(days=1):
+        end = now.date()
+        return {"start": end - timedelta(days=max_range.days - 1), "end": end}
+    return {"start": now - max_range, "end": now}
+
+
 def _json(value: Any) -> Any:
     return str(value) if isinstance(value, Decimal) else value
 

@@ -128,6 +128,18 @@ def test_a_range_over_max_range_is_a_form_error_and_writes_nothing(client, clock
     assert not ReportAudit.objects.exists()
 
 
+def test_the_prefilled_range_is_the_longest_the_limit_takes(client, clock):
+    client.force_login(staff("ann", "north", *VIEWER))
+    form = client.get(SALES_FORM).context["form"]
+    assert (form.initial["start"].isoformat(), form.initial["end"].isoformat()) == (
+        "2026-01-30",
+        "2026-03-01",
+    )
+    response = client.post(SALES_FORM, {k: v.isoformat() for k, v in form.initial.items()})
+    assert response.status_code == 200 and "report-range" not in response.content.decode()
+    assert ReportAudit.objects.get().outcome == "served"
+
+
 def test_a_report_the_user_may_not_run_is_not_offered_and_is_refused(client, clock):
     client.force_login(staff("dan", "north", *VIEWER, permitted=False))
     sales("north", 30)
