@@ -54,7 +54,8 @@ class DjangoTarget:
     litejobs: dict[str, Any]
     #: libpq ``options`` for the alias's connections (the durability variant), or "" for none.
     session_options: str = ""
-    #: The bench's storage alias (W11's files) and the folder it serves, when it has one.
+    #: The bench's storage alias (W11's files, W12's outputs) and the folder it serves, when
+    #: it has one.
     storage_alias: str = ""
     storage_location: str = ""
 
@@ -151,9 +152,10 @@ def _setup_django(target: DjangoTarget) -> None:
         database["OPTIONS"] = {**database.get("OPTIONS", {}), "options": target.session_options}
     settings.LITEJOBS = target.litejobs
     django.setup()
-    from . import files, jobs, pipeline  # noqa: F401 - jobs declares the bench's jobs here
+    from . import exports, files, jobs, pipeline  # noqa: F401 - jobs declares the bench's jobs
 
     pipeline.declare()
+    exports.declare()
     if target.storage_alias:
         files.use_storage(target.storage_alias, target.storage_location)
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import psycopg
 
+from . import sales
 from .files import COLUMNS
 from .jobs import QUEUE
 
@@ -45,6 +46,9 @@ DESCRIPTIONS = {
     "litejobs' figure is from the worker's start to the import's end",
     "W11F": "one COPY of the same records (key, JSON payload) into the same buffer table, in one "
     "transaction",
+    "W12": "COPY (SELECT the report's columns FROM the same table WHERE tenant = ... ORDER BY id) "
+    "TO STDOUT (FORMAT csv, HEADER) streamed to a file through psycopg; litejobs' figure is from "
+    "the request to the run's end",
 }
 
 TABLE = "litejobs_bench_floor"
@@ -219,6 +223,22 @@ def copy_buffer(
     with conn.transaction(), conn.cursor() as cursor, cursor.copy(statement) as copy:
         for record in records:
             copy.write_row((pipeline, record["sku"], json.dumps(record), now))
+
+
+def export_csv(conn: psycopg.Connection, path: Path, tenant: str) -> None:
+    """W12's floor: the tenant's sales in id order, as PostgreSQL writes CSV, into a file."""
+    columns = ", ".join(sales.COLUMNS)
+    statement = (
+        f"COPY (SELECT {columns} FROM {sales.TABLE} WHERE tenant = %s ORDER BY id) "
+        "TO STDOUT (FORMAT csv, HEADER true)"
+    )
+    with (
+        path.open("wb") as file,
+        conn.cursor() as cursor,
+        cursor.copy(statement, (tenant,)) as copy,
+    ):
+        for chunk in copy:
+            file.write(chunk)
 
 
 def _noop() -> None:

@@ -131,9 +131,9 @@ class Report:
             f"W5 statement count: {params['w5_method']}",
             "litejobs settings: "
             + ", ".join(f"{name}={value}" for name, value in sorted(self.settings.items())),
-            "CPU: client process CPU (user + system), median µs per job (W7: per step, W8, W11 "
-            "and W11F: per row) of the bench process (W1, W2, W8, W11F, W11's floor) or of the "
-            "worker and floor processes (W3, W6, W7, W9, W11)",
+            "CPU: client process CPU (user + system), median µs per job (W7: per step, W8, W11, "
+            "W11F and W12: per row) of the bench process (W1, W2, W8, W11F, W11's and W12's "
+            "floors) or of the worker and floor processes (W3, W6, W7, W9, W11, W12)",
         ]
         for variant in params["durability"]:
             lines.extend(["", self._durability_title(variant), ""])

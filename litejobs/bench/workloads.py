@@ -27,19 +27,21 @@ from typing import Any, cast
 import psycopg
 from django.apps import apps
 from django.conf import settings as django_settings
-from django.db import connections, transaction
+from django.db import DatabaseError, connections, transaction
 from psycopg import sql
 
 from ..conf import DEFAULTS
 from ..conf import settings as litejobs_settings
 from ..core import clock
-from ..core.enums import ImportState
+from ..core.enums import ImportState, ReportState
 from ..ingest import Pipeline
 from ..jobs.declarations import MAX_BATCH, JobDefinition
-from ..models import Job
+from ..models import Job, ReportRun
 from ..models import Worker as WorkerRow
 from ..outbox.relay import OutboxRelay
-from . import files, floor
+from ..reports import storage
+from ..reports.reports import Report as Declared
+from . import exports, files, floor, sales
 from .children import BenchError, Child, ChildSpec, DjangoTarget, Usage, started
 from .jobs import QUEUE, STEPS, delayed, five_steps, noop, noop_unfenced, on_paid, pickup
 from .options import SIZES, WORKLOADS, BenchOptions
@@ -70,6 +72,8 @@ PICKUP_INTERVAL = 0.05
 #: W10: each delayed job is due 50-500 ms after its enqueue, one enqueue every 10 ms.
 DELAYS_MS = (50, 500)
 DELAYED_INTERVAL = 0.01
+#: W12's smallest size: its tenth is exported by the worker too (more than the request's two).
+MIN_EXPORT = 20
 #: W3's targets per durability variant. atomic=False drains at twice pgqueuer's 2,683 jobs/s
 #: on the reference 2-core machine with durable commits, and at 10,000 jobs/s without them.
 W3_TARGETS = {
@@ -129,6 +133,11 @@ SELECT accepted, dropped, errored, refused, (SELECT count(*) FROM {products})
 FROM litejobs_importrun WHERE id = %s
 """
 BUFFERED = "SELECT count(*) FROM litejobs_bufferedrecord"
+# W12: a report run's end.
+EXPORTED = """
+SELECT state, stop_reason || ' ' || error, extract(epoch FROM finished_at)
+FROM litejobs_reportrun WHERE id = %s
+"""
 # W5 with pg_stat_statements: the floor's statements all name its table or channel.
 STATEMENTS = """
 SELECT coalesce(sum(calls) FILTER (WHERE query NOT LIKE %(floor)s), 0),
@@ -213,6 +222,8 @@ class Bench:
         #: temporary folder's name, unique to this run).
         self._catalogs: dict[int, Path] = {}
         self._storage = logs.name
+        #: W12's storage alias (its own: a storage keeps the folder it was first built with).
+        self._export_storage = ""
 
     def close(self) -> None:
         self.sql.close()
@@ -651,6 +662,39 @@ class Bench:
         variant = f"{count:,} records through one feed() call (one transaction)"
         self._add("W11F", variant, litejobs, floor_stats, [("rate", "records/s", HIGHER, "")])
 
+    def w12(self) -> None:
+        """W12: a report's CSV export run by a worker to file-system storage, beside one
+        ``COPY ... TO STDOUT`` of the same rows into a file; and the worker's peak memory
+        exporting the full size and a tenth of it, each in a fresh worker."""
+        rows = self.sizes["W12"]
+        if rows < MIN_EXPORT:
+            raise BenchError(f"W12 exports at least {MIN_EXPORT} rows; got W12={rows}.")
+        tenth = rows // 10
+        self._exports(rows, tenth)
+
+        def once(bench_report: Declared) -> tuple[Figures, Figures]:
+            small = self._export(bench_report, sales.SMALL, tenth)
+            litejobs = self._export(bench_report, sales.LARGE, rows)
+            litejobs["peak RSS at checkpoint"] = small["peak RSS"]
+            return litejobs, self._floor_export(rows)
+
+        with exports.declared() as bench_report, exports.reporting_to(self._export_storage):
+            litejobs, floor_stats = self._compare("W12", lambda: once(bench_report))
+        variant = (
+            f"{rows:,}-row CSV export of a report ({len(sales.COLUMNS)} columns), pages of "
+            f"{exports.PAGE_SIZE:,} rows, one worker, to file-system storage"
+        )
+        self._add("W12", variant, litejobs, floor_stats, [("rate", "rows/s", HIGHER, ">= 0.3x")])
+        self._add(
+            "W12",
+            f"{variant}: the worker's peak RSS",
+            {"peak RSS": litejobs["peak RSS"]},
+            {"peak RSS": litejobs["peak RSS at checkpoint"]},
+            [("peak RSS", "MB", LOWER, "<= 1.05x (growth <= 5 %)")],
+            kind=f"a fresh worker exporting {tenth:,} rows",
+            cpu=False,
+        )
+
     # litejobs' side ----------------------------------------------------------------------
 
     def _reset(self) -> None:
@@ -822,6 +866,79 @@ class Bench:
                 f"{counts}, not {expected}; the workers' logs are in {self.logs}."
             )
 
+    def _exports(self, rows: int, tenth: int) -> None:
+        """W12's table filled (untimed), and the storage its outputs go to, here and in the
+        workers started from now on."""
+        sales.fill(self.sql, rows, tenth)
+        folder = self.logs / "exports"
+        folder.mkdir(exist_ok=True)
+        self._export_storage = f"{self._storage}-exports"
+        files.use_storage(self._export_storage, str(folder))
+        self._django = replace(
+            self._django, storage_alias=self._export_storage, storage_location=str(folder)
+        )
+
+    def _export(self, bench_report: Declared, tenant: str, rows: int) -> Figures:
+        """W12 on litejobs: ``tenant``'s rows exported by a fresh worker; the rate from the
+        request to the run's end, the worker's CPU per row and its peak RSS."""
+        self._reset()
+        try:
+            user = exports.reader(self.scratch.alias, tenant)
+        except DatabaseError as error:
+            raise BenchError(
+                f"W12 requests its exports as a user named {tenant!r}; the project's user model "
+                f"refused one with only a username ({error})."
+            ) from error
+        with self._started([self._spec("worker", DEFAULT_THREADS)]) as children:
+            worker = children[0]
+            worker.go()
+            self._wait_for_workers(1, children)
+            # A measurement: finished_at is written by the child, on this machine's clock.
+            started_at = time.time()
+            run = bench_report.request(user=user, params={})
+            if not isinstance(run, ReportRun):
+                raise BenchError(f"W12's export of {rows} rows was answered within the request.")
+            finished_at = self._wait(
+                f"{rows:,} exported rows", self._exported(run.pk), children, 60 + rows / 2000
+            )
+            usage = worker.usage()
+            worker.stop()
+        self._check_export(run.pk, rows)
+        return {
+            "rate": rows / (finished_at - started_at),
+            "cpu": _per(usage.cpu_seconds, rows),
+            "peak RSS": usage.peak_rss_bytes / MEGABYTE,
+        }
+
+    def _exported(self, run_id: int) -> Callable[[], float | None]:
+        """A probe: when the run finished, once it is done."""
+
+        def probe() -> float | None:
+            state, why, finished_at = _one(self.sql.execute(EXPORTED, (run_id,)))
+            if state == ReportState.DONE:
+                return float(finished_at)
+            if state not in (ReportState.QUEUED, ReportState.RUNNING):
+                raise BenchError(
+                    f"W12's run ended {state} ({why.strip()}); the workers' logs are in "
+                    f"{self.logs}."
+                )
+            return None
+
+        return probe
+
+    def _check_export(self, run_id: int, rows: int) -> None:
+        """Refuse an export whose output does not hold its header and every row; then remove
+        it (the next round writes another)."""
+        run = ReportRun.objects.using(self.scratch.alias).get(pk=run_id)
+        files = storage.get(run.storage)
+        lines = exports.output_lines(files, run.output_path)
+        storage.remove(files, run.output_path)
+        if (run.row_count, lines) != (rows, rows + 1):
+            raise BenchError(
+                f"W12's run of {rows:,} rows recorded {run.row_count:,} rows and wrote "
+                f"{lines:,} lines (a header and a line per row expected)."
+            )
+
     def _check_buffered(self, count: int) -> None:
         """Refuse a feed (or its floor) that did not buffer every record."""
         buffered = _one(self.sql.execute(BUFFERED))[0]
@@ -888,6 +1005,16 @@ class Bench:
     def _floor_copy(self, path: Path, rows: int) -> Figures:
         floor.reset_products(self.sql)
         seconds, cpu = _timed_cpu(lambda: floor.copy_file(self.sql, path))
+        return {"rate": rows / seconds, "cpu": _per(cpu, rows)}
+
+    def _floor_export(self, rows: int) -> Figures:
+        path = self.logs / "exports" / "floor.csv"
+        seconds, cpu = _timed_cpu(lambda: floor.export_csv(self.sql, path, sales.LARGE))
+        with path.open("rb") as file:
+            lines = exports.lines(file)
+        path.unlink()
+        if lines != rows + 1:
+            raise BenchError(f"W12's floor wrote {lines:,} lines for {rows:,} rows.")
         return {"rate": rows / seconds, "cpu": _per(cpu, rows)}
 
     def _floor_pickups(self, samples: int | None = None) -> Figures:

@@ -1,9 +1,11 @@
 """A report's rows read a page at a time, through a server-binding cursor: the page's SQL is
 Django's (every value a bound parameter), shaped by ``query`` so PostgreSQL hands over each
-row as the output writes it."""
+row as the output writes it. A worker's run reads each page ahead (``ReadAhead``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
@@ -51,3 +53,37 @@ class Pages:
     def estimate(self, cursor: Any) -> int | None:
         """The planner's estimate of the rows the report reads."""
         return query.estimate(cursor, self.rows)
+
+
+class ReadAhead:
+    """A run's pages read a page ahead, on a thread of its own: while the worker writes one
+    page, the database already reads the next (the two on their own cores) instead of each
+    waiting for the other. ``read(after, limit)`` reads one page in a transaction of its own;
+    on that thread it uses the thread's own connection, which ``close()`` closes."""
+
+    def __init__(self, read: Callable[[Any, int], list[Any]]) -> None:
+        self._read = read
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="litejobs-report")
+        self._ahead: tuple[Any, int, Future[list[Any]]] | None = None
+
+    def page(self, after: Any, limit: int, *, following: int) -> list[Any]:
+        """Up to ``limit`` rows after the key ``after`` (read ahead when they were asked for
+        already); a full page starts the read of the ``following`` rows after it."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[:2] == (after, limit):
+            rows = ahead[2].result()
+        else:
+            rows = self._thread.submit(self._read, after, limit).result()
+        if following > 0 and len(rows) == limit:
+            key = rows[-1][0]
+            self._ahead = (key, following, self._thread.submit(self._read, key, following))
+        return rows
+
+    def close(self) -> None:
+        """Wait for a read under way, close the thread's connection and end the thread."""
+        self._thread.submit(_close)
+        self._thread.shutdown(wait=True)
+
+
+def _close() -> None:
+    connections[settings.DATABASE].close()

@@ -1,5 +1,6 @@
 """The worker's side of a report run: the output written a page at a time, each page its own
 part, recorded with the key it ended at, so a run whose worker dies resumes at its next page.
+Each page is read while the one before it is written (``reading.ReadAhead``).
 
 Between pages the run looks at its bounds: past ``max_rows``, ``max_bytes`` or
 ``max_seconds`` (a page's query is also cancelled by the database when the time left runs
@@ -13,6 +14,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 import psycopg
@@ -28,7 +30,7 @@ from ..models import ReportAudit, ReportLimits, ReportRun
 from . import limits, output, params, storage
 from .declarations import Declaration, reports
 from .errors import ReportNotFound, ReportRefused, ReportStopped
-from .reading import Pages, cursor
+from .reading import Pages, ReadAhead, cursor
 
 __all__ = ["run_report"]
 
@@ -50,11 +52,17 @@ class _Run:
     pages: Pages
 
     @property
-    def size(self) -> int:
+    def paged(self) -> bool:
+        """Whether the run reads a page at a time (``Paging.pages``)."""
         paging = self.declaration.paging
-        if paging is None or paging.mode is PagingMode.NONE:
-            return self.limits.max_rows + 1
-        return paging.size
+        return paging is not None and paging.mode is PagingMode.PAGES
+
+    def want(self, row_count: int) -> int:
+        """How many rows the page after ``row_count`` rows reads: a page, or one row past
+        ``max_rows`` (which stops the run)."""
+        paging = self.declaration.paging
+        size = paging.size if paging is not None and self.paged else self.limits.max_rows + 1
+        return min(size, self.limits.max_rows - row_count + 1)
 
     def time_left(self) -> timedelta:
         started = self.record.started_at or clock.now()
@@ -118,10 +126,14 @@ def _write(ctx: JobContext, run: _Run) -> None:
     if record.parts == 0:
         _estimate(run)
         _record(run, files, output.head(run.declaration), rows=[])
-    while True:
-        ctx.check_cancelled()
-        if not _next_page(run, files):
-            break
+    reader = ReadAhead(partial(_read, run))
+    try:
+        while True:
+            ctx.check_cancelled()
+            if not _next_page(run, files, reader):
+                break
+    finally:
+        reader.close()
     _finish(run, files)
 
 
@@ -132,28 +144,37 @@ def _estimate(run: _Run) -> None:
     _runs().filter(pk=run.record.pk).update(estimated_rows=estimate)
 
 
-def _next_page(run: _Run, files: Any) -> bool:
+def _next_page(run: _Run, files: Any, reader: ReadAhead) -> bool:
     """Write the next page; answer whether more may follow."""
     record, bounds = run.record, run.limits
-    if run.declaration.paging.mode is PagingMode.NONE and record.parts > 1:  # type: ignore[union-attr]
+    if not run.paged and record.parts > 1:
         return False
-    left = run.time_left()
-    if left <= timedelta(0):
+    if run.time_left() <= timedelta(0):
         raise _stopped(run, "report-max-seconds")
-    want = min(run.size, bounds.max_rows - record.row_count + 1)
-    try:
-        with transaction.atomic(using=settings.DATABASE), cursor() as reader:
-            rows = run.pages.read(reader, after=record.last_key, limit=want, timeout=left)
-    except (DatabaseError, psycopg.Error) as error:
-        if _timed_out(error):
-            raise _stopped(run, "report-max-seconds") from error
-        raise
+    want = run.want(record.row_count)
+    # A full page is followed by the next one, read while this one is written.
+    following = run.want(record.row_count + want) if run.paged else 0
+    rows = reader.page(record.last_key, want, following=following)
     if not rows:
         return False
     if record.row_count + len(rows) > bounds.max_rows:
         raise _stopped(run, "report-max-rows")
     _record(run, files, output.body(run.declaration, rows), rows=rows)
     return len(rows) == want
+
+
+def _read(run: _Run, after: Any, limit: int) -> list[Any]:
+    """One page in a transaction of its own, cancelled by the database past the time left."""
+    left = run.time_left()
+    if left <= timedelta(0):
+        raise _stopped(run, "report-max-seconds")
+    try:
+        with transaction.atomic(using=settings.DATABASE), cursor() as reader:
+            return run.pages.read(reader, after=after, limit=limit, timeout=left)
+    except (DatabaseError, psycopg.Error) as error:
+        if _timed_out(error):
+            raise _stopped(run, "report-max-seconds") from error
+        raise
 
 
 def _timed_out(error: BaseException) -> bool:

@@ -11,13 +11,14 @@ from django.db import connection
 
 from litejobs.ingest.declarations import pipelines
 from litejobs.models import Job
+from litejobs.reports.declarations import reports
 from tests.testapp.jobs import record
 
 TINY = [
     "--rounds",
     "1",
     "--jobs",
-    "W1=50,W2=200,W3=200,W4=5,W6=200,W7=40,W8=300,W9=2000,W10=5,W11=2500,W11F=300",
+    "W1=50,W2=200,W3=200,W4=5,W6=200,W7=40,W8=300,W9=2000,W10=5,W11=2500,W11F=300,W12=2500",
 ]
 #: The rows whose client CPU per job the bench measures on both sides.
 WITH_CPU = {"W1", "W2", "W3", "W7", "W8", "W11F"}
@@ -75,7 +76,7 @@ def test_every_workload_runs_beside_its_floor_in_a_scratch_database(settings):
         elif row["workload"] in ("W4", "W5", "W10"):
             assert row["cpu"] is None and row["floor_cpu"] is None, row
     assert sorted(rows) == sorted(
-        ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10", "W11", "W11F"]
+        ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10", "W11", "W11F", "W12"]
     )
     # Durable commits by default, as every connection of litejobs and of the floor answered.
     assert report["parameters"]["durability"] == ["on"]
@@ -136,10 +137,28 @@ def test_every_workload_runs_beside_its_floor_in_a_scratch_database(settings):
     [fed] = rows["W11F"]
     assert (fed["figure"], fed["unit"]) == ("rate", "records/s")
     assert "300 records through one feed() call" in fed["variant"]
+    # W12: a worker exported 2,500 rows (its output checked line by line) beside COPY of the
+    # same rows to a file, and a fresh worker's peak memory exporting 250 of them.
+    exported, export_peak = rows["W12"]
+    assert (exported["figure"], exported["unit"], exported["target"]) == (
+        "rate",
+        "rows/s",
+        ">= 0.3x",
+    )
+    assert "2,500-row CSV export of a report (7 columns)" in exported["variant"]
+    assert exported["cpu"]["median"] > 0 and exported["floor_cpu"]["median"] > 0
+    assert (export_peak["figure"], export_peak["unit"], export_peak["baseline"]) == (
+        "peak RSS",
+        "MB",
+        "a fresh worker exporting 250 rows",
+    )
+    assert 20 < export_peak["floor"]["median"] < 1000
+    assert 20 < export_peak["litejobs"]["median"] < 1000
     assert sorted(report["floors"]) == sorted(rows)
 
-    # W11's pipeline was declared only while it ran.
+    # W11's pipeline and W12's report were declared only while they ran.
     assert "litejobs.bench.catalog" not in pipelines
+    assert "litejobs.bench.sales" not in reports
     # The project's database was never touched, and the scratch database is gone.
     assert list(Job.objects.values_list("id", "state")) == [(own.id, "ready")]
     assert not database_exists(env["database"])

@@ -14,10 +14,11 @@ from litejobs.bench.report import Report, Row, Stats, percentile
 @pytest.mark.parametrize(
     "args",
     [
-        ["--only", "W12"],
+        ["--only", "W13"],
         ["--only", "W11G"],
         ["--jobs", "W3=0"],
         ["--jobs", "W11F=0"],
+        ["--jobs", "W12=0"],
         ["--jobs", "W5=10"],
         ["--durability", "sometimes"],
         ["--processes", "0"],
@@ -42,12 +43,21 @@ def test_w11s_csv_holds_its_records_and_the_bench_knows_how_many_it_drops(tmp_pa
     assert sum(row["status"] == "discontinued" for row in rows) == discontinued(count)
 
 
-def test_importing_the_bench_declares_no_pipeline_a_project_would_list():
-    from litejobs.bench import workloads
-    from litejobs.ingest.declarations import pipelines
+def test_importing_the_bench_declares_no_pipeline_report_or_model_a_project_would_list():
+    from django.apps import apps
 
-    assert workloads.WORKLOADS[-2:] == ("W11", "W11F")
+    from litejobs.bench import exports, workloads
+    from litejobs.ingest.declarations import pipelines
+    from litejobs.reports.declarations import reports
+
+    assert workloads.WORKLOADS[-3:] == ("W11", "W11F", "W12")
     assert "litejobs.bench.catalog" not in pipelines
+    assert exports.NAME not in reports
+    # W12's model belongs to no installed app: migrations, checks and the admin never see it.
+    assert exports.Sale not in apps.get_models()
+    with exports.declared() as declared:
+        assert reports[exports.NAME] is declared
+    assert exports.NAME not in reports
 
 
 def test_figures_summarise_rounds_and_percentiles_take_the_nearest_rank():
