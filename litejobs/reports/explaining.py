@@ -6,14 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
-
 from ..conf import settings
 from ..core import clock
 from ..models import ReportRun
 from . import limits, params, query
 from .declarations import Declaration
-from .reading import Pages, cursor
+from .reading import Pages
 
 __all__ = ["explain", "representative"]
 
@@ -42,6 +40,6 @@ def explain(declaration: Declaration, given: dict[str, Any], tenant: str) -> lis
     pages = Pages(declaration, checked, tenant)
     first = query.page(declaration, pages.rows, after=None, limit=row.request_budget + 1)
     statement = query.shaped(declaration, query.compile_values(first))
-    with transaction.atomic(using=settings.DATABASE), cursor() as reader:
+    with pages.session() as reader:
         reader.execute(f"EXPLAIN {statement.sql}", statement.params)
         return [line for (line,) in reader.fetchall()]

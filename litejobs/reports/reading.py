@@ -4,24 +4,24 @@ row as the output writes it. A worker's run reads each page ahead (``ReadAhead``
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
-from django.db import connections
+from django.db import connections, transaction
 from psycopg.rows import tuple_row
 
-from ..conf import settings
 from ..core.enums import ReportFormat
 from ..sql.cursors import hot_cursor
 from . import query
 from .declarations import Declaration
 
 
-def cursor() -> Any:
-    """A cursor on litejobs' database answering tuples, for a report's pages."""
-    return hot_cursor(connections[settings.DATABASE], rows=tuple_row)
+def cursor(alias: str) -> Any:
+    """A cursor on the database ``alias`` answering tuples, for a report's pages."""
+    return hot_cursor(connections[alias], rows=tuple_row)
 
 
 class Pages:
@@ -30,7 +30,15 @@ class Pages:
     def __init__(self, declaration: Declaration, params: dict[str, Any], tenant: str) -> None:
         self.declaration = declaration
         self.rows = query.queryset(declaration, params, tenant)
+        #: The database the report's query reads (its QuerySet's, not litejobs' own).
+        self.alias: str = self.rows.db
         self._types: list[int] | None = None
+
+    @contextmanager
+    def session(self) -> Iterator[Any]:
+        """A transaction and a cursor on the database the report's query reads."""
+        with transaction.atomic(using=self.alias), cursor(self.alias) as reader:
+            yield reader
 
     def read(
         self, cursor: Any, *, after: Any, limit: int, timeout: timedelta | None = None
@@ -61,8 +69,9 @@ class ReadAhead:
     waiting for the other. ``read(after, limit)`` reads one page in a transaction of its own;
     on that thread it uses the thread's own connection, which ``close()`` closes."""
 
-    def __init__(self, read: Callable[[Any, int], list[Any]]) -> None:
+    def __init__(self, read: Callable[[Any, int], list[Any]], alias: str) -> None:
         self._read = read
+        self._alias = alias
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="litejobs-report")
         self._ahead: tuple[Any, int, Future[list[Any]]] | None = None
 
@@ -81,9 +90,10 @@ class ReadAhead:
 
     def close(self) -> None:
         """Wait for a read under way, close the thread's connection and end the thread."""
-        self._thread.submit(_close)
+        self._thread.submit(_close, self._alias)
         self._thread.shutdown(wait=True)
 
 
-def _close() -> None:
-    connections[settings.DATABASE].close()
+def _close(alias: str) -> None:
+    """Close this thread's connection to ``alias`` (connections are per thread)."""
+    connections[alias].close()

@@ -23,7 +23,7 @@ from ..models import ReportAudit, ReportLimits, ReportRun
 from . import limits, output, params, storage
 from .declarations import RUN_JOB, Declaration
 from .errors import ReportDenied, ReportRefused
-from .reading import Pages, cursor
+from .reading import Pages
 
 __all__ = ["allowed", "request", "tenant_of"]
 
@@ -82,10 +82,11 @@ def request(declaration: Declaration, user: Any, given: Any) -> output.ReportOut
     row = limits.current(declaration)
     checked = params.checked(declaration, row, given)
     pages = Pages(declaration, checked, tenant)
-    with transaction.atomic(using=settings.DATABASE), cursor() as reader:
+    with pages.session() as reader:
         rows = pages.read(reader, after=None, limit=row.request_budget + 1)
-        if len(rows) <= row.request_budget:
-            return _served(declaration, user, tenant, checked, rows)
+    if len(rows) <= row.request_budget:
+        return _served(declaration, user, tenant, checked, rows)
+    with transaction.atomic(using=settings.DATABASE):  # the run, its job and its audit row
         return _queued(declaration, user, tenant, checked, row)
 
 

@@ -18,7 +18,7 @@ from functools import partial
 from typing import Any
 
 import psycopg
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError
 from django.db.models import F
 
 from ..conf import settings
@@ -30,7 +30,7 @@ from ..models import ReportAudit, ReportLimits, ReportRun
 from . import limits, output, params, storage
 from .declarations import Declaration, reports
 from .errors import ReportNotFound, ReportRefused, ReportStopped
-from .reading import Pages, ReadAhead, cursor
+from .reading import Pages, ReadAhead
 
 __all__ = ["run_report"]
 
@@ -126,7 +126,7 @@ def _write(ctx: JobContext, run: _Run) -> None:
     if record.parts == 0:
         _estimate(run)
         _record(run, files, output.head(run.declaration), rows=[])
-    reader = ReadAhead(partial(_read, run))
+    reader = ReadAhead(partial(_read, run), run.pages.alias)
     try:
         while True:
             ctx.check_cancelled()
@@ -138,7 +138,7 @@ def _write(ctx: JobContext, run: _Run) -> None:
 
 
 def _estimate(run: _Run) -> None:
-    with transaction.atomic(using=settings.DATABASE), cursor() as reader:
+    with run.pages.session() as reader:
         estimate = run.pages.estimate(reader)
     run.record.estimated_rows = estimate
     _runs().filter(pk=run.record.pk).update(estimated_rows=estimate)
@@ -169,7 +169,7 @@ def _read(run: _Run, after: Any, limit: int) -> list[Any]:
     if left <= timedelta(0):
         raise _stopped(run, "report-max-seconds")
     try:
-        with transaction.atomic(using=settings.DATABASE), cursor() as reader:
+        with run.pages.session() as reader:
             return run.pages.read(reader, after=after, limit=limit, timeout=left)
     except (DatabaseError, psycopg.Error) as error:
         if _timed_out(error):

@@ -30,7 +30,7 @@ class Keys:
 
 def test_a_full_page_starts_the_read_of_the_next_one_before_it_is_asked_for():
     keys = Keys(total=12)
-    reader = ReadAhead(keys)
+    reader = ReadAhead(keys, "default")
     try:
         assert reader.page(0, 5, following=5) == [(1,), (2,), (3,), (4,), (5,)]
         # The next page is read while the caller writes this one.
@@ -46,7 +46,7 @@ def test_a_full_page_starts_the_read_of_the_next_one_before_it_is_asked_for():
 
 def test_a_page_other_than_the_one_read_ahead_is_read_as_asked():
     keys = Keys(total=100)
-    reader = ReadAhead(keys)
+    reader = ReadAhead(keys, "default")
     try:
         reader.page(0, 5, following=3)
         # The caller asks for a smaller page than it announced (its bounds changed).
@@ -58,7 +58,7 @@ def test_a_page_other_than_the_one_read_ahead_is_read_as_asked():
 
 def test_a_failed_read_ahead_fails_the_page_that_asks_for_it():
     keys = Keys(total=100, fail_after=5)
-    reader = ReadAhead(keys)
+    reader = ReadAhead(keys, "default")
     try:
         assert len(reader.page(0, 5, following=5)) == 5
         with pytest.raises(RuntimeError, match="the page after 5 failed"):
