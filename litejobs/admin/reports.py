@@ -36,7 +36,7 @@ from ..core.sizes import format_size, parse_size
 from ..exceptions import LitejobsError
 from ..models import ReportAudit, ReportLimits, ReportRun
 from ..reports import limits, requesting, views
-from ..reports.declarations import Declaration, reports
+from ..reports.declarations import LIMIT_NAMES, Declaration, reports
 from ..reports.errors import ReportDenied, ReportRefused
 from ..reports.output import ReportOutput
 from ..reports.params import VALUE_MAX, widest
@@ -601,15 +601,7 @@ class LimitsForm(forms.ModelForm):
 
     class Meta:
         model = ReportLimits
-        fields = (
-            "max_range",
-            "max_rows",
-            "max_seconds",
-            "max_concurrent",
-            "max_bytes",
-            "lifetime",
-            "request_budget",
-        )
+        fields = (*LIMIT_NAMES, "request_budget")
 
 
 @admin.register(ReportLimits)

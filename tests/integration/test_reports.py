@@ -314,19 +314,24 @@ def test_a_run_keeps_a_primary_key_of_any_json_unfriendly_type_as_its_place(cloc
 # Cancellation and expiry ----------------------------------------------------------------------
 
 
+def after_part(monkeypatch, number: int, then) -> None:
+    """Call ``then()`` once the worker has written part ``number`` (before it records it)."""
+    write = storage.write
+
+    def write_then(files, name, data):
+        write(files, name, data)
+        if name.endswith(f"part-{number:06d}.csv"):
+            then()
+
+    monkeypatch.setattr(storage, "write", write_then)
+
+
 def test_a_run_cancelled_mid_run_stops_at_its_next_page_and_offers_nothing(
     clock, ann, run_worker, monkeypatch
 ):
     sales("north", 23)
     run = reports.sales.request(user=ann, params=RANGE)
-    write = storage.write
-
-    def write_then_cancel(files, name, data):
-        write(files, name, data)
-        if name.endswith("part-000002.csv"):
-            ReportRun.objects.get(pk=run.pk).cancel(by="ann")
-
-    monkeypatch.setattr(storage, "write", write_then_cancel)
+    after_part(monkeypatch, 2, lambda: ReportRun.objects.get(pk=run.pk).cancel(by="ann"))
     run = run_to_end(run_worker, run)
     assert (run.state, run.cancelled_by) == ("cancelled", "ann")
     assert run.row_count == 5  # the page cancelled under it was never recorded
@@ -343,15 +348,10 @@ def test_an_attempt_whose_run_moved_on_under_it_stops_without_removing_its_parts
 
     sales("north", 23)
     run = reports.sales.request(user=ann, params=RANGE)
-    write = storage.write
-
-    def write_while_another_attempt_records(files, name, data):
-        write(files, name, data)
-        if name.endswith("part-000002.csv"):
-            # Another attempt (this one's lease lapsed) recorded this part first.
-            ReportRun.objects.filter(pk=run.pk).update(parts=F("parts") + 1)
-
-    monkeypatch.setattr(storage, "write", write_while_another_attempt_records)
+    # Another attempt (this one's lease lapsed) records part 2 first.
+    after_part(
+        monkeypatch, 2, lambda: ReportRun.objects.filter(pk=run.pk).update(parts=F("parts") + 1)
+    )
     run = run_to_end(run_worker, run)
     assert run.state == "running" and run.removed_at is None
     assert len(files_under(run.output_path)) == 3  # the head and two pages stay
