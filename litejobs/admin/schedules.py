@@ -23,9 +23,10 @@ from django.utils.safestring import mark_safe
 
 from ..conf import settings
 from ..core import clock
+from ..core.retry import Retry
 from ..models import Job, Occurrence, OccurrenceReplay, Schedule
 from ..scheduling import health, runbook
-from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
+from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, duration_display, report
 from .jobs import CappedCountPaginator
 from .reasons import ask_reason, ask_reason_on_page, selected_hidden
 
@@ -37,6 +38,10 @@ def _health(row: Schedule) -> health.Health:
         cached = health.health(row, clock.now())
         row._litejobs_health = cached  # type: ignore[attr-defined]  # a per-request cache
     return cached
+
+
+#: The schedule's durations, each shown as people write it (``2s``, ``90d``).
+_DURATIONS = ("jitter", "timeout", "grace", "retention")
 
 
 @admin.register(Schedule)
@@ -80,15 +85,15 @@ class ScheduleAdmin(ReadOnlyAdmin):
             "Behaviour",
             {
                 "fields": (
-                    "jitter",
+                    "jitter_shown",
                     "overlap",
                     "misfire",
                     "max_catchup",
-                    "retry",
-                    "timeout",
+                    "retry_policy",
+                    "timeout_shown",
                     "idempotency",
-                    "grace",
-                    "retention",
+                    "grace_shown",
+                    "retention_shown",
                 )
             },
         ),
@@ -119,6 +124,27 @@ class ScheduleAdmin(ReadOnlyAdmin):
     )
 
     # Columns -------------------------------------------------------------------------------
+
+    jitter_shown = duration_display(Schedule, "jitter")
+    timeout_shown = duration_display(Schedule, "timeout")
+    grace_shown = duration_display(Schedule, "grace")
+    retention_shown = duration_display(Schedule, "retention")
+
+    @admin.display(description="retry")
+    def retry_policy(self, obj: Schedule) -> str:
+        """The retry policy in words: "5 attempts, exponential backoff from 2s to 10m"."""
+        return Retry.coerce(obj.retry).describe()
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        """The help texts of the fields shown in words (``retry_policy``, ``*_shown``)."""
+        shown = {"retry_policy": "retry", **{f"{n}_shown": n for n in _DURATIONS}}
+        kwargs["help_texts"] = {
+            column: getattr(Schedule._meta.get_field(field), "help_text", "")
+            for column, field in shown.items()
+        }
+        return super().get_form(request, obj, change, **kwargs)
 
     @admin.display(description="timetable")
     def timetable(self, obj: Schedule) -> str:
