@@ -8,7 +8,7 @@ reason, enable) and the occurrences' replay action (with a reason) call
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, cast
 from urllib.parse import urlencode
 
@@ -29,6 +29,11 @@ from ..scheduling import health, runbook
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, duration_display, report
 from .jobs import CappedCountPaginator
 from .reasons import ask_reason, ask_reason_on_page, selected_hidden
+
+
+def _utc(instant: datetime) -> str:
+    """An instant as every time on these pages reads: to the second, in UTC."""
+    return instant.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _health(row: Schedule) -> health.Health:
@@ -164,9 +169,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
         runs = _health(obj).next_runs
         if not runs:
             return "-"
-        return format_html_join(
-            mark_safe("<br>"), "{}", ((t.strftime("%Y-%m-%d %H:%M:%S"),) for t in runs)
-        )
+        return format_html_join(mark_safe("<br>"), "{}", ((_utc(t),) for t in runs))
 
     @admin.display(description="next five runs")
     def next_runs(self, obj: Schedule) -> str:
@@ -180,7 +183,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
             format_html_join(
                 "",
                 "<li>{} UTC ({})</li>",
-                ((t.strftime("%Y-%m-%d %H:%M:%S"), t.astimezone(zone).isoformat()) for t in runs),
+                ((_utc(t), t.astimezone(zone).isoformat()) for t in runs),
             ),
         )
 
@@ -191,8 +194,8 @@ class ScheduleAdmin(ReadOnlyAdmin):
         if not state.overdue:
             return "no"
         return format_html(
-            '<strong style="color: #ba2121">OVERDUE</strong> (no success since {})',
-            cast(datetime, state.expected).isoformat(),  # overdue: an instant was expected
+            '<strong style="color: #ba2121">OVERDUE</strong> (no success since {} UTC)',
+            _utc(cast(datetime, state.expected)),  # overdue: an instant was expected
         )
 
     @admin.display(description="occurrences")
@@ -215,7 +218,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
         if lease is None:
             return "none yet: start manage.py runscheduler"
         lapsed = lease.expires_at < clock.database_now(settings.DATABASE)
-        return f"{lease.host} pid {lease.pid}, lease until {lease.expires_at.isoformat()}" + (
+        return f"{lease.host} pid {lease.pid}, lease until {_utc(lease.expires_at)} UTC" + (
             " (LAPSED: no scheduler is running)" if lapsed else ""
         )
 
