@@ -28,6 +28,7 @@ from django.http import (
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils.html import format_html
+from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_post_parameters
 
 from .. import bulk
@@ -209,7 +210,8 @@ class BulkActionAdmin(_ByActionAdmin):
         if done.created:
             messages.success(
                 request,
-                f"Confirmed: bulk action #{record.pk} releases {record.item_count} items "
+                f"Confirmed: bulk action #{record.pk} releases {record.item_count} "
+                f"{ngettext('item', 'items', record.item_count)} "
                 f"({_totals(record)}), each by its own job. Outcomes appear below as they run.",
             )
         else:

@@ -148,6 +148,20 @@ def test_the_right_code_records_the_action_and_its_page_shows_every_outcome(
     assert "2 succeeded" in listing
 
 
+@pytest.mark.django_db
+def test_a_single_item_is_counted_in_the_singular_on_the_preview_and_the_confirmation(
+    client, finance, clock
+):
+    client = signed_in(client, finance)
+    preview = preview_page(client, [PayoutFactory()])
+    assert 'value="Confirm: 1 item"' in preview.content.decode()
+    code = fresh_code(TOTPDevice.objects.get(user=finance))
+    response = client.post(CONFIRM, {"token": token_of(preview), "code": code}, follow=True)
+    shown = [str(m) for m in response.context["messages"]]
+    assert any("releases 1 item (" in m for m in shown), shown
+    assert "1 items" not in response.content.decode()
+
+
 def item_of_any(payout) -> int:
     from litejobs.models import WorkItem
 

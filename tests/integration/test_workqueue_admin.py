@@ -113,6 +113,12 @@ def test_the_page_lists_by_score_then_age_with_the_inputs_and_the_rule(client, c
     assert "3 items" in text
 
 
+def test_a_queue_of_one_item_counts_it_in_the_singular(client, clock, reviewers):
+    workqueues.enqueue_item("disputes", DisputeFactory())
+    text = plain(signed_in(client, reviewers[0]).get(queue_url()).content.decode())
+    assert " 1 item " in text and "1 items" not in text
+
+
 def test_the_page_shows_who_holds_a_claim_and_until_when(client, clock, reviewers):
     alice, bob, _ = reviewers
     held = workqueues.enqueue_item("disputes", DisputeFactory(amount="1900", days=6))
