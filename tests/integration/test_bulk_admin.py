@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 import pytest
@@ -160,6 +161,18 @@ def test_a_single_item_is_counted_in_the_singular_on_the_preview_and_the_confirm
     shown = [str(m) for m in response.context["messages"]]
     assert any("releases 1 item (" in m for m in shown), shown
     assert "1 items" not in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_record_names_the_confirming_device_not_its_internal_id(client, finance, clock):
+    client = signed_in(client, finance)
+    preview = preview_page(client, [PayoutFactory()])
+    code = fresh_code(TOTPDevice.objects.get(user=finance))
+    response = client.post(CONFIRM, {"token": token_of(preview), "code": code}, follow=True)
+    page = response.content.decode()
+    shown = re.search(r'<td id="bulk-device"[^>]*>(.*?)</td>', page).group(1)
+    assert shown == "finance phone"
+    assert "(otp_totp.totpdevice/" not in page
 
 
 def item_of_any(payout) -> int:
