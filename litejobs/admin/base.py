@@ -64,18 +64,25 @@ class RecordInline(NoHandEdits, admin.TabularInline):
         return request.user.has_perm(self.parent_view_permission)
 
 
-def duration_display(model: type[Model], name: str) -> Callable[[Any, Any], str]:
-    """An admin column showing the duration field ``name`` as people write it (``2s``, ``90d``)
-    rather than as Python prints a ``timedelta`` (``0:00:02``, ``90 days, 0:00:00``)."""
+def field_display(
+    model: type[Model], name: str, show: Callable[[Any], str]
+) -> Callable[[Any, Any], str]:
+    """An admin column showing the field ``name`` as ``show`` writes it (``-`` when empty)."""
 
     @admin.display(
         description=getattr(model._meta.get_field(name), "verbose_name", name), ordering=name
     )
     def shown(model_admin: Any, obj: Any) -> str:
         value = getattr(obj, name)
-        return "-" if value is None else format_duration(value)
+        return "-" if value is None else show(value)
 
     return shown
+
+
+def duration_display(model: type[Model], name: str) -> Callable[[Any, Any], str]:
+    """An admin column showing the duration field ``name`` as people write it (``2s``, ``90d``)
+    rather than as Python prints a ``timedelta`` (``0:00:02``, ``90 days, 0:00:00``)."""
+    return field_display(model, name, format_duration)
 
 
 def acted_by(request: HttpRequest) -> str:
@@ -110,5 +117,6 @@ __all__ = [
     "RecordInline",
     "acted_by",
     "duration_display",
+    "field_display",
     "report",
 ]
