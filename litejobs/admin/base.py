@@ -6,8 +6,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.contrib import admin, messages
+from django.db.models import Model
 from django.http import HttpRequest
 
+from ..core.durations import format_duration
 from ..exceptions import LitejobsError
 
 #: Jobs one admin action may touch: a select-across of a million rows is refused, not run.
@@ -62,6 +64,27 @@ class RecordInline(NoHandEdits, admin.TabularInline):
         return request.user.has_perm(self.parent_view_permission)
 
 
+def field_display(
+    model: type[Model], name: str, show: Callable[[Any], str]
+) -> Callable[[Any, Any], str]:
+    """An admin column showing the field ``name`` as ``show`` writes it (``-`` when empty)."""
+
+    @admin.display(
+        description=getattr(model._meta.get_field(name), "verbose_name", name), ordering=name
+    )
+    def shown(model_admin: Any, obj: Any) -> str:
+        value = getattr(obj, name)
+        return "-" if value is None else show(value)
+
+    return shown
+
+
+def duration_display(model: type[Model], name: str) -> Callable[[Any, Any], str]:
+    """An admin column showing the duration field ``name`` as people write it (``2s``, ``90d``)
+    rather than as Python prints a ``timedelta`` (``0:00:02``, ``90 days, 0:00:00``)."""
+    return field_display(model, name, format_duration)
+
+
 def acted_by(request: HttpRequest) -> str:
     """Who acts, as recorded and logged by ``litejobs.jobs.operations``: the admin user name."""
     return request.user.get_username() or f"user:{request.user.pk}"
@@ -88,4 +111,12 @@ def report(
             model_admin.message_user(request, outcome.message, shown)
 
 
-__all__ = ["ACTION_LIMIT", "ReadOnlyAdmin", "RecordInline", "acted_by", "report"]
+__all__ = [
+    "ACTION_LIMIT",
+    "ReadOnlyAdmin",
+    "RecordInline",
+    "acted_by",
+    "duration_display",
+    "field_display",
+    "report",
+]

@@ -254,6 +254,10 @@ class EndpointForm(forms.ModelForm):
         return secret
 
 
+#: What a user who may only view an endpoint is shown of it, as text (topics comma-separated).
+_VIEWER_FIELDS = ("shown_url", "topics_label", "tenant", "description")
+
+
 @admin.register(WebhookEndpoint)
 class WebhookEndpointAdmin(admin.ModelAdmin):
     """Endpoints: add and edit them (validated), enable or disable them with a reason."""
@@ -290,7 +294,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         neither the secret nor the URL's path (which may carry a token)."""
         main: tuple[str | None, dict[str, Any]]
         if obj is not None and not self.has_change_permission(request, obj):
-            main = (None, {"fields": ("shown_url", "topics", "tenant", "description")})
+            main = (None, {"fields": _VIEWER_FIELDS})
         else:
             main = (None, {"fields": ("url", "topics", "tenant", "description", "secret")})
         if obj is None:
@@ -302,7 +306,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     ) -> tuple[str, ...]:
         """The state (and, for viewers, everything they are shown)."""
         if obj is not None and not self.has_change_permission(request, obj):
-            return (*self.readonly_fields, "shown_url", "topics", "tenant", "description")
+            return (*self.readonly_fields, *_VIEWER_FIELDS)
         return tuple(self.readonly_fields)
 
     def save_model(

@@ -8,7 +8,7 @@ reason, enable) and the occurrences' replay action (with a reason) call
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, cast
 from urllib.parse import urlencode
 
@@ -23,11 +23,17 @@ from django.utils.safestring import mark_safe
 
 from ..conf import settings
 from ..core import clock
+from ..core.retry import Retry
 from ..models import Job, Occurrence, OccurrenceReplay, Schedule
 from ..scheduling import health, runbook
-from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
+from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, duration_display, report
 from .jobs import CappedCountPaginator
 from .reasons import ask_reason, ask_reason_on_page, selected_hidden
+
+
+def _utc(instant: datetime) -> str:
+    """An instant as every time on these pages reads: to the second, in UTC."""
+    return instant.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _health(row: Schedule) -> health.Health:
@@ -37,6 +43,10 @@ def _health(row: Schedule) -> health.Health:
         cached = health.health(row, clock.now())
         row._litejobs_health = cached  # type: ignore[attr-defined]  # a per-request cache
     return cached
+
+
+#: The schedule's durations, each shown as people write it (``2s``, ``90d``).
+_DURATIONS = ("jitter", "timeout", "grace", "retention")
 
 
 @admin.register(Schedule)
@@ -80,15 +90,15 @@ class ScheduleAdmin(ReadOnlyAdmin):
             "Behaviour",
             {
                 "fields": (
-                    "jitter",
+                    "jitter_shown",
                     "overlap",
                     "misfire",
                     "max_catchup",
-                    "retry",
-                    "timeout",
+                    "retry_policy",
+                    "timeout_shown",
                     "idempotency",
-                    "grace",
-                    "retention",
+                    "grace_shown",
+                    "retention_shown",
                 )
             },
         ),
@@ -120,6 +130,27 @@ class ScheduleAdmin(ReadOnlyAdmin):
 
     # Columns -------------------------------------------------------------------------------
 
+    jitter_shown = duration_display(Schedule, "jitter")
+    timeout_shown = duration_display(Schedule, "timeout")
+    grace_shown = duration_display(Schedule, "grace")
+    retention_shown = duration_display(Schedule, "retention")
+
+    @admin.display(description="retry")
+    def retry_policy(self, obj: Schedule) -> str:
+        """The retry policy in words: "5 attempts, exponential backoff from 2s to 10m"."""
+        return Retry.coerce(obj.retry).describe()
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        """The help texts of the fields shown in words (``retry_policy``, ``*_shown``)."""
+        shown = {"retry_policy": "retry", **{f"{n}_shown": n for n in _DURATIONS}}
+        kwargs["help_texts"] = {
+            column: getattr(Schedule._meta.get_field(field), "help_text", "")
+            for column, field in shown.items()
+        }
+        return super().get_form(request, obj, change, **kwargs)
+
     @admin.display(description="timetable")
     def timetable(self, obj: Schedule) -> str:
         """The cron or interval, with the zone and its DST behaviour."""
@@ -138,9 +169,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
         runs = _health(obj).next_runs
         if not runs:
             return "-"
-        return format_html_join(
-            mark_safe("<br>"), "{}", ((t.strftime("%Y-%m-%d %H:%M:%S"),) for t in runs)
-        )
+        return format_html_join(mark_safe("<br>"), "{}", ((_utc(t),) for t in runs))
 
     @admin.display(description="next five runs")
     def next_runs(self, obj: Schedule) -> str:
@@ -154,7 +183,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
             format_html_join(
                 "",
                 "<li>{} UTC ({})</li>",
-                ((t.strftime("%Y-%m-%d %H:%M:%S"), t.astimezone(zone).isoformat()) for t in runs),
+                ((_utc(t), t.astimezone(zone).isoformat()) for t in runs),
             ),
         )
 
@@ -165,8 +194,8 @@ class ScheduleAdmin(ReadOnlyAdmin):
         if not state.overdue:
             return "no"
         return format_html(
-            '<strong style="color: #ba2121">OVERDUE</strong> (no success since {})',
-            cast(datetime, state.expected).isoformat(),  # overdue: an instant was expected
+            '<strong style="color: #ba2121">OVERDUE</strong> (no success since {} UTC)',
+            _utc(cast(datetime, state.expected)),  # overdue: an instant was expected
         )
 
     @admin.display(description="occurrences")
@@ -189,7 +218,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
         if lease is None:
             return "none yet: start manage.py runscheduler"
         lapsed = lease.expires_at < clock.database_now(settings.DATABASE)
-        return f"{lease.host} pid {lease.pid}, lease until {lease.expires_at.isoformat()}" + (
+        return f"{lease.host} pid {lease.pid}, lease until {_utc(lease.expires_at)} UTC" + (
             " (LAPSED: no scheduler is running)" if lapsed else ""
         )
 

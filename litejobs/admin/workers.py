@@ -21,12 +21,12 @@ _IDENTITY = ("id", "host", "pid", "queues_label", "concurrency", "started_at", "
 class WorkerAdmin(ReadOnlyAdmin):
     """``runworker`` processes whose lease is current; a lost worker drops off by itself."""
 
-    list_display = (*_IDENTITY, "in_flight_count", "stopping")
+    list_display = (*_IDENTITY, "in_flight_count", "stopping_label")
     list_per_page = 100
     show_full_result_count = False
     ordering = ("-started_at",)
     actions = None
-    fields = (*_IDENTITY, "lease_expires_at", "stopping", "in_flight")
+    fields = (*_IDENTITY, "lease_expires_at", "stopping_label", "in_flight")
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
@@ -43,3 +43,8 @@ class WorkerAdmin(ReadOnlyAdmin):
     def in_flight_count(self, obj: Worker) -> int:
         """Jobs it held at its last heartbeat."""
         return len(obj.in_flight or [])
+
+    @admin.display(description="stopping", ordering="stopping")
+    def stopping_label(self, obj: Worker) -> str:
+        """``no`` (the normal case) or ``yes`` in words: a red cross would read as a fault."""
+        return "yes" if obj.stopping else "no"

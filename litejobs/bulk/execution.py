@@ -208,7 +208,10 @@ def _execute_item(
 
 def _record_failure(ctx: JobContext, entry: int, error: BaseException) -> None:
     final = ctx.final_attempt or run_bulk_item.retry.gives_up_on(error)
-    message = str(error) if isinstance(error, LitejobsError) else f"{type(error).__name__}: {error}"
+    # The code has its own column: the message is the sentence finance staff read.
+    message = (
+        error.args[0] if isinstance(error, LitejobsError) else f"{type(error).__name__}: {error}"
+    )
     code = getattr(error, "code", "") or f"{type(error).__module__}.{type(error).__qualname__}"
     now = clock.now()
     try:

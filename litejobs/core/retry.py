@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, cast
 
-from .durations import parse_duration
+from .durations import format_duration, parse_duration
 from .enums import Backoff, Jitter, values_of
 from .errors import DeclarationError, InvalidInput, Permanent
 from .spelling import did_you_mean
@@ -103,6 +103,22 @@ class Retry:
             f"got {value!r}.",
             code="retry-invalid",
         )
+
+    def describe(self) -> str:
+        """The policy as an operator reads it: "5 attempts, exponential backoff from 2s to 10m"."""
+        attempts = f"{self.attempts} attempt{'' if self.attempts == 1 else 's'}"
+        if self.attempts == 1:
+            return f"{attempts}, never retried"
+        base, cap = (
+            format_duration(cast(timedelta, self.base)),
+            format_duration(cast(timedelta, self.max)),
+        )
+        if self.backoff == Backoff.FIXED or base == cap:
+            delays = f"{base} apart"
+        else:
+            delays = f"{self.backoff} backoff from {base} to {cap}"
+        jitter = "" if self.jitter == Jitter.NONE else f" ({self.jitter} jitter)"
+        return f"{attempts}, {delays}{jitter}"
 
     def unjittered_delay(self, failed_attempts: int) -> timedelta:
         """The backoff before the next attempt after ``failed_attempts`` failures, unjittered."""

@@ -26,7 +26,7 @@ from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
-from ..admin.base import ReadOnlyAdmin
+from ..admin.base import ReadOnlyAdmin, field_display
 from ..core import clock
 from ..core.registry import Registry
 from ..exceptions import InvalidInput, LitejobsError
@@ -101,11 +101,17 @@ def lease_text(lease: timedelta) -> str:
 DATE_AFTER = timedelta(hours=20)
 
 
+def _local_now(instant: datetime) -> str:
+    """An instant as the queue page writes claim times, seen from now."""
+    return _local(instant, clock.now())
+
+
 def _local(instant: datetime | None, now: datetime | None = None) -> str:
-    """``13:00`` in the current time zone; ``02 Mar 13:00`` when that is not within hours."""
+    """``13:00`` in the current time zone; ``02 Mar 13:00`` when that is not within hours
+    (before or after ``now``)."""
     if not instant:
         return ""
-    text = "%d %b %H:%M" if now is not None and instant - now >= DATE_AFTER else "%H:%M"
+    text = "%d %b %H:%M" if now is not None and abs(instant - now) >= DATE_AFTER else "%H:%M"
     return timezone.localtime(instant).strftime(text)
 
 
@@ -121,17 +127,24 @@ class WorkItemAdmin(ReadOnlyAdmin):
         "state",
         "score_display",
         "score_rule",
-        "scored_at",
+        "scored_at_shown",
         "claimed_by_name",
-        "claimed_at",
-        "claim_expires_at",
+        "claimed_at_shown",
+        "claim_expires_at_shown",
         "resolution",
         "resolution_note",
         "resolved_by_name",
-        "resolved_at",
-        "created_at",
+        "resolved_at_shown",
+        "created_at_shown",
     )
     readonly_fields = fields
+
+    # Its times, written as the queue page writes claim times (one format on both pages).
+    scored_at_shown = field_display(WorkItem, "scored_at", _local_now)
+    claimed_at_shown = field_display(WorkItem, "claimed_at", _local_now)
+    claim_expires_at_shown = field_display(WorkItem, "claim_expires_at", _local_now)
+    resolved_at_shown = field_display(WorkItem, "resolved_at", _local_now)
+    created_at_shown = field_display(WorkItem, "created_at", _local_now)
 
     # Who sees what ---------------------------------------------------------------------------
 

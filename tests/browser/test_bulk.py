@@ -100,7 +100,8 @@ def test_finance_releases_ticked_payouts_with_a_code_from_the_phone(processes):
             page.fill("#bulk-code", wrong)
             page.click("#bulk-confirm")
             page.wait_for_selector("#bulk-error")
-            assert "bulk-code-invalid" in page.inner_text("#bulk-error")
+            assert page.get_attribute("#bulk-error", "data-code") == "bulk-code-invalid"
+            assert "[bulk-code-invalid]" not in page.inner_text("#bulk-error")
             assert not off_the_loop(BulkAction.objects.exists)
 
             # The phone's current code, computed at the moment it is typed.

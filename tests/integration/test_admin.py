@@ -186,6 +186,18 @@ def test_only_live_workers_are_listed(admin_client, clock):
     assert '<td class="field-in_flight_count">3</td>' in content
 
 
+def test_a_worker_shows_stopping_in_words_not_as_an_alarming_icon(admin_client, clock):
+    WorkerFactory(id="alive", lease_expires_at=clock.now() + timedelta(seconds=30))
+    WorkerFactory(id="leaving", lease_expires_at=clock.now() + timedelta(seconds=30), stopping=True)
+    listing = admin_client.get(WORKERS).content.decode()
+    assert '<td class="field-stopping_label">no</td>' in listing
+    assert '<td class="field-stopping_label">yes</td>' in listing
+    page = admin_client.get(reverse("admin:litejobs_worker_change", args=["alive"]))
+    content = page.content.decode()
+    assert '<div class="readonly">no</div>' in content
+    assert "icon-no.svg" not in listing + content and "icon-yes.svg" not in listing + content
+
+
 # Queues ------------------------------------------------------------------------------------
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 import pytest
@@ -109,6 +110,9 @@ def test_a_wrong_code_shows_the_preview_again_with_the_refusal(client, finance, 
     assert response.status_code == 400
     page = response.content.decode()
     assert "bulk-code-invalid" in page and 'id="bulk-confirm"' in page
+    shown = re.search(r'<li class="error" id="bulk-error"([^>]*)>(.*?)</li>', page, re.S)
+    assert 'data-code="bulk-code-invalid"' in shown.group(1)  # kept for operators
+    assert shown.group(2) and "[bulk-code-invalid]" not in shown.group(2)  # words only
     assert response.context["preview"].token == token  # the same preview, to try again
     assert not BulkAction.objects.exists()
     assert BulkConfirmationAttempt.objects.get().remote_addr == "127.0.0.1"
@@ -146,6 +150,40 @@ def test_the_right_code_records_the_action_and_its_page_shows_every_outcome(
     assert "confirmed" in page and "already-confirmed" in page  # the attempts
     listing = client.get(reverse("admin:litejobs_bulkaction_changelist")).content.decode()
     assert "2 succeeded" in listing
+
+
+@pytest.mark.django_db
+def test_a_single_item_is_counted_in_the_singular_on_the_preview_and_the_confirmation(
+    client, finance, clock
+):
+    client = signed_in(client, finance)
+    preview = preview_page(client, [PayoutFactory()])
+    assert 'value="Confirm: 1 item"' in preview.content.decode()
+    code = fresh_code(TOTPDevice.objects.get(user=finance))
+    response = client.post(CONFIRM, {"token": token_of(preview), "code": code}, follow=True)
+    shown = [str(m) for m in response.context["messages"]]
+    assert any("releases 1 item (" in m for m in shown), shown
+    assert "1 items" not in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_record_names_the_confirming_device_not_its_internal_id(client, finance, clock):
+    client = signed_in(client, finance)
+    preview = preview_page(client, [PayoutFactory()])
+    code = fresh_code(TOTPDevice.objects.get(user=finance))
+    response = client.post(CONFIRM, {"token": token_of(preview), "code": code}, follow=True)
+    page = response.content.decode()
+    shown = re.search(r'<td id="bulk-device"[^>]*>(.*?)</td>', page).group(1)
+    assert shown == "finance phone"
+    assert "(otp_totp.totpdevice/" not in page
+
+
+@pytest.mark.django_db
+def test_a_refusal_told_as_a_message_is_in_words_its_code_a_css_class(client, finance, clock):
+    response = signed_in(client, finance).post(PREVIEW, {"item": []}, follow=True)
+    told = list(response.context["messages"])
+    assert [m.extra_tags for m in told] == ["selection-empty"]
+    assert not str(told[0]).startswith("[") and str(told[0])
 
 
 def item_of_any(payout) -> int:
@@ -187,6 +225,9 @@ def test_a_failed_item_can_be_retried_from_its_page(client, clock, run_worker):
         reverse("admin:litejobs_bulkaction_change", args=[record.pk])
     ).content.decode()
     assert "bulk-amount-changed" in page and "Retry this item" in page
+    shown = re.search(r'<div class="errornote bulk-item-error"([^>]*)>(.*?)</div>', page)
+    assert 'data-code="bulk-amount-changed"' in shown.group(1)  # kept for operators
+    assert "not the confirmed EUR 10.00" in shown.group(2) and "[" not in shown.group(2)
 
     Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("10.00"))
     retry = reverse("admin:litejobs_bulkaction_retry", args=[record.pk, failed.pk])
@@ -223,7 +264,8 @@ def test_a_payee_changed_before_its_job_ran_shows_refused_with_the_confirmed_pay
     page = page.decode()
     assert "paid to (as confirmed)" in page and "payee: Casa Verde" in page
     assert "Mallory" not in page
-    assert "[bulk-binding-changed]" in page and "payee changed since it was confirmed" in page
+    assert 'data-code="bulk-binding-changed"' in page
+    assert "payee changed since it was confirmed" in page and "[bulk-binding-changed]" not in page
     assert Payout.objects.get(pk=payouts[0].pk).state == "pending"
 
 

@@ -245,6 +245,16 @@ def test_a_viewer_sees_endpoints_but_cannot_act_or_edit(client, clock):
     assert client.get(MESSAGES).status_code == 200
 
 
+def test_a_viewer_reads_an_endpoints_topics_comma_separated(client, clock):
+    endpoint = create_endpoint("https://93.184.215.14/hooks", ["test.order-paid", "test.other"])
+    viewer = UserFactory(username="viewer", permissions=["litejobs.view_webhookendpoint"])
+    client.force_login(viewer)
+    page = client.get(reverse("admin:litejobs_webhookendpoint_change", args=[endpoint.pk]))
+    content = page.content.decode()
+    assert '<div class="readonly">test.order-paid, test.other</div>' in content
+    assert "[&quot;" not in content and '["' not in content
+
+
 def test_deliveries_are_listed_and_redelivered_through_their_job(admin_client, clock, settings):
     settings.LITEJOBS = {"WEBHOOK_ALLOWED_HOSTS": ["127.0.0.1"]}
     create_endpoint("http://127.0.0.1:9/hooks", ["*"])

@@ -2,6 +2,7 @@
 flag, ``doctor``, metrics)."""
 
 import json
+from datetime import UTC, datetime, timedelta
 from io import StringIO
 
 import pytest
@@ -9,7 +10,7 @@ from django.contrib.messages import get_messages
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from litejobs.models import Job, Occurrence, OccurrenceReplay, Schedule
+from litejobs.models import Job, LeaderLease, LeaderRole, Occurrence, OccurrenceReplay, Schedule
 from litejobs.scheduling import runbook as schedules
 from litejobs.scheduling.health import health
 from tests.factories import UserFactory
@@ -312,3 +313,37 @@ def test_a_view_only_operator_sees_schedules_but_cannot_switch_them(hourly, cloc
         },
     )
     assert Schedule.objects.get(pk=row.pk).enabled
+
+
+def test_the_schedule_page_shows_its_retry_policy_and_durations_in_words(
+    hourly, clock, client, admin_user
+):
+    client.force_login(admin_user)
+    row = Schedule.objects.get(name="t.hourly")
+    row.retry = {"attempts": 5, "backoff": "exponential", "base": 2.0, "max": 600.0}
+    row.retention = timedelta(days=90)
+    row.timeout = timedelta(seconds=2)
+    row.save()
+    page = client.get(reverse("admin:litejobs_schedule_change", args=[row.pk])).content.decode()
+    assert "5 attempts, exponential backoff from 2s to 10m" in page
+    assert "&#x27;attempts&#x27;" not in page and '"attempts"' not in page
+    for shown in (
+        '<div class="readonly">2s</div>',
+        '<div class="readonly">90d</div>',
+        '<div class="readonly">5m</div>',
+    ):
+        assert shown in page
+    assert "0:00:02" not in page and "90 days" not in page
+    assert "Finished occurrences older than this are purged." in page  # help texts kept
+
+
+def test_the_schedule_page_shows_the_leader_lease_to_the_second_like_its_other_times(
+    hourly, clock, client, admin_user
+):
+    client.force_login(admin_user)
+    until = datetime(2026, 3, 1, 13, 0, 30, 123456, tzinfo=UTC)
+    LeaderLease.objects.filter(name=LeaderRole.SCHEDULER).update(expires_at=until)
+    row = Schedule.objects.get(name="t.hourly")
+    page = client.get(reverse("admin:litejobs_schedule_change", args=[row.pk])).content.decode()
+    assert "lease until 2026-03-01 13:00:30 UTC" in page
+    assert "123456" not in page and "13:00:30+00:00" not in page

@@ -91,6 +91,18 @@ def test_a_queue_worker_may_open_an_items_detail_page(client, clock, reviewers):
     assert "amount: EUR 1,900" in text and "evidence: evidence missing" in text
 
 
+def test_an_items_page_writes_its_claim_times_as_the_queue_page_does(client, clock, reviewers):
+    alice, bob, _ = reviewers
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
+    workqueues.claim(item, bob)
+    queue_page = plain(signed_in(client, alice).get(queue_url()).content.decode())
+    assert "bob , until 13:00" in queue_page
+    page = client.get(f"{INDEX}{item.pk}/change/").content.decode()
+    assert "p.m." not in page and "a.m." not in page and "noon" not in page
+    for field, shown in (("claimed_at", "12:00"), ("claim_expires_at", "13:00")):
+        assert f'<div class="readonly">{shown}</div>' in page.split(f"field-{field}_shown")[1]
+
+
 # The page ----------------------------------------------------------------------------------
 
 
@@ -111,6 +123,12 @@ def test_the_page_lists_by_score_then_age_with_the_inputs_and_the_rule(client, c
     assert "rule dispute.urgency" in text
     assert "by score of rule dispute.urgency, highest first, then oldest first" in text
     assert "3 items" in text
+
+
+def test_a_queue_of_one_item_counts_it_in_the_singular(client, clock, reviewers):
+    workqueues.enqueue_item("disputes", DisputeFactory())
+    text = plain(signed_in(client, reviewers[0]).get(queue_url()).content.decode())
+    assert " 1 item " in text and "1 items" not in text
 
 
 def test_the_page_shows_who_holds_a_claim_and_until_when(client, clock, reviewers):

@@ -88,3 +88,19 @@ def test_bad_durations_are_refused(bad):
     with pytest.raises(InvalidInput) as caught:
         parse_duration(bad)
     assert caught.value.code == "duration-invalid"
+
+
+@pytest.mark.parametrize(
+    ("policy", "words"),
+    [
+        (Retry(attempts=5), "5 attempts, exponential backoff from 2s to 10m (equal jitter)"),
+        (Retry(attempts=1), "1 attempt, never retried"),
+        (Retry(backoff="fixed", base="30s", jitter="none"), "3 attempts, 30s apart"),
+        (
+            Retry.coerce({"attempts": 4, "backoff": "linear", "base": 10.0, "max": 3600.0}),
+            "4 attempts, linear backoff from 10s to 1h (equal jitter)",
+        ),
+    ],
+)
+def test_a_policy_is_described_in_words(policy, words):
+    assert policy.describe() == words
