@@ -18,7 +18,7 @@ from django.utils.html import format_html
 from ..core import clock
 from ..jobs import catalog, operations
 from ..jobs.operations import ActionResult
-from ..models import Job, JobAttempt, JobStep, Occurrence, QueueState
+from ..models import Job, JobAttempt, JobState, JobStep, Occurrence, QueueState
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
 
 
@@ -91,6 +91,12 @@ def _pre(value: Any) -> str:
         return "-"
     text = value if isinstance(value, str) else json.dumps(value, indent=2, sort_keys=True)
     return format_html('<pre style="white-space: pre-wrap; margin: 0">{}</pre>', text)
+
+
+def _current_error(job: Job, value: str) -> str:
+    """A done job has no current error: what an earlier attempt raised is left on its row,
+    and shown under that attempt instead."""
+    return "" if job.state == JobState.DONE else value
 
 
 class JobRecordInline(RecordInline):
@@ -207,7 +213,14 @@ class JobAdmin(ReadOnlyAdmin):
         ),
         (
             "Error",
-            {"fields": ("error_class", "error_message", "handed_back_at", "traceback_shown")},
+            {
+                "fields": (
+                    "error_class_shown",
+                    "error_message_shown",
+                    "handed_back_at",
+                    "traceback_shown",
+                )
+            },
         ),
         (
             "Lease",
@@ -288,10 +301,20 @@ class JobAdmin(ReadOnlyAdmin):
         )
         return format_html('<a href="{}">occurrence {}</a>', url, obj.occurrence_id)
 
+    @admin.display(description="error class")
+    def error_class_shown(self, obj: Job) -> str:
+        """The current error's class."""
+        return _current_error(obj, obj.error_class) or "-"
+
+    @admin.display(description="error message")
+    def error_message_shown(self, obj: Job) -> str:
+        """The current error's message."""
+        return _current_error(obj, obj.error_message) or "-"
+
     @admin.display(description="traceback")
     def traceback_shown(self, obj: Job) -> str:
-        """The last error's traceback (sensitive values already scrubbed by the worker)."""
-        return _pre(obj.error_traceback)
+        """The current error's traceback (sensitive values already scrubbed by the worker)."""
+        return _pre(_current_error(obj, obj.error_traceback))
 
     # Actions -------------------------------------------------------------------------------
 

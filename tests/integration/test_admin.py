@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from litejobs.models import Job, JobAttempt, JobState, QueueState
 from tests.factories import JobFactory, UserFactory, WorkerFactory
-from tests.testapp.jobs import charge_card, record
+from tests.testapp.jobs import charge_card, flaky, record
 
 pytestmark = pytest.mark.django_db
 
@@ -94,6 +94,44 @@ def test_the_detail_page_redacts_sensitive_values(admin_user, client, clock, run
     assert "builtins.ValueError" in content  # the error class
     assert "failed_attempts-group" in content and "Failed attempts" in content  # history
     assert JobAttempt.objects.filter(job_id=enqueued.id).count() == 1
+
+
+def shown_fields(response, fieldset: str) -> dict[str, str]:
+    """The read-only values a job page shows in one fieldset, by field name."""
+    for shown in response.context["adminform"]:
+        if shown.name == fieldset:
+            return {field.field["name"]: str(field.contents()) for line in shown for field in line}
+    raise AssertionError(f"no fieldset {fieldset!r}")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_done_on_a_later_attempt_shows_no_current_error(admin_client, clock, run_worker):
+    enqueued = flaky.enqueue(label="late", failures=1)
+    run_worker()
+    clock.advance("1h")
+    run_worker()
+    assert Job.objects.get(pk=enqueued.id).state == JobState.DONE
+    response = admin_client.get(reverse("admin:litejobs_job_change", args=[enqueued.id]))
+    error = shown_fields(response, "Error")
+    assert error["error_class_shown"] == error["error_message_shown"] == "-"
+    assert error["traceback_shown"] == "-"
+    attempts = response.context["inline_admin_formsets"][1].formset.queryset
+    assert [a.error_message for a in attempts] == ["flaky failure 1"]
+    assert "flaky failure 1" in response.content.decode()  # under its attempt
+
+
+def test_a_failed_job_shows_its_current_error(admin_client, clock):
+    job = JobFactory(
+        state=JobState.DEAD,
+        error_class="builtins.ValueError",
+        error_message="no such card",
+        error_traceback="Traceback: no such card",
+    )
+    response = admin_client.get(reverse("admin:litejobs_job_change", args=[job.id]))
+    error = shown_fields(response, "Error")
+    assert error["error_class_shown"] == "builtins.ValueError"
+    assert error["error_message_shown"] == "no such card"
+    assert "Traceback: no such card" in error["traceback_shown"]
 
 
 def test_a_job_no_code_declares_shows_every_payload_value_redacted(admin_client, clock):
