@@ -120,6 +120,17 @@ def test_a_job_done_on_a_later_attempt_shows_no_current_error(admin_client, cloc
     assert "flaky failure 1" in response.content.decode()  # under its attempt
 
 
+@pytest.mark.django_db(transaction=True)
+def test_each_failed_attempt_shows_its_own_number_across_a_retry(admin_client, clock, run_worker):
+    enqueued = flaky.enqueue(label="twice", failures=10)
+    run_worker()
+    act(admin_client, "retry_jobs", enqueued.id)
+    run_worker()
+    content = admin_client.get(reverse("admin:litejobs_job_change", args=[enqueued.id])).content
+    for number in (1, 2):
+        assert f"attempt {number} of job {enqueued.id}".encode() in content
+
+
 def test_a_failed_job_shows_its_current_error(admin_client, clock):
     job = JobFactory(
         state=JobState.DEAD,
