@@ -10,15 +10,16 @@ from typing import Any, cast
 
 from django.contrib import admin, messages
 from django.core.paginator import Paginator
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
 from ..core import clock
+from ..core.enums import TERMINAL
 from ..jobs import catalog, operations
 from ..jobs.operations import ActionResult
-from ..models import Job, JobAttempt, JobState, JobStep, Occurrence, QueueState
+from ..models import Job, JobAttempt, JobState, JobStep, Occurrence, QueueState, StepState
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
 
 
@@ -114,7 +115,7 @@ class JobStepInline(JobRecordInline):
     fields = (
         "name",
         "kind",
-        "state",
+        "state_shown",
         "executions",
         "created_at",
         "finished_at",
@@ -125,6 +126,19 @@ class JobStepInline(JobRecordInline):
     )
     readonly_fields = fields
     ordering = ("created_at", "id")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        """Each step with its job's state (one join), which says whether it runs again."""
+        steps = super().get_queryset(request).annotate(job_state=F("job__state"))
+        return cast(QuerySet[Any], steps)
+
+    @admin.display(description="state")
+    def state_shown(self, obj: JobStep) -> str:
+        """The step's state; a failed step of a finished job runs no more, so it says why."""
+        job_state = getattr(obj, "job_state", None)
+        if obj.state == StepState.FAILED and job_state in TERMINAL:
+            return f"Failed (the job is {job_state}: no next attempt)"
+        return obj.get_state_display()
 
 
 class JobAttemptInline(JobRecordInline):
