@@ -9,16 +9,18 @@ from functools import cached_property
 from typing import Any, cast
 
 from django.contrib import admin, messages
+from django.contrib.admin.views.main import ChangeList
 from django.core.paginator import Paginator
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
 from ..core import clock
+from ..core.enums import TERMINAL
 from ..jobs import catalog, operations
 from ..jobs.operations import ActionResult
-from ..models import Job, JobAttempt, JobStep, Occurrence, QueueState
+from ..models import Job, JobAttempt, JobState, JobStep, Occurrence, QueueState, StepState
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
 
 
@@ -38,6 +40,22 @@ class CappedCountPaginator(Paginator):
         return min(counted, self.CAP)
 
     capped = False
+
+
+class OneReadChangeList(ChangeList):
+    """A listing that fits on one page counts the rows it shows.
+
+    The count and the rows are two statements: a job that changes state between them (a
+    retried job a worker runs at once) would read "0 jobs" beside its row.
+    """
+
+    def get_results(self, request: HttpRequest) -> None:
+        """Django's results; when they are not paged, the count is the rows read."""
+        super().get_results(request)
+        if self.multi_page and not (self.show_all and self.can_show_all):
+            return
+        self.result_list = list(self.result_list)
+        self.result_count = len(self.result_list)
 
 
 class QueueFilter(admin.SimpleListFilter):
@@ -93,6 +111,12 @@ def _pre(value: Any) -> str:
     return format_html('<pre style="white-space: pre-wrap; margin: 0">{}</pre>', text)
 
 
+def _current_error(job: Job, value: str) -> str:
+    """A done job has no current error: what an earlier attempt raised is left on its row,
+    and shown under that attempt instead."""
+    return "" if job.state == JobState.DONE else value
+
+
 class JobRecordInline(RecordInline):
     """A read-only record kept under a job (its attempts, its steps), shown on its page."""
 
@@ -108,7 +132,7 @@ class JobStepInline(JobRecordInline):
     fields = (
         "name",
         "kind",
-        "state",
+        "state_shown",
         "executions",
         "created_at",
         "finished_at",
@@ -119,6 +143,19 @@ class JobStepInline(JobRecordInline):
     )
     readonly_fields = fields
     ordering = ("created_at", "id")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        """Each step with its job's state (one join), which says whether it runs again."""
+        steps = super().get_queryset(request).annotate(job_state=F("job__state"))
+        return cast(QuerySet[Any], steps)
+
+    @admin.display(description="state")
+    def state_shown(self, obj: JobStep) -> str:
+        """The step's state; a failed step of a finished job runs no more, so it says why."""
+        job_state = getattr(obj, "job_state", None)
+        if obj.state == StepState.FAILED and job_state in TERMINAL:
+            return f"Failed (the job is {job_state}: no next attempt)"
+        return obj.get_state_display()
 
 
 class JobAttemptInline(JobRecordInline):
@@ -207,7 +244,14 @@ class JobAdmin(ReadOnlyAdmin):
         ),
         (
             "Error",
-            {"fields": ("error_class", "error_message", "handed_back_at", "traceback_shown")},
+            {
+                "fields": (
+                    "error_class_shown",
+                    "error_message_shown",
+                    "handed_back_at",
+                    "traceback_shown",
+                )
+            },
         ),
         (
             "Lease",
@@ -228,6 +272,10 @@ class JobAdmin(ReadOnlyAdmin):
     readonly_fields = cast(
         tuple[str, ...], tuple(f for _, options in fieldsets for f in options["fields"])
     )
+
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        """The listing whose count matches the rows it shows."""
+        return OneReadChangeList
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         """The listing leaves payloads and tracebacks unread: it shows neither."""
@@ -288,10 +336,20 @@ class JobAdmin(ReadOnlyAdmin):
         )
         return format_html('<a href="{}">occurrence {}</a>', url, obj.occurrence_id)
 
+    @admin.display(description="error class")
+    def error_class_shown(self, obj: Job) -> str:
+        """The current error's class."""
+        return _current_error(obj, obj.error_class) or "-"
+
+    @admin.display(description="error message")
+    def error_message_shown(self, obj: Job) -> str:
+        """The current error's message."""
+        return _current_error(obj, obj.error_message) or "-"
+
     @admin.display(description="traceback")
     def traceback_shown(self, obj: Job) -> str:
-        """The last error's traceback (sensitive values already scrubbed by the worker)."""
-        return _pre(obj.error_traceback)
+        """The current error's traceback (sensitive values already scrubbed by the worker)."""
+        return _pre(_current_error(obj, obj.error_traceback))
 
     # Actions -------------------------------------------------------------------------------
 

@@ -139,8 +139,9 @@ def retry(job_id: int, *, by: str) -> ActionResult:
     """Send a finished (done, dead, cancelled) or failed job back to ``ready``, due now.
 
     Its attempts start again from 0 and the error on the row is cleared; the ``JobAttempt``
-    history stays. Refused (``key-live``) while another live job holds the same idempotency key:
-    running both would do the same work twice. A feature whose jobs must be run again another
+    history stays, its later rows numbered after the earlier ones. Refused (``key-live``)
+    while another live job holds the same idempotency key: running both would do the same work
+    twice. A feature whose jobs must be run again another
     way registers a guard in ``retry_guards`` that refuses them with the way to use: a job that
     runs a scheduled occurrence (replay the occurrence, audited), one that pays an item of a
     bulk money action (retry the item from its action).

@@ -151,20 +151,22 @@ RETURNING job.id
 
 -- name: fail
 -- The fenced end of a failed attempt: back to `failed` (retry at run_at), or `dead`, or
--- `cancelled`, with the attempt kept in the history.
+-- `cancelled`, with the attempt kept in the history. History rows are numbered in the order
+-- they are kept, across operator retries (which start the job's attempts again from 0).
 WITH failed AS (
     UPDATE litejobs_job
     SET state = %(state)s, run_at = COALESCE(%(run_at)s, run_at), finished_at = %(finished_at)s,
         lease_expires_at = NULL, handed_back_at = NULL, error_class = %(error_class)s,
         error_message = %(error_message)s, error_traceback = %(error_traceback)s
     WHERE id = %(id)s AND fence = %(fence)s AND state COLLATE "C" = 'running'
-    RETURNING id, attempts, started_at
+    RETURNING id, started_at
 )
 INSERT INTO litejobs_jobattempt (
     job_id, number, worker, started_at, finished_at, outcome,
     error_class, error_message, error_traceback
 )
-SELECT id, attempts, %(owner)s, started_at, %(now)s, %(outcome)s,
+SELECT id, (SELECT count(*) + 1 FROM litejobs_jobattempt WHERE job_id = failed.id),
+       %(owner)s, started_at, %(now)s, %(outcome)s,
        %(error_class)s, %(error_message)s, %(error_traceback)s
 FROM failed
 RETURNING job_id
@@ -216,7 +218,7 @@ WHERE job.id = updates.id AND job.fence = updates.fence AND job.state COLLATE "C
 -- running job whose lease lapsed (its worker is gone) is cancelled at once and its lost
 -- attempt recorded, so the reaper cannot hand it back to a worker.
 WITH target AS (
-    SELECT id, state AS was, attempts, lease_owner, started_at,
+    SELECT id, state AS was, lease_owner, started_at,
            (state = 'running' AND lease_expires_at >= {db_now}) AS held
     FROM litejobs_job
     WHERE id = %(id)s AND state IN ({live})
@@ -235,7 +237,8 @@ WITH target AS (
         job_id, number, worker, started_at, finished_at, outcome,
         error_class, error_message, error_traceback
     )
-    SELECT id, attempts, lease_owner, started_at, %(now)s, 'lease_expired',
+    SELECT id, (SELECT count(*) + 1 FROM litejobs_jobattempt WHERE job_id = target.id),
+           lease_owner, started_at, %(now)s, 'lease_expired',
            'litejobs.LeaseExpired',
            'Worker ' || lease_owner || ' stopped renewing its lease; an operator cancelled the job.',
            ''

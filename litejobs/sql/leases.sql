@@ -57,13 +57,14 @@ WITH worker AS (
         error_traceback = ''
     FROM expired
     WHERE job.id = expired.id
-    RETURNING job.id, job.attempts, job.lease_owner, job.started_at, job.error_message
+    RETURNING job.id, job.lease_owner, job.started_at, job.error_message
 ), history AS (
     INSERT INTO litejobs_jobattempt (
         job_id, number, worker, started_at, finished_at, outcome,
         error_class, error_message, error_traceback
     )
-    SELECT id, attempts, lease_owner, started_at, %(now)s, 'lease_expired',
+    SELECT id, (SELECT count(*) + 1 FROM litejobs_jobattempt WHERE job_id = reaped.id),
+           lease_owner, started_at, %(now)s, 'lease_expired',
            'litejobs.LeaseExpired', error_message, ''
     FROM reaped
 ), forgotten AS (

@@ -104,3 +104,59 @@ def test_two_people_on_one_queue_page_see_each_others_claims_within_a_second(pro
     assert stored[first.pk].resolved_by_id == alice.pk
     assert stored[second.pk].state == WorkItemState.OPEN
     assert stored[third.pk].state == WorkItemState.OPEN
+
+
+def _contrast(page, selector: str) -> float:
+    """The WCAG contrast ratio between a cell's text and its background, as the browser paints."""
+    return page.evaluate(
+        """(selector) => {
+            const cell = document.querySelector(selector);
+            const style = getComputedStyle(cell);
+            const luminance = (color) => {
+                const [r, g, b] = color.match(/[\\d.]+/g).slice(0, 3).map((c) => {
+                    c = c / 255;
+                    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+                });
+                return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+            };
+            const [light, dark] = [luminance(style.color), luminance(style.backgroundColor)]
+                .sort((a, b) => b - a);
+            return (light + 0.05) / (dark + 0.05);
+        }""",
+        selector,
+    )
+
+
+@pytest.mark.parametrize(
+    ("scheme", "theme"), [("dark", "auto"), ("light", "dark"), ("light", "auto"), ("dark", "light")]
+)
+def test_held_rows_read_well_in_the_light_and_the_dark_theme(processes, scheme, theme):
+    permissions = ["testapp.review_dispute", "testapp.view_dispute"]
+    alice = UserFactory(username="alice", permissions=permissions)
+    bob = UserFactory(username="bob", permissions=permissions)
+    mine, theirs = (
+        workqueues.enqueue_item("disputes", DisputeFactory(amount=amount, days=1))
+        for amount in ("900", "800")
+    )
+    workqueues.claim(mine.pk, alice)
+    workqueues.claim(theirs.pk, bob)
+    path = "/admin/litejobs/workitem/queue/disputes/"
+    web = start_web(processes, "web")
+
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(color_scheme=scheme)
+            context.add_init_script(f"localStorage.setItem('theme', '{theme}')")
+            page = context.new_page()
+            page.goto(f"{web}/admin/login/?next={path}")
+            page.fill("#id_username", "alice")
+            page.fill("#id_password", "alice")
+            page.click("input[type=submit]")
+            page.wait_for_selector(f'#item-{theirs.pk}[data-status="theirs"]')
+            for item in (mine, theirs):
+                assert _contrast(page, f"#item-{item.pk} td.wq-claim") >= 7, (scheme, theme)
+        finally:
+            browser.close()

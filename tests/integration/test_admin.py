@@ -5,10 +5,11 @@ from datetime import timedelta
 import pytest
 from django.contrib.messages import get_messages
 from django.urls import reverse
+from django.utils.functional import cached_property
 
 from litejobs.models import Job, JobAttempt, JobState, QueueState
 from tests.factories import JobFactory, UserFactory, WorkerFactory
-from tests.testapp.jobs import charge_card, record
+from tests.testapp.jobs import charge_card, flaky, record
 
 pytestmark = pytest.mark.django_db
 
@@ -69,6 +70,30 @@ def test_the_count_is_capped_on_huge_listings(admin_client, clock, monkeypatch):
     assert "60+ jobs" in " ".join(response.content.decode().split())
 
 
+def test_the_count_matches_the_rows_when_a_job_changes_state_between_two_reads(
+    admin_client, clock, monkeypatch
+):
+    from litejobs.admin.jobs import CappedCountPaginator
+
+    retried = JobFactory(state=JobState.READY)
+    counted = CappedCountPaginator.count.func
+
+    def count_then_fail_again(paginator):
+        """A worker runs the retried job and it fails again, just after the listing counted."""
+        answer = counted(paginator)
+        Job.objects.filter(pk=retried.id).update(state=JobState.FAILED)
+        return answer
+
+    racing = cached_property(count_then_fail_again)
+    racing.__set_name__(CappedCountPaginator, "count")
+    monkeypatch.setattr(CappedCountPaginator, "count", racing)
+    response = admin_client.get(JOBS, {"state__exact": "failed"})
+    assert [job.id for job in response.context["cl"].result_list] == [retried.id]
+    assert response.context["cl"].result_count == 1
+    content = " ".join(response.content.decode().split())
+    assert "1 result" in content and "1 job" in content
+
+
 def test_jobs_cannot_be_added_edited_or_deleted(admin_client, clock):
     job = JobFactory()
     assert admin_client.get(reverse("admin:litejobs_job_add")).status_code == 403
@@ -94,6 +119,55 @@ def test_the_detail_page_redacts_sensitive_values(admin_user, client, clock, run
     assert "builtins.ValueError" in content  # the error class
     assert "failed_attempts-group" in content and "Failed attempts" in content  # history
     assert JobAttempt.objects.filter(job_id=enqueued.id).count() == 1
+
+
+def shown_fields(response, fieldset: str) -> dict[str, str]:
+    """The read-only values a job page shows in one fieldset, by field name."""
+    for shown in response.context["adminform"]:
+        if shown.name == fieldset:
+            return {field.field["name"]: str(field.contents()) for line in shown for field in line}
+    raise AssertionError(f"no fieldset {fieldset!r}")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_done_on_a_later_attempt_shows_no_current_error(admin_client, clock, run_worker):
+    enqueued = flaky.enqueue(label="late", failures=1)
+    run_worker()
+    clock.advance("1h")
+    run_worker()
+    assert Job.objects.get(pk=enqueued.id).state == JobState.DONE
+    response = admin_client.get(reverse("admin:litejobs_job_change", args=[enqueued.id]))
+    error = shown_fields(response, "Error")
+    assert error["error_class_shown"] == error["error_message_shown"] == "-"
+    assert error["traceback_shown"] == "-"
+    attempts = response.context["inline_admin_formsets"][1].formset.queryset
+    assert [a.error_message for a in attempts] == ["flaky failure 1"]
+    assert "flaky failure 1" in response.content.decode()  # under its attempt
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_failed_attempt_shows_its_own_number_across_a_retry(admin_client, clock, run_worker):
+    enqueued = flaky.enqueue(label="twice", failures=10)
+    run_worker()
+    act(admin_client, "retry_jobs", enqueued.id)
+    run_worker()
+    content = admin_client.get(reverse("admin:litejobs_job_change", args=[enqueued.id])).content
+    for number in (1, 2):
+        assert f"attempt {number} of job {enqueued.id}".encode() in content
+
+
+def test_a_failed_job_shows_its_current_error(admin_client, clock):
+    job = JobFactory(
+        state=JobState.DEAD,
+        error_class="builtins.ValueError",
+        error_message="no such card",
+        error_traceback="Traceback: no such card",
+    )
+    response = admin_client.get(reverse("admin:litejobs_job_change", args=[job.id]))
+    error = shown_fields(response, "Error")
+    assert error["error_class_shown"] == "builtins.ValueError"
+    assert error["error_message_shown"] == "no such card"
+    assert "Traceback: no such card" in error["traceback_shown"]
 
 
 def test_a_job_no_code_declares_shows_every_payload_value_redacted(admin_client, clock):

@@ -65,6 +65,32 @@ def test_retry_of_a_dead_job_runs_it_again_and_keeps_its_history(clock, run_work
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_retried_job_numbers_its_later_attempts_after_the_earlier_ones(clock, run_worker):
+    """A retry starts the attempt counter again; the history goes on, each row its own number,
+    however the attempt ended (failed, cancelled after its worker was lost, reaped)."""
+    enqueued = gives_up.enqueue(label="numbered")
+    run_worker()
+    operations.retry(enqueued.id, by="alice")
+    run_worker()
+    operations.retry(enqueued.id, by="alice")
+    [held] = claim(clock)
+    clock.advance("5m")
+    operations.cancel(held.id, by="bob")
+    operations.retry(enqueued.id, by="alice")
+    [held] = claim(clock)
+    clock.advance("5m")
+    with connection.cursor() as cursor:
+        leases.heartbeat(cursor, worker=heartbeat_row(clock.now(), owner="w2"), held=[], reap=True)
+    history = JobAttempt.objects.filter(job_id=enqueued.id).order_by("id")
+    assert list(history.values_list("number", "outcome")) == [
+        (1, "failed"),
+        (2, "failed"),
+        (3, "lease_expired"),
+        (4, "lease_expired"),
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_retried_job_runs_to_completion(clock, run_worker):
     job = JobFactory(state=JobState.DEAD, label="again", error_class="builtins.RuntimeError")
     operations.retry(job.id, by="alice")

@@ -219,3 +219,26 @@ def test_the_job_page_shows_its_steps_as_a_timeline(clock, run_worker, admin_cli
     assert "steps (timeline)" in body.lower()
     assert "step two fails on attempt 1" in body  # the failed step's error
     assert body.index(">one<") < body.index(">two<")
+
+
+def test_a_failed_step_of_a_dead_job_does_not_promise_a_next_attempt(
+    clock, run_worker, admin_client
+):
+    retried = stepped.enqueue(label="again", fail_on=[1])
+    spent = stepped.enqueue(label="spent", fail_on=[1, 2, 3])
+    for _ in range(3):
+        run_worker()
+        clock.advance("1h")
+        Job.objects.filter(pk=retried.id).update(run_at=clock.now() + timedelta(days=1))
+    assert Job.objects.get(pk=spent.id).state == JobState.DEAD
+    assert Job.objects.get(pk=retried.id).state == JobState.FAILED
+    for enqueued, shown in (
+        (spent, "Failed (the job is dead: no next attempt)"),
+        (retried, "Failed (runs again on the next attempt)"),
+    ):
+        body = admin_client.get(f"/admin/litejobs/job/{enqueued.id}/change/").content.decode()
+        assert shown in body
+    assert (
+        "runs again"
+        not in admin_client.get(f"/admin/litejobs/job/{spent.id}/change/").content.decode()
+    )
