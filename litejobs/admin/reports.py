@@ -430,7 +430,7 @@ class ReportRunAdmin(ScopedAdmin):
             return answer.response()
         self.message_user(
             request,
-            f"Report run #{answer.pk} of {answer.report} is queued: the worker writes it; this "
+            f"Report run #{answer.pk} of {answer.report} requested: the worker writes it; this "
             "page shows its progress.",
             messages.SUCCESS,
         )

@@ -23,10 +23,12 @@ class Dispatcher:
     backstop poll, a due retry, or the previous claim came back full) and shares it, so claim
     statements are amortised over the batch while no thread sits on jobs another could run.
 
-    A batch is ``batch`` jobs, or, while a backlog of quick jobs lasts, as many as the threads
-    get through in ``CLAIM_AHEAD`` (up to ``MAX_BATCHES`` batches): the claim's round trip is
-    then spread over more jobs, and a worker never holds more than a moment's work that
-    another worker could have run. Slow jobs keep the configured batch.
+    A claim takes one job for each thread free to start it (at most ``batch``), or, while a
+    backlog of quick jobs lasts, as many as the threads get through in ``CLAIM_AHEAD`` (up to
+    ``MAX_BATCHES`` batches): the claim's round trip is then spread over more jobs, and a
+    worker never holds more than a moment's work that another worker could have run. A slow
+    job is never claimed for a thread still busy with another: it stays ready for a worker
+    with a free thread.
     """
 
     def __init__(
@@ -109,7 +111,7 @@ class Dispatcher:
                         self._cond.wait(wait)
                     finally:
                         self._waiting -= 1
-                limit = self._limit()
+                limit = self._limit(free=self._waiting + 1)
             self._run_claim(claim, limit)
 
     def claim_for_waiting(self, claim: Callable[[int], list[ClaimedJob]]) -> None:
@@ -127,20 +129,20 @@ class Dispatcher:
             if self.exhausted:
                 return
             self._claiming = True
-            limit = self._limit()
+            limit = self._limit(free=self._waiting)
         try:
             self._run_claim(claim, limit)
         except BaseException:
             self.poke()  # a thread claims again (and rides out an outage) instead
             raise
 
-    def _limit(self) -> int:
-        """The next claim's size (under the lock)."""
-        size = self.batch
+    def _limit(self, free: int) -> int:
+        """The next claim's size (under the lock), with ``free`` threads waiting to start it."""
+        size = min(self.batch, free)
         elapsed = self._monotonic() - self._since
         if self._backlog and elapsed > 0:
             pace = round(self._taken * CLAIM_AHEAD / elapsed)
-            size = max(self.batch, min(pace, self.batch * MAX_BATCHES))
+            size = max(size, min(pace, self.batch * MAX_BATCHES))
         if self.max_jobs is not None:
             size = min(size, self.max_jobs - self.claimed_total)
         return size

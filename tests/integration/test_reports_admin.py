@@ -99,7 +99,7 @@ def test_the_request_form_downloads_a_small_result_and_queues_a_large_one(client
     run = ReportRun.objects.get()
     assert response.redirect_chain == [(page_of(run), 302)]
     assert (run.state, run.requester_name, run.tenant) == ("queued", "ann", "north")
-    assert "queued: the worker writes it; this page shows its progress" in (
+    assert "requested: the worker writes it; this page shows its progress" in (
         response.content.decode()
     )
 

@@ -33,10 +33,10 @@ class Waiter(threading.Thread):
         raise AssertionError("the waiting thread claimed")
 
 
-def idle_dispatcher() -> Dispatcher:
-    dispatcher = Dispatcher(batch=16)
-    dispatcher.next(lambda limit: [claimed(1)])  # the fresh look, then nothing is wanted
-    dispatcher.done_with_one()
+def idle_dispatcher(batch: int = 16) -> Dispatcher:
+    """A dispatcher whose last claim came back short: no thread claims until it is poked."""
+    dispatcher = Dispatcher(batch=batch)
+    dispatcher._wanted = False  # as when a claim answers fewer jobs than it asked for
     return dispatcher
 
 
@@ -53,15 +53,16 @@ def test_a_wake_up_claims_on_the_calling_thread_for_a_waiting_thread():
 
     dispatcher.claim_for_waiting(claim)
     waiter.join(5)
-    assert claims == [(threading.current_thread(), 16)]
+    # One job for the one thread waiting: a busy thread is not claimed for.
+    assert claims == [(threading.current_thread(), 1)]
     assert waiter.got.id == 2
-    assert dispatcher.claimed_total == 2
+    assert dispatcher.claimed_total == 1
 
 
 def test_a_wake_up_without_a_waiting_thread_leaves_the_claim_to_the_runners():
     dispatcher = idle_dispatcher()
     dispatcher.claim_for_waiting(lambda limit: [claimed(2)])  # every thread is busy
-    assert dispatcher.claimed_total == 1
+    assert dispatcher.claimed_total == 0
     # The next thread that is free claims.
     job = dispatcher.next(lambda limit: [claimed(3)])
     assert job.id == 3
@@ -113,29 +114,52 @@ def drain_batches(dispatcher: Dispatcher, clock: Clock, seconds_per_job: float, 
     return limits
 
 
+def test_a_claim_takes_one_job_for_each_free_thread_up_to_the_batch():
+    for threads, batch, expected in [(1, 16, 1), (4, 16, 4), (4, 2, 2)]:
+        dispatcher = idle_dispatcher(batch)
+        waiters = [Waiter(dispatcher) for _ in range(threads)]
+        for waiter in waiters:
+            waiter.refuse = lambda limit: []
+            waiter.start()
+        wait_until(lambda d=dispatcher, n=threads: d._waiting == n)
+        limits: list[int] = []
+
+        def claim(limit: int, asked: list[int] = limits) -> list[ClaimedJob]:
+            asked.append(limit)
+            return [claimed(n) for n in range(limit)]
+
+        dispatcher.claim_for_waiting(claim)
+        wait_until(lambda d=dispatcher: not d._buffer)
+        dispatcher.stop()
+        for waiter in waiters:
+            waiter.join(5)
+        assert limits == [expected], (threads, batch)
+        assert sum(waiter.got is not None for waiter in waiters) == expected
+
+
+def test_a_slow_job_is_not_claimed_for_a_busy_thread():
+    """A worker with one thread running a long job leaves the next one to another worker."""
+    clock = Clock()
+    dispatcher = Dispatcher(batch=16, monotonic=clock)
+    assert drain_batches(dispatcher, clock, seconds_per_job=2.0, batches=3) == [1, 1, 1]
+
+
 def test_a_backlog_of_quick_jobs_is_claimed_in_larger_batches_up_to_eight():
     clock = Clock()
     dispatcher = Dispatcher(batch=16, monotonic=clock)
     # 10,000 jobs a second: 20 ms of them is 200, capped at 8 batches of 16.
     limits = drain_batches(dispatcher, clock, seconds_per_job=0.0001, batches=4)
-    assert limits[0] == 16
-    assert limits[1:] == [128, 128, 128]
+    assert limits == [1, 128, 128, 128]
 
 
 def test_a_claim_takes_what_the_threads_get_through_in_twenty_ms():
     clock = Clock()
     dispatcher = Dispatcher(batch=16, monotonic=clock)
     # 2,000 jobs a second: 40 in 20 ms.
-    assert drain_batches(dispatcher, clock, seconds_per_job=0.0005, batches=3) == [16, 40, 40]
+    assert drain_batches(dispatcher, clock, seconds_per_job=0.0005, batches=3) == [1, 40, 40]
 
 
-def test_slow_jobs_keep_the_configured_batch():
-    clock = Clock()
-    dispatcher = Dispatcher(batch=16, monotonic=clock)
-    assert drain_batches(dispatcher, clock, seconds_per_job=0.01, batches=3) == [16, 16, 16]
-
-
-def test_a_claim_after_an_idle_spell_takes_the_configured_batch():
+def test_a_claim_after_an_idle_spell_takes_one_job_per_free_thread():
     clock = Clock()
     dispatcher = Dispatcher(batch=16, monotonic=clock)
     drain_batches(dispatcher, clock, seconds_per_job=0.0001, batches=2)
@@ -146,4 +170,4 @@ def test_a_claim_after_an_idle_spell_takes_the_configured_batch():
         dispatcher.next(lambda limit: [])
     dispatcher.poke()
     dispatcher.next(lambda limit: limits.append(limit) or [claimed(1_000_001)])
-    assert limits[-1] == 16
+    assert limits[-1] == 1
