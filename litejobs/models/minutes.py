@@ -31,7 +31,7 @@ from ..core.enums import MinuteOutcome
 __all__ = ["BUCKET_BOUNDS", "JobMinute", "MinuteOutcome"]
 
 #: The histograms' bucket bounds, in seconds (see the module docstring).
-BUCKET_BOUNDS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600)
+BUCKET_BOUNDS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
 
 
 class BucketCounts(models.Field):  # type: ignore[type-arg]

@@ -48,7 +48,10 @@ COUNT_SETTLED = """INSERT INTO litejobs_jobminute AS counter (
     FROM (
         SELECT at, queue, name, outcome,
                extract(epoch FROM at - started_at)::float8 AS duration,
-               GREATEST(extract(epoch FROM started_at - due_at)::float8, 0) AS latency
+               -- GREATEST skips NULLs: a job that never started has no latency, not 0.
+               CASE WHEN started_at IS NOT NULL
+                    THEN GREATEST(extract(epoch FROM started_at - due_at)::float8, 0) END
+               AS latency
         FROM settled
     ) AS timed
     GROUP BY 1, 2, 3, 4
