@@ -9,8 +9,8 @@ draws it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = ["Bar", "Chart", "Line", "LineChart", "Point", "Series", "Tick", "lines", "stacked_bars"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connections
 
@@ -74,7 +75,7 @@ def periods(*, start: datetime, end: datetime, step: timedelta) -> list[Period]:
     while at < end:
         found[at] = Period(at)
         at += step
-    params = {"start": start, "end": end, "step": step}
+    params: dict[str, Any] = {"start": start, "end": end, "step": step}
     with connections[settings.DATABASE].cursor() as cursor:
         cursor.execute(query("minute_counts"), params)
         for row in fetch_all(cursor):

@@ -57,7 +57,9 @@ def test_a_lapsed_lease_swept_by_a_heartbeat_is_counted_with_its_wait(clock):
     _claim(clock.now())
     clock.advance("2m")
     with connection.cursor() as cursor:
-        leases.heartbeat(cursor, worker=heartbeat_row(clock.now(), owner="other"), held=[], reap=True)
+        leases.heartbeat(
+            cursor, worker=heartbeat_row(clock.now(), owner="other"), held=[], reap=True
+        )
     row = JobMinute.objects.get()
     assert (row.outcome, row.count, row.timed) == (MinuteOutcome.LAPSED, 1, 1)
     assert row.latency_sum == pytest.approx(30)
