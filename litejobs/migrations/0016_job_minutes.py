@@ -59,6 +59,10 @@ class Migration(migrations.Migration):
                 'db_table': 'litejobs_jobminute',
             },
         ),
+        migrations.AddIndex(
+            model_name='job',
+            index=models.Index(condition=models.Q(('state', 'dead')), fields=['finished_at'], name='litejobs_job_dead'),
+        ),
         migrations.RunSQL(
             CREATE,
             reverse_sql="DROP FUNCTION litejobs_buckets(double precision[]); "

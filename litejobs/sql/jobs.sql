@@ -115,6 +115,20 @@ RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.att
           job.max_attempts, job.fence, job.traceparent, job.occurrence_id, job.version,
           job.module
 
+-- name: queue_counts
+-- Jobs per queue and state among the live and dead ones, with the due ones and the oldest due
+-- job's run_at (the queue overview, the dashboard). Each branch reads one partial index (the
+-- live key's, the dead jobs'): a million done rows cost nothing.
+SELECT queue, state, count(*) AS count,
+       count(*) FILTER (WHERE state IN ({claimable}) AND run_at <= %(now)s) AS due,
+       min(run_at) FILTER (WHERE state IN ({claimable}) AND run_at <= %(now)s) AS oldest_due
+FROM (
+    SELECT queue, state, run_at FROM litejobs_job WHERE state IN ({live})
+    UNION ALL
+    SELECT queue, state, run_at FROM litejobs_job WHERE state = 'dead'
+) AS board
+GROUP BY queue, state
+
 -- name: next_due
 -- The earliest run_at after `now` among claimable jobs of some queues (an idle worker sleeps
 -- until then; what is due already, a claim takes).
