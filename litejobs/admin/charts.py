@@ -2,15 +2,18 @@
 readable by a screen reader (a title, a description and a title per bar) and printable.
 
 ``stacked_bars`` lays out one column per period with a bar per series stacked in it; the
-template ``admin/litejobs/chart.html`` draws the answer.
+template ``admin/litejobs/chart.html`` draws the answer. ``lines`` lays out a value per
+period and series (e.g. latency percentiles) as lines; ``admin/litejobs/line_chart.html``
+draws it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Bar", "Chart", "Series", "Tick", "stacked_bars"]
+__all__ = ["Bar", "Chart", "Line", "LineChart", "Point", "Series", "Tick", "lines", "stacked_bars"]
 
 #: Colours told apart by people with the common colour-vision deficiencies (Okabe and Ito).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
@@ -50,16 +53,10 @@ class Tick:
     label: str
 
 
-@dataclass(frozen=True)
-class Chart:
-    """A laid-out stacked bar chart."""
+@dataclass(frozen=True, kw_only=True)
+class Frame:
+    """The drawing's geometry, shared by every kind of chart."""
 
-    title: str
-    description: str
-    bars: list[Bar]
-    series: list[Series]
-    x_ticks: list[Tick]
-    y_ticks: list[Tick]
     width: float = WIDTH
     height: float = HEIGHT
     left: float = LEFT
@@ -76,6 +73,18 @@ class Chart:
     def label_y(self) -> float:
         """The x axis's labels' baseline."""
         return self.height - 6
+
+
+@dataclass(frozen=True)
+class Chart(Frame):
+    """A laid-out stacked bar chart."""
+
+    title: str
+    description: str
+    bars: list[Bar]
+    series: list[Series]
+    x_ticks: list[Tick]
+    y_ticks: list[Tick]
 
     @property
     def total(self) -> int:
@@ -162,3 +171,102 @@ def _describe(columns: Sequence[tuple[str, Mapping[str, int]]], totals: list[Ser
         return f"{span}: none."
     parts = ", ".join(f"{series.name} {series.total}" for series in totals if series.total)
     return f"{span}: {parts}."
+
+
+@dataclass(frozen=True)
+class Point:
+    """One value of a line, with its title (read on hover and by screen readers)."""
+
+    x: float
+    y: float
+    title: str
+
+
+@dataclass(frozen=True)
+class Line:
+    """One series as lines through its points; a period without a value breaks the line."""
+
+    series: str
+    color: str
+    segments: list[str]  # SVG polyline ``points``, one per unbroken run of values
+    points: list[Point]
+    latest: str  # the last value, formatted ("" when there is none)
+
+
+@dataclass(frozen=True)
+class LineChart(Frame):
+    """A laid-out line chart."""
+
+    title: str
+    description: str
+    lines: list[Line]
+    x_ticks: list[Tick]
+    y_ticks: list[Tick]
+
+
+def nice_top(value: float) -> float:
+    """The smallest of 1, 2 or 5 times a power of ten (fractions too) that is ``value`` or
+    more; 1 for nothing to show."""
+    if value <= 0:
+        return 1.0
+    scale = 10.0 ** math.floor(math.log10(value))
+    return next(step * scale for step in (1, 2, 5, 10) if step * scale >= value)
+
+
+def lines(
+    columns: Sequence[tuple[str, Mapping[str, float | None]]],
+    series: Sequence[str],
+    *,
+    title: str,
+    fmt: Callable[[float], str],
+    short_labels: Sequence[str] | None = None,
+    label_every: int = 3,
+) -> LineChart:
+    """Lay out ``columns`` (a label and each series' value, None for none) as one line per
+    series; values are labelled with ``fmt``, the x axis as ``stacked_bars`` labels it."""
+    shorts = list(short_labels) if short_labels is not None else [label for label, _ in columns]
+    values = [v for _, found in columns for v in found.values() if v is not None]
+    top = nice_top(max(values, default=0.0))
+    plot_height = HEIGHT - BOTTOM - TOP
+    slot = (WIDTH - RIGHT - LEFT) / max(len(columns), 1)
+    drawn = [
+        _line(columns, name, PALETTE[i % len(PALETTE)], top, slot, fmt)
+        for i, name in enumerate(series)
+    ]
+    x_ticks = [
+        Tick(round(LEFT + index * slot + slot / 2, 1), shorts[index])
+        for index in range(0, len(columns), max(label_every, 1))
+    ]
+    y_ticks = [Tick(round(HEIGHT - BOTTOM - plot_height * f, 1), fmt(top * f)) for f in (0, 0.5, 1)]
+    if not values:
+        description = "No jobs started in these periods."
+    else:
+        latest = ", ".join(f"{line.series} {line.latest}" for line in drawn if line.latest)
+        description = f"From {columns[0][0]} to {columns[-1][0]}; latest: {latest}."
+    return LineChart(
+        title=title, description=description, lines=drawn, x_ticks=x_ticks, y_ticks=y_ticks
+    )
+
+
+def _line(
+    columns: Sequence[tuple[str, Mapping[str, float | None]]],
+    name: str,
+    color: str,
+    top: float,
+    slot: float,
+    fmt: Callable[[float], str],
+) -> Line:
+    plot_height = HEIGHT - BOTTOM - TOP
+    segments: list[list[str]] = [[]]
+    points, latest = [], ""
+    for index, (label, found) in enumerate(columns):
+        value = found.get(name)
+        if value is None:
+            segments.append([])
+            continue
+        x = round(LEFT + index * slot + slot / 2, 1)
+        y = round(HEIGHT - BOTTOM - plot_height * value / top, 1)
+        segments[-1].append(f"{x},{y}")
+        latest = fmt(value)
+        points.append(Point(x, y, f"{label}: {name} {latest}"))
+    return Line(name, color, [" ".join(s) for s in segments if s], points, latest)

@@ -53,6 +53,16 @@ class AttemptOutcome(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
+class MinuteOutcome(models.TextChoices):
+    """How the jobs a per-minute counter (``JobMinute``) counts were settled."""
+
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed (retry pending)"
+    DEAD = "dead", "Dead"
+    CANCELLED = "cancelled", "Cancelled"
+    LAPSED = "lapsed", "Lease lapsed (worker lost)"
+
+
 class CancelReason(StrEnum):
     """Why a run's cancellation fired (``ctx.cancel_reason``)."""
 

@@ -29,7 +29,7 @@ from ..exceptions import InvalidInput, JobNotFound, LitejobsError, TransitionRef
 from ..models import Job
 from ..sql import query
 from ..sql.cursors import fetch_one
-from . import catalog
+from . import catalog, minutes
 
 logger = logging.getLogger(__name__)
 
@@ -303,7 +303,8 @@ def purge(
     Deletes ``PURGE_BATCH`` rows per statement (each its own transaction outside an atomic
     block) until none are left, so a purge of millions of rows never holds long locks; the
     rows' ``JobAttempt`` history goes with them. ``should_stop`` (the housekeeping job's
-    cancellation) is asked between batches.
+    cancellation) is asked between batches. The per-minute counters older than
+    ``minutes.KEPT`` go too (one statement).
     """
     now = now or clock.now()
     limit = int(settings.PURGE_BATCH)
@@ -324,6 +325,7 @@ def purge(
                 break
         counts[str(state)] = deleted
     logger.info("jobs purged by=%s %s", by, " ".join(f"{state}={n}" for state, n in counts.items()))
+    minutes.purge_minutes(now)
     return counts
 
 

@@ -79,9 +79,10 @@ def fail(
     return fetch_one(cursor) is not None
 
 
-def discard(cursor: Cursor, job: ClaimedJob) -> bool:
-    """Delete a spent job whose declaration keeps no dead letters; fenced."""
-    run_query(cursor, "discard", {"id": job.id, "fence": job.fence})
+def discard(cursor: Cursor, job: ClaimedJob, *, now: datetime) -> bool:
+    """Delete a spent job whose declaration keeps no dead letters (counted dead at ``now``);
+    fenced."""
+    run_query(cursor, "discard", {"id": job.id, "fence": job.fence, "now": now})
     return fetch_one(cursor) is not None
 
 

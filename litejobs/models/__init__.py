@@ -23,6 +23,7 @@ from ..core.enums import (
     DeliveryState,
     JobState,
     LeaderRole,
+    MinuteOutcome,
     OccurrenceState,
     ScheduleStatus,
     StepKind,
@@ -46,6 +47,7 @@ from .ingest import (
 )
 from .jobs import Job, JobAttempt, QueueState, Worker
 from .leases import LeaderLease
+from .minutes import BUCKET_BOUNDS, JobMinute
 from .outbox import OutboxMessage
 from .reports import ReportAudit, ReportLimits, ReportRun
 from .schedules import Occurrence, OccurrenceReplay, Schedule
@@ -54,6 +56,7 @@ from .webhooks import WebhookDelivery, WebhookEndpoint
 from .workqueues import WorkItem
 
 __all__ = [
+    "BUCKET_BOUNDS",
     "CLAIMABLE",
     "FINISHED_ITEM",
     "LIVE",
@@ -76,10 +79,12 @@ __all__ = [
     "IngestCursor",
     "Job",
     "JobAttempt",
+    "JobMinute",
     "JobState",
     "JobStep",
     "LeaderLease",
     "LeaderRole",
+    "MinuteOutcome",
     "Occurrence",
     "OccurrenceReplay",
     "OccurrenceState",

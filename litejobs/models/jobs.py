@@ -188,6 +188,13 @@ class Job(models.Model):
                 name="litejobs_job_finished",
                 condition=Q(state__in=TERMINAL),
             ),
+            # Dead jobs stay for RETENTION["dead"]: counted per queue and by doctor without
+            # reading the done rows beside them.
+            models.Index(
+                fields=["finished_at"],
+                name="litejobs_job_dead",
+                condition=Q(state=JobState.DEAD),
+            ),
             models.Index(
                 fields=["occurrence"],
                 name="litejobs_job_occurrence",

@@ -8,7 +8,9 @@ Each ``.sql`` file here holds statements under ``-- name: <statement>`` lines (`
 and ``{finished_items}`` expand to the state lists of ``litejobs.core.enums``; ``{db_now}`` to
 the instant lease arithmetic runs at (the ``db_now`` parameter, from
 ``litejobs.clock.lease_instant()``: NULL means the database's own clock). Values are always
-bound parameters (``%(name)s``). How they run — the cursors, ``run_query`` and reading rows by
+bound parameters (``%(name)s``). ``{count_settled}`` is the per-minute counters' upsert
+(``COUNT_SETTLED``) that every statement settling jobs runs as a CTE after one named
+``settled``. How they run — the cursors, ``run_query`` and reading rows by
 column name — is ``cursors``.
 
 A claimed job is addressed as ``id = … AND fence = … AND state COLLATE "C" = 'running'``.
@@ -32,6 +34,35 @@ from ..core.enums import (
 )
 from ..core.sql import Statements
 
+#: Adds the jobs of the CTE ``settled`` (columns queue, name, outcome, due_at, started_at, at)
+#: to the per-minute counters (``litejobs.models.minutes``), one upsert per group, on the
+#: writing session's own rows (shard = its backend pid): concurrent settlers never wait on
+#: each other's counter row. Used as a data-modifying CTE of every settling statement.
+COUNT_SETTLED = """INSERT INTO litejobs_jobminute AS counter (
+        minute, queue, name, outcome, shard, count, timed, duration_sum, latency_sum,
+        duration_buckets, latency_buckets
+    )
+    SELECT date_trunc('minute', at, 'UTC'), queue, name, outcome, pg_backend_pid(), count(*),
+           count(duration), COALESCE(sum(duration), 0), COALESCE(sum(latency), 0),
+           litejobs_buckets(array_agg(duration)), litejobs_buckets(array_agg(latency))
+    FROM (
+        SELECT at, queue, name, outcome,
+               extract(epoch FROM at - started_at)::float8 AS duration,
+               -- GREATEST skips NULLs: a job that never started has no latency, not 0.
+               CASE WHEN started_at IS NOT NULL
+                    THEN GREATEST(extract(epoch FROM started_at - due_at)::float8, 0) END
+               AS latency
+        FROM settled
+    ) AS timed
+    GROUP BY 1, 2, 3, 4
+    ON CONFLICT (minute, queue, name, outcome, shard) DO UPDATE SET
+        count = counter.count + EXCLUDED.count,
+        timed = counter.timed + EXCLUDED.timed,
+        duration_sum = counter.duration_sum + EXCLUDED.duration_sum,
+        latency_sum = counter.latency_sum + EXCLUDED.latency_sum,
+        duration_buckets = litejobs_add_counts(counter.duration_buckets, EXCLUDED.duration_buckets),
+        latency_buckets = litejobs_add_counts(counter.latency_buckets, EXCLUDED.latency_buckets)"""
+
 #: Leases are written and compared on the database's clock unless a test clock supplies it.
 DB_NOW = "COALESCE(%(db_now)s::timestamptz, statement_timestamp())"
 
@@ -46,6 +77,7 @@ def _placeholders() -> dict[str, str]:
         "live_items": sql_list(LIVE_ITEM),
         "finished_items": sql_list(FINISHED_ITEM),
         "db_now": DB_NOW,
+        "count_settled": COUNT_SETTLED,
     }
 
 

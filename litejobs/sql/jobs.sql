@@ -115,6 +115,20 @@ RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.att
           job.max_attempts, job.fence, job.traceparent, job.occurrence_id, job.version,
           job.module
 
+-- name: queue_counts
+-- Jobs per queue and state among the live and dead ones, with the due ones and the oldest due
+-- job's run_at (the queue overview, the dashboard). Each branch reads one partial index (the
+-- live key's, the dead jobs'): a million done rows cost nothing.
+SELECT queue, state, count(*) AS count,
+       count(*) FILTER (WHERE state IN ({claimable}) AND run_at <= %(now)s) AS due,
+       min(run_at) FILTER (WHERE state IN ({claimable}) AND run_at <= %(now)s) AS oldest_due
+FROM (
+    SELECT queue, state, run_at FROM litejobs_job WHERE state IN ({live})
+    UNION ALL
+    SELECT queue, state, run_at FROM litejobs_job WHERE state = 'dead'
+) AS board
+GROUP BY queue, state
+
 -- name: next_due
 -- The earliest run_at after `now` among claimable jobs of some queues (an idle worker sleeps
 -- until then; what is due already, a claim takes).
@@ -124,14 +138,23 @@ WHERE state IN ({claimable}) AND run_at > %(now)s
 
 -- name: complete
 -- prepared
--- The fenced completion of one job; run inside the body's transaction (atomic jobs).
-UPDATE litejobs_job
-SET state = 'done', finished_at = %(now)s, result = %(result)s::jsonb, lease_expires_at = NULL
-WHERE id = %(id)s AND fence = %(fence)s AND state COLLATE "C" = 'running'
+-- The fenced completion of one job; run inside the body's transaction (atomic jobs). It
+-- counts the job in its minute's counters (its session's own row: no wait on other workers).
+WITH settled AS (
+    UPDATE litejobs_job
+    SET state = 'done', finished_at = %(now)s, result = %(result)s::jsonb,
+        lease_expires_at = NULL
+    WHERE id = %(id)s AND fence = %(fence)s AND state COLLATE "C" = 'running'
+    RETURNING queue, name, 'done' AS outcome, run_at AS due_at, started_at, finished_at AS at
+), counted AS (
+    {count_settled}
+)
+SELECT 1 AS done FROM settled
 
 -- name: complete_batch
 -- prepared
--- The batched, fenced acknowledgement of atomic=False jobs; answers the ids it completed.
+-- The batched, fenced acknowledgement of atomic=False jobs; answers the ids it completed and
+-- counts them in the per-minute counters (one upsert per minute, queue and name).
 -- The jobs are locked in id order, as the heartbeat's renewal locks them, whatever order the
 -- batch and the plan take: the two never deadlock over one worker's jobs.
 WITH acks AS (
@@ -143,23 +166,42 @@ WITH acks AS (
     ORDER BY job.id
     FOR UPDATE OF job
 )
-UPDATE litejobs_job AS job
-SET state = 'done', finished_at = acks.finished_at, result = acks.result, lease_expires_at = NULL
-FROM acks
-WHERE job.id = acks.id AND job.id IN (SELECT id FROM locked)
-RETURNING job.id
+, completed AS (
+    UPDATE litejobs_job AS job
+    SET state = 'done', finished_at = acks.finished_at, result = acks.result,
+        lease_expires_at = NULL
+    FROM acks
+    WHERE job.id = acks.id AND job.id IN (SELECT id FROM locked)
+    RETURNING job.id, job.queue, job.name, job.run_at, job.started_at, job.finished_at
+), settled AS (
+    SELECT queue, name, 'done' AS outcome, run_at AS due_at, started_at, finished_at AS at
+    FROM completed
+), counted AS (
+    {count_settled}
+)
+SELECT id FROM completed
 
 -- name: fail
 -- The fenced end of a failed attempt: back to `failed` (retry at run_at), or `dead`, or
 -- `cancelled`, with the attempt kept in the history. History rows are numbered in the order
--- they are kept, across operator retries (which start the job's attempts again from 0).
-WITH failed AS (
+-- they are kept, across operator retries (which start the job's attempts again from 0). The
+-- attempt is counted in the per-minute counters under its new state; `due` is the run_at it
+-- was claimed at (its latency's start), read in the statement's snapshot before the update.
+WITH due AS (
+    SELECT run_at FROM litejobs_job WHERE id = %(id)s
+), failed AS (
     UPDATE litejobs_job
     SET state = %(state)s, run_at = COALESCE(%(run_at)s, run_at), finished_at = %(finished_at)s,
         lease_expires_at = NULL, handed_back_at = NULL, error_class = %(error_class)s,
         error_message = %(error_message)s, error_traceback = %(error_traceback)s
     WHERE id = %(id)s AND fence = %(fence)s AND state COLLATE "C" = 'running'
-    RETURNING id, started_at
+    RETURNING id, queue, name, started_at
+), settled AS (
+    SELECT queue, name, %(state)s::text AS outcome, due.run_at AS due_at, started_at,
+           %(now)s::timestamptz AS at
+    FROM failed, due
+), counted AS (
+    {count_settled}
 )
 INSERT INTO litejobs_jobattempt (
     job_id, number, worker, started_at, finished_at, outcome,
@@ -172,9 +214,20 @@ FROM failed
 RETURNING job_id
 
 -- name: discard
--- A spent job of a dead_letter=False declaration: removed instead of kept as dead.
-DELETE FROM litejobs_job WHERE id = %(id)s AND fence = %(fence)s AND state COLLATE "C" = 'running'
-RETURNING id
+-- A spent job of a dead_letter=False declaration: removed instead of kept as dead (and
+-- counted as dead in the per-minute counters).
+WITH dropped AS (
+    DELETE FROM litejobs_job
+    WHERE id = %(id)s AND fence = %(fence)s AND state COLLATE "C" = 'running'
+    RETURNING id, queue, name, run_at, started_at
+), settled AS (
+    SELECT queue, name, 'dead' AS outcome, run_at AS due_at, started_at,
+           %(now)s::timestamptz AS at
+    FROM dropped
+), counted AS (
+    {count_settled}
+)
+SELECT id FROM dropped
 
 -- name: hand_back
 -- A job this worker's code cannot run (its name unknown here, or its payload version newer)
@@ -216,7 +269,8 @@ WHERE job.id = updates.id AND job.fence = updates.fence AND job.state COLLATE "C
 -- An operator's cancel of one live job, in one statement: cancelled at once, or, while a
 -- worker holds it under a current lease, cancel_requested for that worker's heartbeat. A
 -- running job whose lease lapsed (its worker is gone) is cancelled at once and its lost
--- attempt recorded, so the reaper cannot hand it back to a worker.
+-- attempt recorded, so the reaper cannot hand it back to a worker. A job cancelled at once is
+-- counted in the per-minute counters (with a duration only if it had been running).
 WITH target AS (
     SELECT id, state AS was, lease_owner, started_at,
            (state = 'running' AND lease_expires_at >= {db_now}) AS held
@@ -231,7 +285,16 @@ WITH target AS (
         lease_expires_at = CASE WHEN target.held THEN job.lease_expires_at END
     FROM target
     WHERE job.id = target.id
-    RETURNING job.id, job.state, target.was, job.lease_owner
+    RETURNING job.id, job.state, target.was, job.lease_owner, job.queue, job.name,
+              job.run_at, job.started_at
+), settled AS (
+    SELECT queue, name, 'cancelled' AS outcome, run_at AS due_at,
+           CASE WHEN was = 'running' THEN started_at END AS started_at,
+           %(now)s::timestamptz AS at
+    FROM changed
+    WHERE state = 'cancelled'
+), counted AS (
+    {count_settled}
 ), lost AS (
     INSERT INTO litejobs_jobattempt (
         job_id, number, worker, started_at, finished_at, outcome,

@@ -7,7 +7,8 @@
 -- of workers that stopped renewing (back to `failed` for a retry, `dead` when spent, or
 -- `cancelled` when an operator had asked to cancel them) — this worker's own too, once it no
 -- longer holds them (an acknowledgement it could not write) —, and
--- Worker rows long gone. Every expiry is written and compared on {db_now}: hosts whose clocks
+-- Worker rows long gone. Swept jobs are counted as `lapsed` in the per-minute counters.
+-- Every expiry is written and compared on {db_now}: hosts whose clocks
 -- disagree never reap each other's healthy jobs. A last row of NULLs says that jobs of this
 -- worker's queues are due (the heartbeat doubles as the idle worker's backstop poll).
 WITH worker AS (
@@ -37,7 +38,7 @@ WITH worker AS (
     WHERE job.id IN (SELECT id FROM held)
     RETURNING job.id, job.cancel_requested
 ), expired AS (
-    SELECT id FROM litejobs_job
+    SELECT id, run_at FROM litejobs_job
     WHERE state = 'running' AND lease_expires_at < {db_now}
       AND (lease_owner <> %(owner)s OR NOT id = ANY(%(ids)s::bigint[]))
       AND %(reap)s
@@ -57,7 +58,13 @@ WITH worker AS (
         error_traceback = ''
     FROM expired
     WHERE job.id = expired.id
-    RETURNING job.id, job.lease_owner, job.started_at, job.error_message
+    RETURNING job.id, job.lease_owner, job.started_at, job.error_message, job.queue, job.name,
+              expired.run_at AS due_at
+), settled AS (
+    SELECT queue, name, 'lapsed' AS outcome, due_at, started_at, %(now)s::timestamptz AS at
+    FROM reaped
+), counted AS (
+    {count_settled}
 ), history AS (
     INSERT INTO litejobs_jobattempt (
         job_id, number, worker, started_at, finished_at, outcome,

@@ -246,7 +246,7 @@ class Settler:
             )
         written = self._write(
             lambda cursor: (
-                transitions.discard(cursor, job)
+                transitions.discard(cursor, job, now=failure.at)
                 if failure.discard
                 else transitions.fail(
                     cursor,

@@ -1,0 +1,96 @@
+"""Reads of the per-minute job counters (``litejobs.models.minutes``): how many jobs settled
+per period and how, and their due → start latency percentiles, for the admin's dashboard. The
+job table is never read: the counters are written by the statements that settle jobs, so a
+chart stays cheap whatever the number of job rows (and shows jobs already purged).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import connections
+
+from ..conf import settings
+from ..models import BUCKET_BOUNDS, MinuteOutcome
+from ..sql import query
+from ..sql.cursors import fetch_all
+
+__all__ = ["KEPT", "Period", "periods", "purge_minutes", "quantile"]
+
+logger = logging.getLogger(__name__)
+
+#: How long the counters of a minute are kept (the dashboard shows the last day).
+KEPT = timedelta(days=2)
+
+
+@dataclass
+class Period:
+    """One column of a chart: jobs settled per outcome, and the latency histogram."""
+
+    start: datetime
+    counts: dict[str, int] = field(default_factory=dict)
+    latency: list[int] = field(default_factory=lambda: [0] * (len(BUCKET_BOUNDS) + 1))
+
+    @property
+    def failures(self) -> int:
+        """Attempts that did not succeed (retried, dead, lapsed)."""
+        return sum(
+            self.counts.get(outcome, 0)
+            for outcome in (MinuteOutcome.FAILED, MinuteOutcome.DEAD, MinuteOutcome.LAPSED)
+        )
+
+    def latency_quantile(self, q: float) -> float | None:
+        """The estimated ``q`` quantile of due → start latency, in seconds (None: no jobs)."""
+        return quantile(q, self.latency)
+
+
+def quantile(q: float, buckets: list[int]) -> float | None:
+    """Estimate the ``q`` quantile from bucket counts of ``BUCKET_BOUNDS``, as Prometheus'
+    ``histogram_quantile`` does: linear within the bucket the rank falls in; past the last
+    bound, the last bound (the histogram knows nothing beyond it)."""
+    total = sum(buckets)
+    if not total:
+        return None
+    rank = q * total
+    below = 0
+    for index, count in enumerate(buckets):
+        if count and below + count >= rank:
+            if index >= len(BUCKET_BOUNDS):
+                return float(BUCKET_BOUNDS[-1])
+            lower = float(BUCKET_BOUNDS[index - 1]) if index else 0.0
+            upper = float(BUCKET_BOUNDS[index])
+            return lower + (upper - lower) * (rank - below) / count
+        below += count
+    return float(BUCKET_BOUNDS[-1])
+
+
+def periods(*, start: datetime, end: datetime, step: timedelta) -> list[Period]:
+    """The periods ``step`` wide from ``start`` to ``end``, with what settled in each: two
+    one query over the counters of those minutes."""
+    found: dict[datetime, Period] = {}
+    at = start
+    while at < end:
+        found[at] = Period(at)
+        at += step
+    params: dict[str, Any] = {"start": start, "end": end, "step": step}
+    with connections[settings.DATABASE].cursor() as cursor:
+        cursor.execute(query("minute_counts"), params)
+        rows = fetch_all(cursor)
+    for row in rows:
+        period = found[row["period"]]
+        period.counts[row["outcome"]] = int(row["count"])
+        for index in range(len(period.latency)):
+            period.latency[index] += int(row[f"l{index + 1}"] or 0)
+    return list(found.values())
+
+
+def purge_minutes(now: datetime) -> int:
+    """Delete the counters of minutes older than ``KEPT``; answers how many rows went."""
+    with connections[settings.DATABASE].cursor() as cursor:
+        cursor.execute(query("purge_minutes"), {"before": now - KEPT})
+        deleted: int = cursor.rowcount
+    logger.info("job counters purged rows=%s", deleted)
+    return deleted

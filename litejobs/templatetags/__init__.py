@@ -1,0 +1,1 @@
+"""litejobs' template tags (the admin's dashboard)."""

@@ -1,0 +1,20 @@
+"""``{% litejobs_dashboard %}``: the operator's dashboard on the litejobs admin index
+(``admin/litejobs/app_index.html``), drawn from ``litejobs.admin.dashboard``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from ..admin.dashboard import dashboard
+
+register = template.Library()
+
+
+@register.inclusion_tag("admin/litejobs/dashboard.html", takes_context=True)
+def litejobs_dashboard(context: template.Context) -> dict[str, Any]:
+    """The dashboard's context, for the admin site that draws the page."""
+    request = context.get("request")
+    site_name = getattr(request, "current_app", None) or "admin"
+    return dashboard(site_name)

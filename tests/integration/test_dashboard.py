@@ -1,0 +1,120 @@
+"""The dashboard on the litejobs admin index: per-queue counts linking to the job list, charts
+drawn from the per-minute counters, live workers, problems with their fix, in a bounded number
+of queries."""
+
+import re
+from datetime import timedelta
+from html import unescape
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from litejobs.models import Job, JobState
+from tests.factories import JobFactory, QueueStateFactory, WorkerFactory
+from tests.testapp.jobs import record, send_email
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+INDEX = reverse("admin:app_list", kwargs={"app_label": "litejobs"})
+JOBS = reverse("admin:litejobs_job_changelist")
+
+
+def _cells(html: str, queue: str) -> list[tuple[str, int]]:
+    """The (link, count) cells of a queue's row on the dashboard."""
+    row = re.search(rf'<tr data-queue="{queue}">(.*?)</tr>', html, re.S)
+    assert row, f"no row for {queue}"
+    return [
+        (unescape(href), int(n))
+        for href, n in re.findall(r'<td class="count"><a href="([^"]+)">(\d+)</a>', row.group(1))
+    ]
+
+
+def _legend(html: str, chart_id: str) -> dict[str, str]:
+    chart = re.search(rf'<div class="dashboard-chart" id="{chart_id}">(.*?)</figure>', html, re.S)
+    assert chart, f"no chart {chart_id}"
+    return dict(
+        re.findall(r'<li data-series="([^"]+)">.*?</svg> [^:<]+: ([^<]+)</li>', chart.group(1))
+    )
+
+
+def _populate(first: int, n: int) -> None:
+    for i in range(first, first + n):
+        JobFactory(state=JobState.READY, label=f"r{i}")
+        JobFactory(state=JobState.DONE, label=f"d{i}")
+        JobFactory(name=send_email.name, queue="emails", key=f"email:{i}", state=JobState.DEAD)
+        worker = WorkerFactory()
+        held = JobFactory(state=JobState.RUNNING, label=f"h{i}", lease_owner=worker.id)
+        worker.in_flight = [held.id]
+        worker.save()
+
+
+def test_the_dashboard_costs_the_same_bounded_queries_whatever_the_jobs(admin_client, clock):
+    _populate(0, 1)
+    with CaptureQueriesContext(connection) as few:
+        assert admin_client.get(INDEX).status_code == 200
+    _populate(1, 40)
+    with CaptureQueriesContext(connection) as many:
+        response = admin_client.get(INDEX)
+    html = response.content.decode()
+    assert len(many.captured_queries) == len(few.captured_queries) <= 40
+    assert html.count('data-worker="') == 41  # every live worker, each with its job
+    assert html.count(f"{record.name} #") == 41
+
+
+def test_every_count_links_to_the_job_list_filtered_to_it(admin_client, clock):
+    for i in range(3):
+        record.enqueue(label="due", value=i)
+    JobFactory(state=JobState.WAITING, label="asleep")
+    send_email.enqueue(address="a@example.com")
+    JobFactory(name=send_email.name, queue="emails", key="email:gone", state=JobState.DEAD)
+    QueueStateFactory(name="emails", reason="mail provider down")
+    html = admin_client.get(INDEX).content.decode()
+    states = ["ready", "scheduled", "running", "waiting", "failed", "dead"]
+    for queue, expected in (("default", [3, 0, 0, 1, 0, 0]), ("emails", [1, 0, 0, 0, 0, 1])):
+        cells = _cells(html, queue)
+        assert [n for _, n in cells] == expected
+        for (href, count), state in zip(cells, states, strict=True):
+            url = urlsplit(href)
+            assert url.path == JOBS
+            assert parse_qs(url.query) == {"queue": [queue], "state": [state]}
+            listed = admin_client.get(href).context["cl"].result_count
+            assert listed == count
+    assert "mail provider down" in html
+
+
+def test_the_charts_are_drawn_from_the_counters_not_the_job_table(admin_client, clock, run_worker):
+    for i in range(3):
+        record.enqueue(label="counted", value=i)
+    run_worker()
+    Job.objects.all().delete()  # purged: the counters still remember them
+    html = admin_client.get(INDEX).content.decode()
+    for chart_id in ("settled-last-hour", "settled-last-day"):
+        assert _legend(html, chart_id)["done"] == "3"
+    assert "latest" in _legend(html, "latency-last-hour")["p50"]
+
+
+def test_lapsed_leases_are_called_out_with_their_fix_and_the_jobs(admin_client, clock):
+    worker = WorkerFactory(lease_expires_at=clock.now() - timedelta(minutes=5))
+    lost = JobFactory(
+        state=JobState.RUNNING,
+        lease_owner=worker.id,
+        lease_expires_at=clock.now() - timedelta(minutes=5),
+    )
+    html = admin_client.get(INDEX).content.decode()
+    item = re.search(r'<li class="problem" data-code="lease-lapsed">(.*?)</li>', html, re.S)
+    assert item, html
+    assert "start `manage.py runworker`" in unescape(item.group(1))
+    href = unescape(re.search(r'href="([^"]+)"', item.group(1)).group(1))
+    assert parse_qs(urlsplit(href).query) == {"id__in": [str(lost.id)]}
+    assert [job.id for job in admin_client.get(href).context["cl"].result_list] == [lost.id]
+
+
+def test_the_models_stay_listed_beside_the_dashboard(admin_client):
+    html = admin_client.get(INDEX).content.decode()
+    sidebar = html[html.index('id="content-related"') :]
+    assert JOBS in sidebar
+    assert reverse("admin:litejobs_worker_changelist") in sidebar
+    assert "litejobs/dashboard.js" in html
