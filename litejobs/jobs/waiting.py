@@ -76,6 +76,8 @@ class WaitReason:
     code: WaitCode
     message: str
     queue: str
+    #: A few words for a listing's column (the message says the rest).
+    summary: str = ""
     #: When the wait ends by itself (its run_at), if it does.
     until: datetime | None = None
     #: The attempt that failed last (a retry pending), or the attempts started so far.
@@ -249,7 +251,7 @@ def _paused(job: Job, conditions: Conditions) -> WaitReason | None:
         f"Its queue {job.queue!r} is paused: {who} paused it at "
         f"{when(switch.changed_at, conditions.now)} ({why}). Resume the queue to run it.",
         job.queue,
-        until=None,
+        summary=f"Queue paused by {who}: {why}",
         paused_by=switch.changed_by,
         reason=switch.reason,
         paused_at=switch.changed_at,
@@ -269,6 +271,7 @@ def _handed_back(job: Job, conditions: Conditions) -> WaitReason | None:
         f"{when(job.handed_back_at + grace, conditions.now)} ({format_duration(grace)} after "
         "the first hand-back). Deploy the release that declares it to every worker.",
         job.queue,
+        summary=f"Handed back as unknown by {seen_by}",
         until=job.run_at,
         handed_back_at=job.handed_back_at,
         handed_back_by=job.lease_owner,
@@ -286,6 +289,7 @@ def _not_due(job: Job, conditions: Conditions) -> WaitReason | None:
             f"Waiting for its retry at {at}: attempt {job.attempts} of {job.max_attempts} "
             f"failed{error}.",
             job.queue,
+            summary=f"Retry at {at} after attempt {job.attempts}",
             until=job.run_at,
             attempt=job.attempts,
             max_attempts=job.max_attempts,
@@ -295,9 +299,16 @@ def _not_due(job: Job, conditions: Conditions) -> WaitReason | None:
             WaitCode.STEP_WAITING,
             f"Waiting in a step (a sleep or an event) until {at} at the latest.",
             job.queue,
+            summary=f"In a step until {at}",
             until=job.run_at,
         )
-    return WaitReason(WaitCode.NOT_DUE, f"Not due until {at}.", job.queue, until=job.run_at)
+    return WaitReason(
+        WaitCode.NOT_DUE,
+        f"Not due until {at}.",
+        job.queue,
+        summary=f"Not due until {at}",
+        until=job.run_at,
+    )
 
 
 def _no_worker(job: Job, conditions: Conditions) -> WaitReason | None:
@@ -308,6 +319,7 @@ def _no_worker(job: Job, conditions: Conditions) -> WaitReason | None:
         f"No live worker serves its queue {job.queue!r}. Start `manage.py runworker` (every "
         f"queue) or `runworker --queues {job.queue}`.",
         job.queue,
+        summary=f"No live worker serves queue {job.queue!r}",
     )
 
 
@@ -324,6 +336,7 @@ def _key_full(job: Job, conditions: Conditions) -> WaitReason | None:
         f"Its concurrency key {key!r} is full: {len(holders)} of {limit} running ({listed}). "
         "It runs when one of them finishes.",
         job.queue,
+        summary=f"Concurrency key {key!r} full ({len(holders)}/{limit}: {listed})",
         concurrency_key=key,
         concurrency_limit=limit,
         holders=holders,
@@ -340,12 +353,15 @@ def next_in_line(job: Job, ahead: int, conditions: Conditions) -> WaitReason:
         where = f"of its queue {job.queue!r}"
     if ahead:
         text = f"Due and in line: {count} due job(s) {where} go before it."
+        summary = f"In line: {count} ahead"
     else:
         text = f"Due and next in line {where}: the next claim takes it."
+        summary = "Next in line"
     return WaitReason(
         WaitCode.NEXT_IN_LINE,
         text,
         job.queue,
+        summary=summary,
         concurrency_key=job.concurrency_key,
         concurrency_limit=job.concurrency_limit,
         holders=conditions.holders.get(job.concurrency_key or "", ()),

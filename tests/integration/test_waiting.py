@@ -1,15 +1,19 @@
 """Why a job waits: each reason from a real condition in the database, as the claim reads it."""
 
+import json
 from datetime import timedelta
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 
 from litejobs.jobs import claims, queues
 from litejobs.jobs.waiting import AHEAD_CAP, WaitCode, explain, explain_one
-from litejobs.models import Job, JobState
-from tests.factories import JobFactory, ReleasedJobFactory, WorkerFactory
+from litejobs.models import CLAIMABLE, Job, JobState
+from tests.factories import JobFactory, ReleasedJobFactory, UserFactory, WorkerFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -196,3 +200,193 @@ def test_a_page_of_jobs_costs_the_same_few_queries_whatever_its_size(clock):
         return len(queries)
 
     assert page(2) == page(25) == 4
+
+
+# manage.py litejobs show ---------------------------------------------------------------------
+
+
+def show(*args):
+    out = StringIO()
+    call_command("litejobs", "show", *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def test_show_answers_why_a_job_waits_and_null_once_it_runs(clock):
+    job = JobFactory(state=JobState.READY)
+    queues.pause("default", reason="database migration", by="ann")
+    data = json.loads(show(str(job.id), "--json"))
+    assert data["waiting"]["code"] == "queue-paused"
+    assert (data["waiting"]["paused_by"], data["waiting"]["reason"]) == (
+        "ann",
+        "database migration",
+    )
+    assert data["waiting"]["paused_at"] == "2026-03-01T12:00:00+00:00"
+    text = show(str(job.id))
+    assert "waiting because    Its queue 'default' is paused: ann paused it" in text
+
+    running = JobFactory(state=JobState.RUNNING, label="running")
+    assert json.loads(show(str(running.id), "--json"))["waiting"] is None
+    assert "waiting because" not in show(str(running.id))
+
+
+# The admin -----------------------------------------------------------------------------------
+
+JOBS = reverse("admin:litejobs_job_changelist")
+
+
+def _page_of_every_reason(clock, copies):
+    for i in range(copies):
+        JobFactory(state=JobState.READY, label=f"r{i}")
+        JobFactory(state=JobState.SCHEDULED, label=f"s{i}")
+        JobFactory(state=JobState.FAILED, label=f"f{i}", error_class="builtins.ValueError")
+        JobFactory(state=JobState.READY, label=f"p{i}", queue="paused")
+        JobFactory(state=JobState.READY, label=f"n{i}", queue="nobody")
+        JobFactory(state=JobState.READY, label=f"l{i}", concurrency_key="k", concurrency_limit=1)
+        JobFactory(state=JobState.RUNNING, label=f"h{i}", concurrency_key="k", concurrency_limit=1)
+        JobFactory(state=JobState.DONE, label=f"d{i}")
+
+
+def test_the_listing_says_why_each_job_waits_in_the_same_queries_whatever_the_rows(
+    admin_client, clock
+):
+    WorkerFactory(queues=["default", "paused"])
+    queues.pause("paused", reason="database migration", by="ann")
+
+    def listing(copies):
+        Job.objects.all().delete()
+        _page_of_every_reason(clock, copies)
+        with CaptureQueriesContext(connection) as queries:
+            response = admin_client.get(JOBS)
+        assert response.status_code == 200
+        return response, len(queries)
+
+    _, few = listing(1)
+    large, many = listing(6)  # 48 rows: one page
+    assert few == many
+    rows = large.context["cl"].result_list
+    assert len(rows) == 48
+    codes = {job._litejobs_waiting.code for job in rows if job.state in CLAIMABLE}
+    assert codes == {
+        WaitCode.NEXT_IN_LINE,
+        WaitCode.NOT_DUE,
+        WaitCode.RETRY_PENDING,
+        WaitCode.QUEUE_PAUSED,
+        WaitCode.NO_WORKER,
+        WaitCode.CONCURRENCY_FULL,
+    }
+    content = large.content.decode()
+    assert "Queue paused by ann: database migration" in content
+    assert "Concurrency key &#x27;k&#x27; full" in content
+    assert "No live worker serves queue &#x27;nobody&#x27;" in content
+    assert 'class="litejobs-state litejobs-state-done"' in content
+
+
+def test_the_listing_shows_the_current_error_in_one_short_line(admin_client, clock):
+    JobFactory(
+        state=JobState.DEAD,
+        error_class="builtins.ValueError",
+        error_message="card declined " + "x" * 200 + "\nsecond line",
+    )
+    JobFactory(
+        state=JobState.DONE, label="ok", error_class="builtins.KeyError", error_message="old"
+    )
+    content = admin_client.get(JOBS).content.decode()
+    assert "ValueError: card declined xxx" in content
+    assert "x" * 100 not in content  # cut short
+    assert "second line" not in content
+    assert "KeyError" not in content  # a done job has no current error
+
+
+def test_an_empty_listing_says_what_the_filter_was(admin_client, clock):
+    JobFactory(state=JobState.READY)
+    content = " ".join(admin_client.get(JOBS, {"state__exact": "dead"}).content.decode().split())
+    assert "No job matches state: Dead." in content
+    assert "0 jobs" not in content
+    content = " ".join(admin_client.get(JOBS, {"q": "nothing-like-this"}).content.decode().split())
+    assert "No job matches search: nothing-like-this." in content
+
+
+def page(job):
+    return reverse("admin:litejobs_job_change", args=[job.pk])
+
+
+def button(job, verb):
+    return reverse("admin:litejobs_job_act", args=[job.pk, verb])
+
+
+def test_the_job_page_opens_with_its_state_why_it_waits_and_its_error(admin_client, clock):
+    WorkerFactory()
+    job = JobFactory(
+        state=JobState.FAILED,
+        attempts=1,
+        max_attempts=3,
+        error_class="builtins.ValueError",
+        error_message="card declined\nTraceback detail",
+        error_traceback="Traceback (most recent call last): ...",
+    )
+    content = admin_client.get(page(job)).content.decode()
+    summary = content.index('id="job-summary"')
+    assert summary < content.index("<fieldset")
+    assert 'class="litejobs-state litejobs-state-failed"' in content[summary:]
+    waiting = content.index('id="job-waiting"')
+    assert "Waiting for its retry at 2026-03-01 13:00:00 (in 1h)" in content[waiting:]
+    assert "ValueError: card declined" in content[content.index('id="job-error"') :]
+    assert content.count("<details") >= 3  # payload, error and lease folded away
+    for verb in ("retry", "promote", "cancel"):
+        assert f'id="job-{verb}"' in content
+
+
+def test_the_job_page_buttons_retry_cancel_and_run_now(admin_client, clock):
+    dead = JobFactory(state=JobState.DEAD, label="dead")
+    response = admin_client.post(button(dead, "retry"), follow=True)
+    assert response.redirect_chain[-1][0] == page(dead)
+    dead.refresh_from_db()
+    assert dead.state == JobState.READY
+    assert any(
+        "retried" in str(m).lower() or "ready" in str(m).lower()
+        for m in response.context["messages"]
+    )
+
+    scheduled = JobFactory(state=JobState.SCHEDULED, label="later")
+    admin_client.post(button(scheduled, "promote"))
+    scheduled.refresh_from_db()
+    assert (scheduled.state, scheduled.run_at) == (JobState.SCHEDULED, clock.now())
+    content = admin_client.get(page(scheduled)).content.decode()
+    assert 'id="job-promote"' not in content  # due already: nothing to run sooner
+    assert 'id="job-cancel"' in content
+
+    admin_client.post(button(scheduled, "cancel"))
+    scheduled.refresh_from_db()
+    assert scheduled.state == JobState.CANCELLED
+
+    done = JobFactory(state=JobState.DONE, label="done")
+    response = admin_client.post(button(done, "cancel"), follow=True)
+    done.refresh_from_db()
+    assert done.state == JobState.DONE  # refused, and said so
+    assert any(m.level_tag == "error" for m in response.context["messages"])
+    assert admin_client.get(button(done, "retry")).status_code == 405  # POST only
+    assert admin_client.post(button(done, "delete")).status_code == 404
+
+
+def test_a_user_who_may_only_view_jobs_sees_no_buttons_and_a_forged_post_is_refused(client, clock):
+    viewer = UserFactory(permissions=["litejobs.view_job"])
+    client.force_login(viewer)
+    dead = JobFactory(state=JobState.DEAD)
+    content = client.get(page(dead)).content.decode()
+    assert 'id="job-summary"' in content
+    assert 'id="job-retry"' not in content
+    assert client.post(button(dead, "retry")).status_code == 403
+    dead.refresh_from_db()
+    assert dead.state == JobState.DEAD
+
+
+def test_the_buttons_need_the_csrf_token(clock):
+    from django.test import Client
+
+    admin = UserFactory(username="boss", is_superuser=True)
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(admin)
+    dead = JobFactory(state=JobState.DEAD)
+    assert strict.post(button(dead, "retry")).status_code == 403
+    dead.refresh_from_db()
+    assert dead.state == JobState.DEAD
