@@ -279,19 +279,10 @@ class JobAdmin(ReadOnlyAdmin):
             None,
             {
                 "fields": (
-                    "id",
-                    "name",
-                    "module",
-                    "queue",
-                    "state_label",
-                    "tenant",
-                    "key",
-                    "priority",
-                    "attempts_label",
-                    "run_at",
-                    "created_at",
-                    "started_at",
-                    "finished_at",
+                    ("id", "name", "module"),
+                    ("queue", "state_label", "tenant"),
+                    ("key", "priority", "attempts_label"),
+                    ("run_at", "created_at", "started_at", "finished_at"),
                 )
             },
         ),
@@ -331,8 +322,11 @@ class JobAdmin(ReadOnlyAdmin):
             },
         ),
     )
-    readonly_fields = cast(
-        tuple[str, ...], tuple(f for _, options in fieldsets for f in options["fields"])
+    readonly_fields = tuple(
+        name
+        for _, options in fieldsets
+        for line in options["fields"]
+        for name in ((line,) if isinstance(line, str) else line)
     )
 
     class Media:
@@ -387,7 +381,9 @@ class JobAdmin(ReadOnlyAdmin):
         """The current error's class and the first line of its message, cut short."""
         head = getattr(obj, "error_head", None)
         text = error_line(obj, head if head is not None else obj.error_message, limit=ERROR_SHOWN)
-        return text or "-"
+        if not text:
+            return "-"
+        return format_html('<span class="litejobs-error" title="{}">{}</span>', text, text)
 
     @admin.display(description="attempts")
     def attempts_label(self, obj: Job) -> str:

@@ -262,7 +262,7 @@ def _handed_back(job: Job, conditions: Conditions) -> WaitReason | None:
     if job.handed_back_at is None or job.state != JobState.SCHEDULED:
         return None
     grace = settings.duration_or_default("UNKNOWN_JOB_GRACE")
-    seen_by = job.lease_owner or "a worker"
+    seen_by = f"worker {job.lease_owner}" if job.lease_owner else "a worker"
     return WaitReason(
         WaitCode.HANDED_BACK,
         f"Handed back as unknown: {seen_by} could not run it (its release does not declare "
