@@ -9,19 +9,28 @@ from functools import cached_property
 from typing import Any, cast
 
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.main import ChangeList
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import F, Q, QuerySet
-from django.http import HttpRequest
-from django.urls import reverse
+from django.db.models.functions import Left
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
+from django.views.decorators.http import require_POST
 
 from ..core import clock
-from ..core.enums import TERMINAL
-from ..jobs import catalog, operations
-from ..jobs.operations import ActionResult
+from ..core.enums import LIVE, TERMINAL
+from ..jobs import catalog, operations, waiting
+from ..jobs.operations import PROMOTABLE, RETRYABLE, ActionResult
 from ..models import Job, JobAttempt, JobState, JobStep, Occurrence, QueueState, StepState
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
+
+#: The attribute the listing puts each job's ``WaitReason`` under (computed for the page).
+WAITING_ATTR = "_litejobs_waiting"
+#: Characters of the error's first line the listing shows (the job's page shows it whole).
+ERROR_SHOWN = 80
 
 
 class CappedCountPaginator(Paginator):
@@ -50,12 +59,29 @@ class OneReadChangeList(ChangeList):
     """
 
     def get_results(self, request: HttpRequest) -> None:
-        """Django's results; when they are not paged, the count is the rows read."""
+        """Django's results, each with why it waits (a few statements for the page); when
+        they are not paged, the count is the rows read."""
         super().get_results(request)
+        self.result_list = list(self.result_list)
+        reasons = waiting.explain(self.result_list)
+        for job in self.result_list:
+            setattr(job, WAITING_ATTR, reasons.get(job.pk))
         if self.multi_page and not (self.show_all and self.can_show_all):
             return
-        self.result_list = list(self.result_list)
         self.result_count = len(self.result_list)
+
+    def filter_summary(self) -> list[str]:
+        """The filters and search in force, as people read them (``state: Dead``), for the
+        page that says nothing matched."""
+        chosen = []
+        for spec in self.filter_specs:
+            if not getattr(spec, "used_parameters", None):
+                continue
+            shown = [str(c["display"]) for c in spec.choices(self) if c.get("selected")]
+            chosen.append(f"{spec.title}: {', '.join(shown)}")
+        if self.query:
+            chosen.append(f"search: {self.query}")
+        return chosen
 
 
 class QueueFilter(admin.SimpleListFilter):
@@ -115,6 +141,35 @@ def _current_error(job: Job, value: str) -> str:
     """A done job has no current error: what an earlier attempt raised is left on its row,
     and shown under that attempt instead."""
     return "" if job.state == JobState.DONE else value
+
+
+def error_line(job: Job, message: str, *, limit: int | None = None) -> str:
+    """The current error in one line: its class (without its module) and the first line of
+    its message, cut to ``limit`` characters; empty when the job has no current error."""
+    error_class = _current_error(job, job.error_class)
+    if not error_class:
+        return ""
+    lines = message.strip().splitlines()
+    text = f"{error_class.rsplit('.', 1)[-1]}: {lines[0]}" if lines else error_class
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return text
+
+
+def state_badge(job: Job) -> str:
+    """The state as a coloured badge (``jobs.css``: readable in light and dark mode), due
+    scheduled and failed jobs marked as due."""
+    label = operations.state_label(job.state, job.run_at, clock.now())
+    return format_html('<span class="litejobs-state litejobs-state-{}">{}</span>', job.state, label)
+
+
+#: The job page's buttons: verb -> (label, the states it applies to, the operator verb). The
+#: verbs are those of the listing's actions and of ``manage.py litejobs``.
+JOB_BUTTONS: dict[str, tuple[str, tuple[str, ...], Callable[..., ActionResult]]] = {
+    "retry": ("Retry", RETRYABLE, operations.retry),
+    "promote": ("Run now", PROMOTABLE, operations.promote),
+    "cancel": ("Cancel", LIVE, operations.cancel),
+}
 
 
 class JobRecordInline(RecordInline):
@@ -201,6 +256,8 @@ class JobAdmin(ReadOnlyAdmin):
         "name",
         "queue",
         "state_label",
+        "waiting_because",
+        "error_summary",
         "attempts_label",
         "run_at",
         "created_at",
@@ -222,40 +279,36 @@ class JobAdmin(ReadOnlyAdmin):
             None,
             {
                 "fields": (
-                    "id",
-                    "name",
-                    "module",
-                    "queue",
-                    "state_label",
-                    "tenant",
-                    "key",
-                    "priority",
-                    "attempts_label",
-                    "run_at",
-                    "created_at",
-                    "started_at",
-                    "finished_at",
+                    ("id", "name", "module"),
+                    ("queue", "state_label", "tenant"),
+                    ("key", "priority", "attempts_label"),
+                    ("run_at", "created_at", "started_at", "finished_at"),
                 )
             },
         ),
         (
             "Payload and result",
-            {"fields": ("safe_payload", "version", "result_shown", "progress_shown")},
+            {
+                "fields": ("safe_payload", "version", "result_shown", "progress_shown"),
+                "classes": ("collapse",),
+            },
         ),
         (
             "Error",
             {
+                "classes": ("collapse",),
                 "fields": (
                     "error_class_shown",
                     "error_message_shown",
                     "handed_back_at",
                     "traceback_shown",
-                )
+                ),
             },
         ),
         (
             "Lease",
             {
+                "classes": ("collapse",),
                 "fields": (
                     "lease_owner",
                     "lease_expires_at",
@@ -265,13 +318,19 @@ class JobAdmin(ReadOnlyAdmin):
                     "concurrency_limit",
                     "traceparent",
                     "occurrence_link",
-                )
+                ),
             },
         ),
     )
-    readonly_fields = cast(
-        tuple[str, ...], tuple(f for _, options in fieldsets for f in options["fields"])
+    readonly_fields = tuple(
+        name
+        for _, options in fieldsets
+        for line in options["fields"]
+        for name in ((line,) if isinstance(line, str) else line)
     )
+
+    class Media:
+        css = {"all": ("litejobs/jobs.css",)}
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         """The listing whose count matches the rows it shows."""
@@ -282,7 +341,9 @@ class JobAdmin(ReadOnlyAdmin):
         queryset = super().get_queryset(request)
         match = getattr(request, "resolver_match", None)
         if match is not None and match.url_name == "litejobs_job_changelist":
-            queryset = queryset.defer(*HEAVY_FIELDS)
+            queryset = queryset.defer(*HEAVY_FIELDS).annotate(
+                error_head=Left("error_message", ERROR_SHOWN * 2)
+            )
         return queryset
 
     def get_search_results(
@@ -301,8 +362,28 @@ class JobAdmin(ReadOnlyAdmin):
 
     @admin.display(description="state", ordering="state")
     def state_label(self, obj: Job) -> str:
-        """The state, marking scheduled and failed jobs whose time has come as due."""
-        return operations.state_label(obj.state, obj.run_at, clock.now())
+        """The state as a badge, marking scheduled and failed jobs whose time has come as due."""
+        return state_badge(obj)
+
+    @admin.display(description="waiting because")
+    def waiting_because(self, obj: Job) -> str:
+        """Why a job that has not run yet waits, in a few words (the whole sentence on
+        hover), as the listing computed it for the page."""
+        reason: waiting.WaitReason | None = getattr(obj, WAITING_ATTR, None)
+        if reason is None:
+            return "-"
+        return format_html(
+            '<span class="litejobs-waiting" title="{}">{}</span>', reason.message, reason.summary
+        )
+
+    @admin.display(description="error")
+    def error_summary(self, obj: Job) -> str:
+        """The current error's class and the first line of its message, cut short."""
+        head = getattr(obj, "error_head", None)
+        text = error_line(obj, head if head is not None else obj.error_message, limit=ERROR_SHOWN)
+        if not text:
+            return "-"
+        return format_html('<span class="litejobs-error" title="{}">{}</span>', text, text)
 
     @admin.display(description="attempts")
     def attempts_label(self, obj: Job) -> str:
@@ -382,3 +463,60 @@ class JobAdmin(ReadOnlyAdmin):
     def promote_jobs(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         """``operations.promote`` on each selected job."""
         self._act(request, queryset, operations.promote)
+
+    # The job's page: its summary and buttons ----------------------------------------------
+
+    def get_urls(self) -> list[URLPattern]:
+        """The job page's buttons: one POST view per verb."""
+        info = self.opts.app_label, self.opts.model_name
+        return [
+            path(
+                "<path:object_id>/act/<slug:verb>/",
+                self.admin_site.admin_view(require_POST(self.act_view)),
+                name="{}_{}_act".format(*info),
+            ),
+            *super().get_urls(),
+        ]
+
+    def act_view(self, request: HttpRequest, object_id: str, verb: str) -> HttpResponse:
+        """A button of the job's page: the same operator verb as the listing's action (and
+        the CLI's), refused (403) to a user who may not operate on jobs."""
+        if not self.has_operate_permission(request):
+            raise PermissionDenied
+        button = JOB_BUTTONS.get(verb)
+        job_id = unquote(object_id)
+        if button is None or not job_id.isdigit():
+            raise Http404(f"No job verb {verb!r} for job {job_id!r}.")
+        report(self, request, button[2], [int(job_id)], level=_job_level)
+        return HttpResponseRedirect(
+            reverse(f"{self.admin_site.name}:litejobs_job_change", args=[job_id])
+        )
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        """The job's page, opening with its state, why it waits, its current error and the
+        buttons this user may press."""
+        job = self.get_object(request, unquote(object_id))
+        extra = dict(extra_context or {})
+        if job is not None:
+            extra.update(self._summary(request, job))
+        return super().change_view(request, object_id, form_url, extra)
+
+    def _summary(self, request: HttpRequest, job: Job) -> dict[str, Any]:
+        operate = self.has_operate_permission(request)
+        due = job.run_at <= clock.now()
+        return {
+            "job_state": state_badge(job),
+            "job_waiting": waiting.explain_one(job),
+            "job_error": error_line(job, job.error_message),
+            "job_buttons": [
+                (verb, label)
+                for verb, (label, states, _) in JOB_BUTTONS.items()
+                if operate and job.state in states and not (verb == "promote" and due)
+            ],
+        }

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..conf import settings
 from ..core import clock
-from ..jobs import operations
+from ..jobs import operations, waiting
 from ..models import Job, JobAttempt, JobState
 from . import EXIT_OK, add_json_flag, emit
 
@@ -186,6 +186,8 @@ def job_details(job: Job) -> dict[str, Any]:
         data[field.name] = iso(value) if isinstance(value, datetime) else value
     data["payload"] = operations.safe_payload(job.name, job.payload)
     data["state_label"] = operations.state_label(job.state, job.run_at, clock.now())
+    reason = waiting.explain_one(job)
+    data["waiting"] = reason.as_json() if reason is not None else None
     data["failed_attempts"] = [
         {
             "number": attempt.number,
@@ -207,7 +209,9 @@ def job_details(job: Job) -> dict[str, Any]:
 def _show_text(data: dict[str, Any]) -> str:
     lines = [f"Job {data['id']}  {data['name']}  ({data['state_label']})"]
     skip = {"id", "name", "state_label", "payload", "result", "progress", "failed_attempts"}
-    skip |= {"error_class", "error_message", "error_traceback"}
+    skip |= {"error_class", "error_message", "error_traceback", "waiting"}
+    if data["waiting"] is not None:
+        lines.append(f"  {'waiting because':<18} {data['waiting']['message']}")
     for key, value in data.items():
         if key not in skip:
             lines.append(f"  {key:<18} {'' if value is None else value}")

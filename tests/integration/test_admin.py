@@ -36,7 +36,7 @@ def test_the_job_listing_costs_the_same_few_queries_whatever_the_rows(
     admin_client, clock, rows, django_assert_max_num_queries
 ):
     record.enqueue_many([{"label": "bulk", "value": i} for i in range(rows)])
-    with django_assert_max_num_queries(6):
+    with django_assert_max_num_queries(10):  # 6, and up to 4 for why the jobs wait
         response = admin_client.get(JOBS)
     assert response.status_code == 200
     shown = response.context["cl"].result_list

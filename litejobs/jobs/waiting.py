@@ -1,0 +1,369 @@
+"""Why a job waits: for every job that is neither running nor finished, what keeps the claim
+from taking it, read from the same conditions the claim statements read.
+
+The claim (``litejobs/sql/jobs.sql``: ``claim``, ``claim_limited``) takes a job when its state
+is claimable, its ``run_at`` has passed, its queue is not paused (``QueueState``), a live worker
+serves its queue, the worker does not leave it to others (a job it handed back), and, for a
+concurrency-limited job, its key has a free slot. ``explain`` answers the first of those that
+holds a job back, or where it stands in line when none does, for one job (its page, ``show``) or
+a page of them (the listing's column) in at most four statements whatever the page's size.
+
+A reason is a ``WaitReason``: a stable ``code`` (``WaitCode``; new kinds of waiting, such as
+a rate limit or a dependency on another job, become new members), a sentence for people, and the
+structured values behind it (``as_json``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from django.db import connections
+from django.db.models import Q
+from django.db.models.functions import Now
+from django.utils import timezone
+
+from ..conf import settings
+from ..core import clock
+from ..core.durations import format_age, format_duration
+from ..core.enums import CLAIMABLE, JobState
+from ..models import Job, QueueState, Worker
+from ..sql import query
+
+#: Jobs ahead of one in line are counted up to this many ("more than 1,000").
+AHEAD_CAP = 1000
+#: A worker row whose queues hold this serves every queue (as an empty list does).
+EVERY_QUEUE = "*"
+#: The columns ``explain`` reads of a job (the listing reads no more than these).
+READ_FIELDS = (
+    "id",
+    "state",
+    "queue",
+    "run_at",
+    "priority",
+    "attempts",
+    "max_attempts",
+    "concurrency_key",
+    "concurrency_limit",
+    "handed_back_at",
+    "lease_owner",
+    "error_class",
+)
+
+
+class WaitCode(StrEnum):
+    """Why a job that is not running and not finished has not run yet (a closed set that
+    grows: each new kind of waiting is a new member)."""
+
+    QUEUE_PAUSED = "queue-paused"
+    HANDED_BACK = "handed-back"
+    RETRY_PENDING = "retry-pending"
+    STEP_WAITING = "step-waiting"
+    NOT_DUE = "not-due"
+    NO_WORKER = "no-worker"
+    CONCURRENCY_FULL = "concurrency-full"
+    NEXT_IN_LINE = "next-in-line"
+
+
+@dataclass(frozen=True)
+class WaitReason:
+    """Why one job waits: ``code`` for programs, ``message`` for people, and the values the
+    message is made of (``None`` or empty where they do not apply)."""
+
+    code: WaitCode
+    message: str
+    queue: str
+    #: A few words for a listing's column (the message says the rest).
+    summary: str = ""
+    #: When the wait ends by itself (its run_at), if it does.
+    until: datetime | None = None
+    #: The attempt that failed last (a retry pending), or the attempts started so far.
+    attempt: int | None = None
+    max_attempts: int | None = None
+    concurrency_key: str | None = None
+    concurrency_limit: int | None = None
+    #: The running jobs holding its concurrency key's slots.
+    holders: tuple[int, ...] = ()
+    paused_by: str = ""
+    reason: str = ""
+    paused_at: datetime | None = None
+    #: When a worker first handed it back, and which worker handed it back last.
+    handed_back_at: datetime | None = None
+    handed_back_by: str = ""
+    #: Due jobs the claim takes before it (capped at ``AHEAD_CAP``).
+    ahead: int | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The reason as plain JSON values (instants as ISO 8601, holders as a list)."""
+        data = asdict(self)
+        data["code"] = self.code.value
+        data["holders"] = list(self.holders)
+        for name in ("until", "paused_at", "handed_back_at"):
+            data[name] = clock.iso(data[name])
+        return data
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """What the claim reads besides the job itself, for the jobs of one page."""
+
+    now: datetime
+    paused: dict[str, QueueState]
+    #: Queues some live worker serves; ``None`` when one serves every queue.
+    served: frozenset[str] | None
+    #: Concurrency key -> the ids of the running jobs holding its slots.
+    holders: dict[str, tuple[int, ...]]
+
+
+def is_waiting(job: Job) -> bool:
+    """Has this job not run yet (neither running nor finished)?"""
+    return job.state in CLAIMABLE
+
+
+def explain_one(job: Job, *, now: datetime | None = None) -> WaitReason | None:
+    """Why ``job`` waits, or ``None`` when it is running or finished."""
+    return explain([job], now=now).get(job.pk)
+
+
+def explain(jobs: Iterable[Job], *, now: datetime | None = None) -> dict[int, WaitReason]:
+    """Job id -> why it waits, for each of ``jobs`` that is not running and not finished, in
+    at most four statements whatever their number (none when no job waits)."""
+    waiting = [job for job in jobs if is_waiting(job)]
+    if not waiting:
+        return {}
+    conditions = read_conditions(waiting, now=now or clock.now())
+    found: dict[int, WaitReason] = {}
+    in_line: list[Job] = []
+    for job in waiting:
+        blocked = held_back(job, conditions)
+        if blocked is None:
+            in_line.append(job)
+        else:
+            found[job.pk] = blocked
+    ahead = jobs_ahead(in_line, conditions.now)
+    for job in in_line:
+        found[job.pk] = next_in_line(job, ahead.get(job.pk, 0), conditions)
+    return found
+
+
+# What the claim reads ----------------------------------------------------------------------
+
+
+def _alias() -> str:
+    return settings.DATABASE
+
+
+def read_conditions(jobs: Sequence[Job], *, now: datetime) -> Conditions:
+    """The queue switches, live workers and concurrency holders that bear on ``jobs``."""
+    queues = {job.queue for job in jobs}
+    paused = {
+        switch.name: switch
+        for switch in QueueState.objects.using(_alias()).filter(paused=True, name__in=queues)
+    }
+    return Conditions(now=now, paused=paused, served=_served_queues(), holders=_holders(jobs, now))
+
+
+def _served_queues() -> frozenset[str] | None:
+    """The queues live workers serve (``None``: every queue), leases on the claim's clock."""
+    lease_now = clock.lease_instant() or Now()
+    live = (
+        Worker.objects.using(_alias())
+        .filter(lease_expires_at__gt=lease_now, stopping=False)
+        .values_list("queues", flat=True)
+    )
+    served: set[str] = set()
+    for queues in live:
+        if not queues or EVERY_QUEUE in queues:
+            return None
+        served.update(queues)
+    return frozenset(served)
+
+
+def _holders(jobs: Sequence[Job], now: datetime) -> dict[str, tuple[int, ...]]:
+    """The running jobs of the concurrency keys of the due limited ``jobs`` (one statement,
+    none when no such job is asked about)."""
+    keys = {job.concurrency_key for job in jobs if job.concurrency_key and job.run_at <= now}
+    if not keys:
+        return {}
+    held: dict[str, list[int]] = {}
+    running = (
+        Job.objects.using(_alias())
+        .filter(Q(state=JobState.RUNNING) & Q(concurrency_key__in=keys))
+        .order_by("id")
+        .values_list("concurrency_key", "id")
+    )
+    for key, job_id in running:
+        held.setdefault(str(key), []).append(job_id)
+    return {key: tuple(ids) for key, ids in held.items()}
+
+
+def jobs_ahead(jobs: Sequence[Job], now: datetime) -> dict[int, int]:
+    """Job id -> how many due jobs the claim takes before it (one statement for all)."""
+    if not jobs:
+        return {}
+    params: dict[str, Any] = {
+        "now": now,
+        "cap": AHEAD_CAP,
+        "ids": [job.pk for job in jobs],
+        "queues": [job.queue for job in jobs],
+        "keys": [job.concurrency_key for job in jobs],
+        "priorities": [job.priority for job in jobs],
+        "run_ats": [job.run_at for job in jobs],
+    }
+    with connections[_alias()].cursor() as cursor:
+        cursor.execute(query("jobs_ahead"), params)
+        return dict(cursor.fetchall())
+
+
+# The reasons -------------------------------------------------------------------------------
+
+
+def when(instant: datetime, now: datetime) -> str:
+    """An instant as the admin writes it, to the second in the current time zone, with how far
+    it is from now: ``2026-03-02 13:00:05 (in 5m)``."""
+    shown = timezone.localtime(instant).strftime("%Y-%m-%d %H:%M:%S")
+    if instant >= now:
+        return f"{shown} (in {format_age(instant - now)})"
+    return f"{shown} ({format_age(now - instant)} ago)"
+
+
+def held_back(job: Job, conditions: Conditions) -> WaitReason | None:
+    """The first condition of the claim that holds ``job`` back, or ``None`` when it only
+    waits for its turn."""
+    for check in (_paused, _handed_back, _not_due, _no_worker, _key_full):
+        found = check(job, conditions)
+        if found is not None:
+            return found
+    return None
+
+
+def _paused(job: Job, conditions: Conditions) -> WaitReason | None:
+    switch = conditions.paused.get(job.queue)
+    if switch is None:
+        return None
+    who = switch.changed_by or "someone"
+    why = switch.reason or "no reason given"
+    return WaitReason(
+        WaitCode.QUEUE_PAUSED,
+        f"Its queue {job.queue!r} is paused: {who} paused it at "
+        f"{when(switch.changed_at, conditions.now)} ({why}). Resume the queue to run it.",
+        job.queue,
+        summary=f"Queue paused by {who}: {why}",
+        paused_by=switch.changed_by,
+        reason=switch.reason,
+        paused_at=switch.changed_at,
+    )
+
+
+def _handed_back(job: Job, conditions: Conditions) -> WaitReason | None:
+    if job.handed_back_at is None or job.state != JobState.SCHEDULED:
+        return None
+    grace = settings.duration_or_default("UNKNOWN_JOB_GRACE")
+    seen_by = f"worker {job.lease_owner}" if job.lease_owner else "a worker"
+    return WaitReason(
+        WaitCode.HANDED_BACK,
+        f"Handed back as unknown: {seen_by} could not run it (its release does not declare "
+        f"this job or this payload version) and left it to a worker that can. Tried again at "
+        f"{when(job.run_at, conditions.now)}; it goes dead if no such worker takes it by "
+        f"{when(job.handed_back_at + grace, conditions.now)} ({format_duration(grace)} after "
+        "the first hand-back). Deploy the release that declares it to every worker.",
+        job.queue,
+        summary=f"Handed back as unknown by {seen_by}",
+        until=job.run_at,
+        handed_back_at=job.handed_back_at,
+        handed_back_by=job.lease_owner,
+    )
+
+
+def _not_due(job: Job, conditions: Conditions) -> WaitReason | None:
+    if job.run_at <= conditions.now:
+        return None
+    at = when(job.run_at, conditions.now)
+    if job.state == JobState.FAILED:
+        error = f" ({job.error_class})" if job.error_class else ""
+        return WaitReason(
+            WaitCode.RETRY_PENDING,
+            f"Waiting for its retry at {at}: attempt {job.attempts} of {job.max_attempts} "
+            f"failed{error}.",
+            job.queue,
+            summary=f"Retry at {at} after attempt {job.attempts}",
+            until=job.run_at,
+            attempt=job.attempts,
+            max_attempts=job.max_attempts,
+        )
+    if job.state == JobState.WAITING:
+        return WaitReason(
+            WaitCode.STEP_WAITING,
+            f"Waiting in a step (a sleep or an event) until {at} at the latest.",
+            job.queue,
+            summary=f"In a step until {at}",
+            until=job.run_at,
+        )
+    return WaitReason(
+        WaitCode.NOT_DUE,
+        f"Not due until {at}.",
+        job.queue,
+        summary=f"Not due until {at}",
+        until=job.run_at,
+    )
+
+
+def _no_worker(job: Job, conditions: Conditions) -> WaitReason | None:
+    if conditions.served is None or job.queue in conditions.served:
+        return None
+    return WaitReason(
+        WaitCode.NO_WORKER,
+        f"No live worker serves its queue {job.queue!r}. Start `manage.py runworker` (every "
+        f"queue) or `runworker --queues {job.queue}`.",
+        job.queue,
+        summary=f"No live worker serves queue {job.queue!r}",
+    )
+
+
+def _key_full(job: Job, conditions: Conditions) -> WaitReason | None:
+    key, limit = job.concurrency_key, job.concurrency_limit
+    if not key or limit is None:
+        return None
+    holders = conditions.holders.get(key, ())
+    if len(holders) < limit:
+        return None
+    listed = ", ".join(f"#{holder}" for holder in holders)
+    return WaitReason(
+        WaitCode.CONCURRENCY_FULL,
+        f"Its concurrency key {key!r} is full: {len(holders)} of {limit} running ({listed}). "
+        "It runs when one of them finishes.",
+        job.queue,
+        summary=f"Concurrency key {key!r} full ({len(holders)}/{limit}: {listed})",
+        concurrency_key=key,
+        concurrency_limit=limit,
+        holders=holders,
+    )
+
+
+def next_in_line(job: Job, ahead: int, conditions: Conditions) -> WaitReason:
+    """A due job nothing holds back: how many jobs the claim takes before it."""
+    count = f"more than {AHEAD_CAP:,}" if ahead >= AHEAD_CAP else f"{ahead:,}"
+    if job.concurrency_key:
+        free = (job.concurrency_limit or 0) - len(conditions.holders.get(job.concurrency_key, ()))
+        where = f"of its concurrency key {job.concurrency_key!r} ({free} slot(s) free)"
+    else:
+        where = f"of its queue {job.queue!r}"
+    if ahead:
+        text = f"Due and in line: {count} due job(s) {where} go before it."
+        summary = f"In line: {count} ahead"
+    else:
+        text = f"Due and next in line {where}: the next claim takes it."
+        summary = "Next in line"
+    return WaitReason(
+        WaitCode.NEXT_IN_LINE,
+        text,
+        job.queue,
+        summary=summary,
+        concurrency_key=job.concurrency_key,
+        concurrency_limit=job.concurrency_limit,
+        holders=conditions.holders.get(job.concurrency_key or "", ()),
+        ahead=ahead,
+    )
