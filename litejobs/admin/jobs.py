@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any, cast
 
 from django.contrib import admin, messages
@@ -22,6 +22,7 @@ from ..jobs import catalog, operations
 from ..jobs.operations import ActionResult
 from ..models import Job, JobAttempt, JobState, JobStep, Occurrence, QueueState, StepState
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
+from .jobbulk import BulkOverFilterAdmin
 
 
 class CappedCountPaginator(Paginator):
@@ -193,7 +194,7 @@ HEAVY_FIELDS = ("payload", "result", "error_message", "error_traceback", "progre
 
 
 @admin.register(Job)
-class JobAdmin(ReadOnlyAdmin):
+class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
     """Every job, newest first; operators act with retry, cancel and run now."""
 
     list_display = (
@@ -215,7 +216,7 @@ class JobAdmin(ReadOnlyAdmin):
     show_full_result_count = False
     paginator = CappedCountPaginator
     ordering = ("-id",)
-    actions = ("retry_jobs", "cancel_jobs", "promote_jobs")
+    actions = ("retry_jobs", "cancel_jobs", "promote_jobs", "delete_jobs")
     inlines = (JobStepInline, JobAttemptInline)
     fieldsets = (
         (
@@ -364,7 +365,8 @@ class JobAdmin(ReadOnlyAdmin):
                 messages.ERROR,
             )
             return
-        report(self, request, verb, ids, level=_job_level)
+        # The operator action log names the admin user who acted.
+        report(self, request, partial(verb, user_id=request.user.pk), ids, level=_job_level)
 
     @admin.action(
         description="Retry selected jobs (ready now, attempts reset)", permissions=["operate"]
@@ -382,3 +384,8 @@ class JobAdmin(ReadOnlyAdmin):
     def promote_jobs(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         """``operations.promote`` on each selected job."""
         self._act(request, queryset, operations.promote)
+
+    @admin.action(description="Delete selected jobs (not running ones)", permissions=["operate"])
+    def delete_jobs(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        """``operations.delete`` on each selected job (running ones are refused)."""
+        self._act(request, queryset, operations.delete)

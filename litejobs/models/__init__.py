@@ -24,6 +24,7 @@ from ..core.enums import (
     JobState,
     LeaderRole,
     OccurrenceState,
+    OperatorVerb,
     ScheduleStatus,
     StepKind,
     StepState,
@@ -46,6 +47,7 @@ from .ingest import (
 )
 from .jobs import Job, JobAttempt, QueueState, Worker
 from .leases import LeaderLease
+from .operators import OperatorAction
 from .outbox import OutboxMessage
 from .reports import ReportAudit, ReportLimits, ReportRun
 from .schedules import Occurrence, OccurrenceReplay, Schedule
@@ -83,6 +85,8 @@ __all__ = [
     "Occurrence",
     "OccurrenceReplay",
     "OccurrenceState",
+    "OperatorAction",
+    "OperatorVerb",
     "OutboxMessage",
     "OverflowEvent",
     "QueueState",
