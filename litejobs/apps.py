@@ -46,7 +46,7 @@ class LitejobsConfig(AppConfig):
         if apps.is_installed("django.contrib.auth"):
             from django.db.models.signals import post_migrate
 
-            from .roles import sync_read_only_group
+            from .management.roles import sync_read_only_group
 
             # After auth's own handler (connected first): the permissions exist by then.
             post_migrate.connect(sync_read_only_group, dispatch_uid="litejobs-read-only-group")
