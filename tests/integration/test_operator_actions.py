@@ -429,3 +429,51 @@ def custom_post_views():
                     continue
     assert len(urls) >= 8
     return urls
+
+
+#: The verbs ``manage.py litejobs`` offers operators (the issue's list).
+VERBS = (
+    "list show retry cancel promote delete pause resume replay disable enable purge doctor "
+    "bench workers queues"
+).split()
+
+
+def test_every_operator_verb_exists():
+    from litejobs.management.commands.litejobs import Command
+
+    parser = Command().create_parser("manage.py", "litejobs")
+    subparsers = next(a for a in parser._actions if a.dest == "verb")
+    assert set(VERBS) <= set(subparsers.choices)
+
+
+def _verb_args(clock):
+    """Each job and queue verb's arguments, on fresh rows (one job per changing verb)."""
+    shown = JobFactory(state=JobState.DEAD, label="show")
+    return [
+        (("list",), 0),
+        (("show", str(shown.id)), 0),
+        (("retry", str(JobFactory(state=JobState.DEAD, label="r").id)), 0),
+        (("cancel", str(JobFactory(state=JobState.READY, label="c").id)), 0),
+        (("promote", str(JobFactory(state=JobState.SCHEDULED, label="p").id)), 0),
+        (("delete", str(JobFactory(state=JobState.DONE, label="x").id)), 0),
+        (("pause", "default", "--reason", "incident"), 0),
+        (("resume", "default"), 0),
+        (("workers",), 0),
+        (("queues",), 0),
+        (("purge",), 0),
+        (("doctor",), 3),  # the dead job of ``show`` is a problem
+    ]
+
+
+@pytest.mark.parametrize("as_json", [True, False])
+def test_each_verb_answers_text_or_json_on_stdout(clock, as_json):
+    WorkerFactory()
+    for args, code in _verb_args(clock):
+        args = (*args, "--json") if as_json else args
+        out, err = litejobs(*args) if code == 0 else failing(code, *args)
+        assert out.strip(), args
+        if as_json:
+            json.loads(out)  # the whole of stdout is one JSON value
+        else:
+            with pytest.raises(ValueError):
+                json.loads(out)
