@@ -432,10 +432,24 @@ def custom_post_views():
 
 
 #: The verbs ``manage.py litejobs`` offers operators (the issue's list).
-VERBS = (
-    "list show retry cancel promote delete pause resume replay disable enable purge doctor "
-    "bench workers queues"
-).split()
+VERBS = [
+    "list",
+    "show",
+    "retry",
+    "cancel",
+    "promote",
+    "delete",
+    "pause",
+    "resume",
+    "replay",
+    "disable",
+    "enable",
+    "purge",
+    "doctor",
+    "bench",
+    "workers",
+    "queues",
+]
 
 
 def test_every_operator_verb_exists():
@@ -470,7 +484,7 @@ def test_each_verb_answers_text_or_json_on_stdout(clock, as_json):
     WorkerFactory()
     for args, code in _verb_args(clock):
         args = (*args, "--json") if as_json else args
-        out, err = litejobs(*args) if code == 0 else failing(code, *args)
+        out, _err = litejobs(*args) if code == 0 else failing(code, *args)
         assert out.strip(), args
         if as_json:
             json.loads(out)  # the whole of stdout is one JSON value
