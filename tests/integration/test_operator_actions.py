@@ -491,3 +491,19 @@ def test_each_verb_answers_text_or_json_on_stdout(clock, as_json):
         else:
             with pytest.raises(ValueError):
                 json.loads(out)
+
+
+@pytest.mark.parametrize("verb", ["delete", "retry", "bulk"])
+def test_the_log_row_and_the_change_commit_together(clock, monkeypatch, verb):
+    dead = JobFactory(state=JobState.DEAD)
+
+    def failing_record(*args, **kwargs):
+        raise RuntimeError("the log could not be written")
+
+    monkeypatch.setattr(operations, "record", failing_record)
+    with pytest.raises(RuntimeError):
+        if verb == "bulk":
+            operations.bulk(OperatorVerb.DELETE, JobFilter(states=("dead",)), by="ops")
+        else:
+            getattr(operations, verb)(dead.id, by="ops")
+    assert Job.objects.get(pk=dead.id).state == JobState.DEAD
