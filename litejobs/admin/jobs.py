@@ -1,5 +1,6 @@
 """Jobs in the admin: a listing that stays fast at a million rows, a redacted detail page,
-and the retry / cancel / run now actions of ``litejobs.jobs.operations``."""
+and the retry / cancel / run now / delete actions of ``litejobs.jobs.operations`` (each
+written to the operator action log with the admin user)."""
 
 from __future__ import annotations
 
@@ -195,7 +196,8 @@ HEAVY_FIELDS = ("payload", "result", "error_message", "error_traceback", "progre
 
 @admin.register(Job)
 class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
-    """Every job, newest first; operators act with retry, cancel and run now."""
+    """Every job, newest first; operators act with retry, cancel, run now and delete, on the
+    selected jobs or (the bulk page) on every job the current filter matches."""
 
     list_display = (
         "id",
