@@ -317,10 +317,20 @@ def delete(job_id: int, *, by: str, reason: str = "", user_id: int | None = None
     """Delete a job that is not running, with its attempt history and steps.
 
     A running job is refused (``delete-refused``): its worker would go on with a row that is
-    gone; cancel it first, and delete it once it stopped. Written to the operator action log
-    in its transaction (the log keeps the id after the row is gone).
+    gone; cancel it first, and delete it once it stopped. So is an unfinished job a feature
+    follows (a schedule's occurrence, a bulk money item: see ``_followed``). Written to the
+    operator action log in its transaction (the log keeps the id after the row is gone).
     """
     actor = Actor(check_by(by), user_id, reason)
+    if _followed(job_id, actor.by):
+        raise _refuse(
+            "delete",
+            job_id,
+            _current_state(job_id),
+            "a schedule's occurrence or a bulk money item follows it; cancel it first and "
+            "delete it once it finished.",
+            by=actor.by,
+        )
     with transaction.atomic(using=_alias()):
         _, counts = _jobs().filter(pk=job_id).exclude(state=JobState.RUNNING).delete()
         deleted = counts.get(Job._meta.label, 0)
@@ -337,6 +347,27 @@ def delete(job_id: int, *, by: str, reason: str = "", user_id: int | None = None
         )
     logger.info("job deleted id=%s by=%s", job_id, actor.by)
     return ActionResult(job_id, JobAction.DELETED, "deleted", f"Job {job_id} is deleted.")
+
+
+def _followed(job_id: int, by: str) -> set[int]:
+    """Of these live (unfinished) jobs, those a feature follows (a retry guard refuses them:
+    a schedule's occurrence, a bulk money item): deleting one would leave its record waiting
+    for a job that is gone, so they are cancelled first (their feature settles them)."""
+    return _followed_of([job_id], by)
+
+
+def _followed_of(ids: list[int], by: str) -> set[int]:
+    rows = (
+        _jobs()
+        .filter(pk__in=ids)
+        .exclude(state__in=TERMINAL)
+        .values("pk", "occurrence_id", "name", "payload")
+    )
+    return {
+        row["pk"]
+        for row in rows
+        if any(guard(row["pk"], row, by) is not None for guard in retry_guards.values())
+    }
 
 
 # Bulk over a filter ------------------------------------------------------------------------
@@ -421,7 +452,9 @@ def _apply_bulk(verb: OperatorVerb, ids: list[int], by: str, now: datetime) -> i
     if verb == OperatorVerb.PROMOTE:
         return _jobs().filter(pk__in=ids, state__in=PROMOTABLE).update(run_at=now)
     if verb == OperatorVerb.DELETE:
-        _, counts = _jobs().filter(pk__in=ids).exclude(state=JobState.RUNNING).delete()
+        kept = _followed_of(ids, by)
+        deleting = _jobs().filter(pk__in=[pk for pk in ids if pk not in kept])
+        _, counts = deleting.exclude(state=JobState.RUNNING).delete()
         return counts.get(Job._meta.label, 0)
     single = _retry_one if verb == OperatorVerb.RETRY else _cancel_one
     return _each(single, ids, by)

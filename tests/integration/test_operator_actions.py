@@ -507,3 +507,20 @@ def test_the_log_row_and_the_change_commit_together(clock, monkeypatch, verb):
         else:
             getattr(operations, verb)(dead.id, by="ops")
     assert Job.objects.get(pk=dead.id).state == JobState.DEAD
+
+
+def test_delete_refuses_an_unfinished_job_a_bulk_money_item_follows(clock):
+    from litejobs.bulk.execution import ITEM_JOB
+
+    item_job = JobFactory(state=JobState.READY, name=ITEM_JOB, payload={"confirmation": 1})
+    with pytest.raises(TransitionRefused) as refused:
+        operations.delete(item_job.id, by="ops")
+    assert refused.value.code == "delete-refused" and "cancel it first" in str(refused.value)
+    plain = JobFactory(state=JobState.READY, label="plain")
+    answer = operations.bulk(OperatorVerb.DELETE, JobFilter(states=("ready",)), by="ops")
+    assert answer == {"affected": 1, "remaining": 1}
+    assert list(Job.objects.values_list("pk", flat=True)) == [item_job.id]
+    assert not Job.objects.filter(pk=plain.id).exists()
+    Job.objects.filter(pk=item_job.id).update(state=JobState.CANCELLED)
+    operations.delete(item_job.id, by="ops")  # finished: its item was settled
+    assert not Job.objects.exists()
