@@ -532,6 +532,7 @@ def purge(
     now: datetime | None = None,
     by: str = "system",
     should_stop: Callable[[], bool] | None = None,
+    reason: str = "",
 ) -> dict[str, int]:
     """Delete finished rows older than their state's retention; answers the count per state.
 
@@ -558,7 +559,8 @@ def purge(
             if batch < limit:
                 break
         counts[str(state)] = deleted
-    logger.info("jobs purged by=%s %s", by, " ".join(f"{state}={n}" for state, n in counts.items()))
+    shown = " ".join(f"{state}={n}" for state, n in counts.items())
+    logger.info("jobs purged by=%s reason=%r %s", by, reason, shown)
     return counts
 
 

@@ -524,3 +524,30 @@ def test_delete_refuses_an_unfinished_job_a_bulk_money_item_follows(clock):
     Job.objects.filter(pk=item_job.id).update(state=JobState.CANCELLED)
     operations.delete(item_job.id, by="ops")  # finished: its item was settled
     assert not Job.objects.exists()
+
+
+#: The verbs that change something: each takes who acts and why.
+CHANGING = [
+    "retry",
+    "cancel",
+    "promote",
+    "delete",
+    "pause",
+    "resume",
+    "replay",
+    "disable",
+    "enable",
+    "purge",
+    "run-manual",
+    "resolve-step",
+]
+
+
+def test_every_changing_verb_takes_by_and_reason():
+    from litejobs.management.commands.litejobs import Command
+
+    parser = Command().create_parser("manage.py", "litejobs")
+    subparsers = next(a for a in parser._actions if a.dest == "verb")
+    for verb in CHANGING:
+        options = {o for a in subparsers.choices[verb]._actions for o in a.option_strings}
+        assert {"--by", "--reason"} <= options, verb
