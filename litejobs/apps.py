@@ -43,6 +43,13 @@ class LitejobsConfig(AppConfig):
         from .workqueues import declarations as workqueues
 
         pin_runtime_commands()
+        if apps.is_installed("django.contrib.auth"):
+            from django.db.models.signals import post_migrate
+
+            from .management.roles import sync_read_only_group
+
+            # After auth's own handler (connected first): the permissions exist by then.
+            post_migrate.connect(sync_read_only_group, dispatch_uid="litejobs-read-only-group")
         setting_changed.connect(clock.forget_configured_clock)
         setting_changed.connect(settings.forget)
         if extras.installed("django.tasks") or extras.installed("django_tasks"):

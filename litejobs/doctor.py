@@ -20,8 +20,37 @@ from .ingest import health as ingest_health
 from .jobs import operations as job_operations
 from .jobs import queues
 from .outbox import operations as outbox_operations
+from .runtime.startup import database_checks
 from .scheduling import health
 from .webhooks import endpoints
+
+#: The runbook section (in docs/operating/runbooks.md) that says what to do about each code.
+RUNBOOK_PAGE = "operating/runbooks/"
+RUNBOOKS = {
+    "database-unreachable": "the-database-restarts-or-is-unreachable",
+    "migrations-unapplied": "deploying",
+    "dead-jobs": "dead-jobs",
+    "lease-lapsed": "a-worker-was-killed-oom-sigkill-host-lost",
+    "unknown-job": "deploying",
+    "ready-backlog": "a-queue-is-backing-up",
+    "no-worker": "a-queue-is-backing-up",
+    "queue-paused": "stop-a-queue-during-an-incident",
+    "overdue-schedule": "a-schedule-did-not-run-overdue-schedule-no-scheduler",
+    "no-scheduler": "a-schedule-did-not-run-overdue-schedule-no-scheduler",
+    "outbox-backlog": "the-outbox-backs-up-outbox-backlog",
+    "webhook-disabled": "a-webhook-endpoint-was-disabled-webhook-disabled",
+    "ingest-backlog": "an-ingest-pipeline-backs-up-ingest-backlog-ingest-over-capacity-ingest-"
+    "import-stopped",
+}
+RUNBOOKS["ingest-over-capacity"] = RUNBOOKS["ingest-import-stopped"] = RUNBOOKS["ingest-backlog"]
+#: The database check ids (litejobs.E042, E043) as doctor's problem codes.
+DATABASE_CODES = {"litejobs.E042": "database-unreachable", "litejobs.E043": "migrations-unapplied"}
+
+
+def runbook(code: str) -> str:
+    """Where the documentation says what to do about a problem ``code`` ("" if nowhere)."""
+    anchor = RUNBOOKS.get(code)
+    return f"{RUNBOOK_PAGE}#{anchor}" if anchor else ""
 
 
 @dataclass(frozen=True)
@@ -42,7 +71,7 @@ class Diagnosis:
         return {
             "checked_at": self.checked_at.isoformat(),
             "healthy": self.healthy,
-            "problems": [p.as_dict() for p in self.problems],
+            "problems": [{**p.as_dict(), "runbook": runbook(p.code)} for p in self.problems],
             "notes": self.notes,
         }
 
@@ -57,10 +86,16 @@ def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagno
     file import (``ingest-import-stopped``). Leases are judged on the database's clock,
         as the workers judge them.
 
+        First of all the database must answer (``database-unreachable``) with every litejobs
+        migration applied (``migrations-unapplied``); when it does not, only that is reported.
+
         Paused queues and disabled schedules are not problems (an operator switched them off on
         purpose) but are noted with their reason, as a forgotten switch keeps work from running.
     """
     now = now or clock.now()
+    unusable = database_problems()
+    if unusable:
+        return Diagnosis(now, unusable)
     lease_now = clock.database_now(settings.DATABASE)
     found = [
         *job_operations.problems(now=now, lease_now=lease_now),
@@ -75,3 +110,15 @@ def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagno
         [problem for problem in found if not problem.is_note],
         [problem.message for problem in found if problem.is_note],
     )
+
+
+def database_problems() -> list[Problem]:
+    """The database cannot be used (``database-unreachable``) or litejobs' migrations are
+    not all applied (``migrations-unapplied``): nothing else can be checked then."""
+    found = []
+    for message in database_checks(settings.DATABASE, waited=timedelta(0)):
+        code = DATABASE_CODES.get(message.id or "")
+        if code is not None:
+            text = message.msg.split("] ", 1)[-1]
+            found.append(Problem(code, f"{text} {message.hint or ''}".strip()))
+    return found

@@ -8,6 +8,15 @@ Every change an operator makes here goes through the features' operator verbs
 ``manage.py litejobs`` calls, so the admin and the CLI cannot disagree about a transition.
 """
 
-from . import ingest, jobs, outbox, queues, reports, schedules, workers
+from . import ingest, jobs, operators, outbox, queues, reports, schedules, workers
 
-__all__ = ["ingest", "jobs", "outbox", "queues", "reports", "schedules", "workers"]
+__all__ = [
+    "ingest",
+    "jobs",
+    "operators",
+    "outbox",
+    "queues",
+    "reports",
+    "schedules",
+    "workers",
+]

@@ -1,11 +1,12 @@
 """Jobs in the admin: a listing that stays fast at a million rows, a redacted detail page,
-and the retry / cancel / run now actions of ``litejobs.jobs.operations``."""
+and the retry / cancel / run now / delete actions of ``litejobs.jobs.operations`` (each
+written to the operator action log with the admin user)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any, cast
 
 from django.contrib import admin, messages
@@ -26,6 +27,7 @@ from ..jobs import catalog, operations, waiting
 from ..jobs.operations import PROMOTABLE, RETRYABLE, ActionResult
 from ..models import Job, JobAttempt, JobState, JobStep, Occurrence, QueueState, StepState
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
+from .jobbulk import BulkOverFilterAdmin
 
 #: The attribute the listing puts each job's ``WaitReason`` under (computed for the page).
 WAITING_ATTR = "_litejobs_waiting"
@@ -248,8 +250,9 @@ HEAVY_FIELDS = ("payload", "result", "error_message", "error_traceback", "progre
 
 
 @admin.register(Job)
-class JobAdmin(ReadOnlyAdmin):
-    """Every job, newest first; operators act with retry, cancel and run now."""
+class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
+    """Every job, newest first; operators act with retry, cancel, run now and delete, on the
+    selected jobs or (the bulk page) on every job the current filter matches."""
 
     list_display = (
         "id",
@@ -272,7 +275,7 @@ class JobAdmin(ReadOnlyAdmin):
     show_full_result_count = False
     paginator = CappedCountPaginator
     ordering = ("-id",)
-    actions = ("retry_jobs", "cancel_jobs", "promote_jobs")
+    actions = ("retry_jobs", "cancel_jobs", "promote_jobs", "delete_jobs")
     inlines = (JobStepInline, JobAttemptInline)
     fieldsets = (
         (
@@ -445,7 +448,8 @@ class JobAdmin(ReadOnlyAdmin):
                 messages.ERROR,
             )
             return
-        report(self, request, verb, ids, level=_job_level)
+        # The operator action log names the admin user who acted.
+        report(self, request, partial(verb, user_id=request.user.pk), ids, level=_job_level)
 
     @admin.action(
         description="Retry selected jobs (ready now, attempts reset)", permissions=["operate"]
@@ -487,7 +491,8 @@ class JobAdmin(ReadOnlyAdmin):
         job_id = unquote(object_id)
         if button is None or not job_id.isdigit():
             raise Http404(f"No job verb {verb!r} for job {job_id!r}.")
-        report(self, request, button[2], [int(job_id)], level=_job_level)
+        verb_of = partial(button[2], user_id=request.user.pk)  # the action log names the user
+        report(self, request, verb_of, [int(job_id)], level=_job_level)
         return HttpResponseRedirect(
             reverse(f"{self.admin_site.name}:litejobs_job_change", args=[job_id])
         )
@@ -520,3 +525,8 @@ class JobAdmin(ReadOnlyAdmin):
                 if operate and job.state in states and not (verb == "promote" and due)
             ],
         }
+
+    @admin.action(description="Delete selected jobs (not running ones)", permissions=["operate"])
+    def delete_jobs(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        """``operations.delete`` on each selected job (running ones are refused)."""
+        self._act(request, queryset, operations.delete)

@@ -110,14 +110,15 @@ class QueueStateAdmin(ReadOnlyAdmin):
             self.message_user(request, f"Nothing changed: {problems}", messages.ERROR)
             return
         by = acted_by(request)
-        action = form.cleaned_data["action"]
+        action, reason = form.cleaned_data["action"], form.cleaned_data["reason"]
+        user_id = request.user.pk  # the operator action log names the admin user
         for queue in form.cleaned_data["queue"]:
             try:
                 if action == "pause":
-                    queues.pause(queue, reason=form.cleaned_data["reason"], by=by)
+                    queues.pause(queue, reason=reason, by=by, user_id=user_id)
                     text = f"Queue {queue!r} is paused: workers claim none of its jobs."
                 else:
-                    queues.resume(queue, by=by)
+                    queues.resume(queue, by=by, reason=reason, user_id=user_id)
                     text = f"Queue {queue!r} is running: workers claim its due jobs."
             except LitejobsError as error:
                 self.message_user(request, str(error), messages.ERROR)

@@ -103,3 +103,10 @@ def refuse(command: BaseCommand, as_json: bool, code: str, message: str) -> None
         command.stdout.write(json.dumps({"code": code, "message": message}, sort_keys=True))
     else:
         command.stderr.write(f"[{code}] {message}")
+
+
+def usage(command: BaseCommand, options: dict[str, Any], message: str) -> int:
+    """A bad usage found by a handler (not by argparse): printed as ``refuse`` prints, with the
+    code ``usage-invalid``; answers ``EXIT_USAGE``."""
+    refuse(command, bool(options.get("json")), USAGE_INVALID, message)
+    return EXIT_USAGE

@@ -1,6 +1,8 @@
-"""``manage.py litejobs list|show|retry|cancel|promote``: find jobs, read them, move them.
+"""``manage.py litejobs list|show|retry|cancel|promote|delete``: find jobs, read them, move them.
 
-The verbs call ``litejobs.jobs.operations``, the functions the admin's actions call too. A refusal
+The verbs call ``litejobs.jobs.operations``, the functions the admin's actions call too; with
+filters instead of an id, ``retry|cancel|promote|delete`` act on up to ``--limit`` matching jobs
+(``operations.bulk``) and answer ``{"affected": n, "remaining": n}``. A refusal
 (``TransitionRefused``, ``JobNotFound``) prints ``[code] message`` and exits 1.
 """
 
@@ -14,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..conf import settings
 from ..core import clock
+from ..exceptions import InvalidInput
 from ..jobs import operations, waiting
-from ..models import Job, JobAttempt, JobState
-from . import EXIT_OK, add_json_flag, emit
+from ..models import Job, JobAttempt, JobState, OperatorVerb
+from . import EXIT_OK, add_json_flag, emit, usage
 
 if TYPE_CHECKING:
     from argparse import ArgumentParser
@@ -82,14 +85,25 @@ def add_by_flag(parser: ArgumentParser) -> None:
 
 
 def acting_user(options: dict[str, Any]) -> str:
-    """The ``--by`` value, else the OS user name, else ``cli`` when the OS knows no name."""
+    """The ``--by`` value, else ``cli:`` and the OS user name, else ``cli`` when the OS knows
+    no name (the prefix tells the action log's readers the change came from the CLI)."""
     if options.get("by"):
         by: str = options["by"]
         return by
     try:
-        return getpass.getuser()
+        return f"cli:{getpass.getuser()}"
     except (OSError, KeyError):
         return "cli"
+
+
+def add_reason_flag(parser: ArgumentParser, *, required: bool = False) -> None:
+    """``--reason``: why, kept in the operator action log."""
+    parser.add_argument(
+        "--reason",
+        required=required,
+        default="",
+        help="Why (kept in the operator action log)" + ("; required." if required else "."),
+    )
 
 
 def iso(value: datetime | None) -> str | None:
@@ -126,16 +140,47 @@ def register(subparsers: Subparsers) -> None:
     add_json_flag(parser)
     parser.set_defaults(handler=handle_show)
 
-    for verb, handler, text in (
-        ("retry", handle_retry, "Send a done, dead, cancelled or failed job back to ready."),
-        ("cancel", handle_cancel, "Cancel a live job (a running one: request its cancellation)."),
-        ("promote", handle_promote, "Run a scheduled job, or a failed job's retry, now."),
+    for verb, text in (
+        (OperatorVerb.RETRY, "Send a done, dead, cancelled or failed job back to ready."),
+        (OperatorVerb.CANCEL, "Cancel a live job (a running one: request its cancellation)."),
+        (OperatorVerb.PROMOTE, "Run a scheduled job, or a failed job's retry, now."),
+        (OperatorVerb.DELETE, "Delete a job that is not running, with its history."),
     ):
-        parser = subparsers.add_parser(verb, help=text)
-        parser.add_argument("id", type=_job_id)
+        parser = subparsers.add_parser(
+            verb, help=f"{text} Or, with filters, up to --limit matching jobs."
+        )
+        parser.add_argument("id", type=_job_id, nargs="?", help="The job (or filter instead).")
+        add_filter_flags(parser)
         add_by_flag(parser)
+        add_reason_flag(parser)
         add_json_flag(parser)
-        parser.set_defaults(handler=handler)
+        parser.set_defaults(handler=handle_action, action_verb=verb)
+
+
+def add_filter_flags(parser: ArgumentParser) -> None:
+    """The bulk form's filters and its ``--limit``."""
+    parser.add_argument(
+        "--state", action="append", choices=JobState.values, help="Jobs in this state (repeatable)."
+    )
+    parser.add_argument("--name", help="Jobs of this name.")
+    parser.add_argument("--queue", help="Jobs of this queue.")
+    parser.add_argument("--tenant", help="Jobs of this tenant.")
+    parser.add_argument(
+        "--limit",
+        type=_bulk_limit,
+        default=None,
+        help=f"Change at most this many matching jobs (default {operations.BULK_DEFAULT}, "
+        f"at most {operations.BULK_MAX}).",
+    )
+
+
+def _bulk_limit(value: str) -> int:
+    try:
+        return operations.check_limit(int(value))
+    except (ValueError, InvalidInput) as error:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number from 1 to {operations.BULK_MAX}, got {value}"
+        ) from error
 
 
 # list --------------------------------------------------------------------------------------
@@ -238,25 +283,50 @@ def handle_show(command: BaseCommand, options: dict[str, Any]) -> int:
     return EXIT_OK
 
 
-# retry / cancel / promote ------------------------------------------------------------------
+# retry / cancel / promote / delete ---------------------------------------------------------
+
+_SINGLE: dict[str, Callable[..., ActionResult]] = {
+    OperatorVerb.RETRY: operations.retry,
+    OperatorVerb.CANCEL: operations.cancel,
+    OperatorVerb.PROMOTE: operations.promote,
+    OperatorVerb.DELETE: operations.delete,
+}
 
 
-def _act(command: BaseCommand, options: dict[str, Any], verb: Callable[..., ActionResult]) -> int:
-    outcome = verb(options["id"], by=acting_user(options))
-    emit(command, options, outcome.as_dict(), outcome.message)
+def _filter_of(options: dict[str, Any]) -> operations.JobFilter:
+    return operations.JobFilter(
+        states=tuple(options.get("state") or ()),
+        name=options.get("name") or "",
+        queue=options.get("queue") or "",
+        tenant=options.get("tenant"),
+    )
+
+
+def handle_action(command: BaseCommand, options: dict[str, Any]) -> int:
+    """``VERB ID``: the single verb (``operations.retry`` ...); ``VERB --state ... --limit K``:
+    ``operations.bulk`` over the filter. An id with filters, or neither, is a bad usage (exit
+    2): a bulk form without a filter would change every job."""
+    verb = options["action_verb"]
+    found = _filter_of(options)
+    by, reason = acting_user(options), options.get("reason") or ""
+    if options.get("id") is not None:
+        if not found.is_empty or options.get("limit") is not None:
+            return usage(command, options, f"Give a job id or filters to {verb}, not both.")
+        outcome = _SINGLE[verb](options["id"], by=by, reason=reason)
+        emit(command, options, outcome.as_dict(), outcome.message)
+        return EXIT_OK
+    if found.is_empty:
+        return usage(
+            command,
+            options,
+            f"Give a job id, or filters (--state, --name, --queue, --tenant) to {verb} "
+            "matching jobs: without a filter it would change every job.",
+        )
+    limit = options.get("limit") or operations.BULK_DEFAULT
+    counts = operations.bulk(verb, found, limit=limit, by=by, reason=reason)
+    text = (
+        f"{verb}: {counts['affected']} job(s) changed; {counts['remaining']} matching job(s) "
+        "remain (run it again for the rest)."
+    )
+    emit(command, options, counts, text)
     return EXIT_OK
-
-
-def handle_retry(command: BaseCommand, options: dict[str, Any]) -> int:
-    """``retry ID``: see ``operations.retry``."""
-    return _act(command, options, operations.retry)
-
-
-def handle_cancel(command: BaseCommand, options: dict[str, Any]) -> int:
-    """``cancel ID``: see ``operations.cancel`` (a running job: cancellation requested)."""
-    return _act(command, options, operations.cancel)
-
-
-def handle_promote(command: BaseCommand, options: dict[str, Any]) -> int:
-    """``promote ID``: see ``operations.promote``."""
-    return _act(command, options, operations.promote)

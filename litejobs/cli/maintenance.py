@@ -16,7 +16,7 @@ from ..exceptions import InvalidInput
 from ..jobs import operations
 from ..outbox import operations as outbox_operations
 from . import EXIT_OK, EXIT_PROBLEMS, add_json_flag, emit
-from .jobs import acting_user, add_by_flag
+from .jobs import acting_user, add_by_flag, add_reason_flag
 
 if TYPE_CHECKING:
     from django.core.management.base import BaseCommand
@@ -41,6 +41,7 @@ def register(subparsers: Subparsers) -> None:
         "published outbox messages and finished webhook deliveries (OUTBOX_RETENTION).",
     )
     add_by_flag(parser)
+    add_reason_flag(parser)
     add_json_flag(parser)
     parser.set_defaults(handler=handle_purge)
 
@@ -63,7 +64,7 @@ def handle_purge(command: BaseCommand, options: dict[str, Any]) -> int:
     """``purge``: see ``jobs.operations.purge`` and ``outbox.operations.purge``; prints the
     rows deleted."""
     by = acting_user(options)
-    counts = operations.purge(by=by)
+    counts = operations.purge(by=by, reason=options["reason"])
     published = outbox_operations.purge(by=by)
     text = "Purged " + ", ".join(f"{n} {state}" for state, n in counts.items()) + " job(s)"
     text += f", {published['messages']} outbox message(s), {published['deliveries']} webhook "

@@ -13,7 +13,7 @@ from ..jobs import queues
 from ..models import QueueState
 from ..runtime.startup import warn_unused_queues
 from . import EXIT_OK, add_json_flag, emit
-from .jobs import acting_user, add_by_flag, iso
+from .jobs import acting_user, add_by_flag, add_reason_flag, iso
 
 if TYPE_CHECKING:
     from django.core.management.base import BaseCommand
@@ -25,15 +25,14 @@ def register(subparsers: Subparsers) -> None:
     """Add ``pause`` and ``resume``."""
     parser = subparsers.add_parser("pause", help="Stop workers claiming a queue's jobs.")
     parser.add_argument("queue")
-    parser.add_argument(
-        "--reason", required=True, help="Why (shown in the admin and by doctor); required."
-    )
+    add_reason_flag(parser, required=True)
     add_by_flag(parser)
     add_json_flag(parser)
     parser.set_defaults(handler=handle_pause)
 
     parser = subparsers.add_parser("resume", help="Let workers claim a paused queue's jobs again.")
     parser.add_argument("queue")
+    add_reason_flag(parser)
     add_by_flag(parser)
     add_json_flag(parser)
     parser.set_defaults(handler=handle_resume)
@@ -74,7 +73,7 @@ def handle_resume(command: BaseCommand, options: dict[str, Any]) -> int:
     """``resume QUEUE``: see ``queues.resume``; a queue that was not paused is left as it is."""
     warnings = _checked_queue(command, options, "resume")
     queue = options["queue"]
-    state = queues.resume(queue, by=acting_user(options))
+    state = queues.resume(queue, by=acting_user(options), reason=options.get("reason") or "")
     if state is not None:
         data = _as_dict(state, changed=True, warnings=warnings)
         emit(command, options, data, f"Queue {queue!r} is running again.")

@@ -16,7 +16,7 @@ from ..core.durations import format_seconds
 from ..core.enums import ScheduleStatus
 from ..scheduling import health, manual, runbook
 from . import EXIT_OK, add_json_flag, emit
-from .jobs import acting_user, add_by_flag, iso, row_id, table
+from .jobs import acting_user, add_by_flag, add_reason_flag, iso, row_id, table
 
 if TYPE_CHECKING:
     from django.core.management.base import BaseCommand
@@ -68,6 +68,7 @@ def register(subparsers: Subparsers) -> None:
 
     parser = subparsers.add_parser("enable", help="Let a disabled schedule plan again, from now.")
     parser.add_argument("name")
+    add_reason_flag(parser)
     add_by_flag(parser)
     add_json_flag(parser)
     parser.set_defaults(handler=handle_enable)
@@ -214,7 +215,7 @@ def handle_disable(command: BaseCommand, options: dict[str, Any]) -> int:
 
 def handle_enable(command: BaseCommand, options: dict[str, Any]) -> int:
     """``enable NAME``: see ``scheduling.runbook.enable``."""
-    outcome = runbook.enable(options["name"], by=acting_user(options))
+    outcome = runbook.enable(options["name"], by=acting_user(options), reason=options["reason"])
     emit(command, options, outcome.as_dict(), outcome.message)
     return EXIT_OK
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..jobs import steps
 from . import EXIT_OK, add_json_flag, emit
-from .jobs import acting_user, add_by_flag
+from .jobs import acting_user, add_by_flag, add_reason_flag
 
 if TYPE_CHECKING:
     from django.core.management.base import BaseCommand
@@ -26,6 +26,7 @@ def register(subparsers: Subparsers) -> None:
     verdict.add_argument("--ran", action="store_true", help="It took effect: do not run it again.")
     verdict.add_argument("--not-ran", action="store_true", help="It did not: run it again.")
     add_by_flag(parser)
+    add_reason_flag(parser)
     add_json_flag(parser)
     parser.set_defaults(handler=handle_resolve)
 
@@ -33,7 +34,9 @@ def register(subparsers: Subparsers) -> None:
 def handle_resolve(command: BaseCommand, options: dict[str, Any]) -> int:
     """``resolve-step``: see ``litejobs.jobs.steps.resolve_step``."""
     ran = bool(options["ran"])
-    steps.resolve_step(options["job"], options["step"], ran=ran, by=acting_user(options))
+    steps.resolve_step(
+        options["job"], options["step"], ran=ran, by=acting_user(options), reason=options["reason"]
+    )
     verdict = "recorded as done" if ran else "will run again"
     emit(
         command,

@@ -100,6 +100,18 @@ class JobAction(StrEnum):
     CANCELLED = "cancelled"
     CANCEL_REQUESTED = "cancel-requested"  # it runs: its worker fires the cancellation
     PROMOTED = "promoted"
+    DELETED = "deleted"
+
+
+class OperatorVerb(models.TextChoices):
+    """What an operator did, as the operator action log records it (``OperatorAction.verb``)."""
+
+    RETRY = "retry", "Retry"
+    CANCEL = "cancel", "Cancel"
+    PROMOTE = "promote", "Run now"
+    DELETE = "delete", "Delete"
+    PAUSE = "pause", "Pause queue"
+    RESUME = "resume", "Resume queue"
 
 
 class StepState(models.TextChoices):

@@ -22,7 +22,7 @@ from ..conf import settings
 from ..core import clock
 from ..core.diagnostics import Problem
 from ..core.durations import format_duration
-from ..core.enums import CLAIMABLE, LIVE, TERMINAL, JobAction, JobState
+from ..core.enums import CLAIMABLE, LIVE, TERMINAL, JobAction, JobState, OperatorVerb
 from ..core.payloads import REDACTED, redact
 from ..core.registry import Registry
 from ..exceptions import InvalidInput, JobNotFound, LitejobsError, TransitionRefused
@@ -30,6 +30,7 @@ from ..models import Job
 from ..sql import query
 from ..sql.cursors import fetch_one
 from . import catalog, minutes
+from .actionlog import Actor, record
 
 logger = logging.getLogger(__name__)
 
@@ -135,7 +136,7 @@ _RETRY_ADVICE: dict[str, str] = {
 }
 
 
-def retry(job_id: int, *, by: str) -> ActionResult:
+def retry(job_id: int, *, by: str, reason: str = "", user_id: int | None = None) -> ActionResult:
     """Send a finished (done, dead, cancelled) or failed job back to ``ready``, due now.
 
     Its attempts start again from 0 and the error on the row is cleared; the ``JobAttempt``
@@ -144,9 +145,18 @@ def retry(job_id: int, *, by: str) -> ActionResult:
     twice. A feature whose jobs must be run again another
     way registers a guard in ``retry_guards`` that refuses them with the way to use: a job that
     runs a scheduled occurrence (replay the occurrence, audited), one that pays an item of a
-    bulk money action (retry the item from its action).
+    bulk money action (retry the item from its action). The retry is written to the operator
+    action log (``reason``, ``user_id``: the Django user who acted, if any) in its transaction.
     """
-    by = check_by(by)
+    actor = Actor(check_by(by), user_id, reason)
+    with transaction.atomic(using=_alias()):
+        outcome = _retry_one(job_id, actor.by)
+        record(OperatorVerb.RETRY, actor, affected=1, job_ids=[job_id])
+    return outcome
+
+
+def _retry_one(job_id: int, by: str) -> ActionResult:
+    """``retry`` without the log row: the guards, then ``requeue``."""
     row = _jobs().filter(pk=job_id).values("occurrence_id", "name", "payload").first()
     if row is not None:
         for guard in retry_guards.values():
@@ -233,15 +243,24 @@ _CANCEL_ADVICE: dict[str, str] = {
 }
 
 
-def cancel(job_id: int, *, by: str) -> ActionResult:
+def cancel(job_id: int, *, by: str, reason: str = "", user_id: int | None = None) -> ActionResult:
     """Stop a live job: ready, scheduled, failed or waiting jobs become ``cancelled`` at once.
 
     A running job cannot be stopped from outside its worker: this sets ``cancel_requested``,
     the worker's next heartbeat fires the run's cancellation, and the job ends ``cancelled`` if
     its body stops (``ctx.check_cancelled()``). The answer says it was requested, not done. A
-    running job whose lease lapsed (its worker is gone) is cancelled at once.
+    running job whose lease lapsed (its worker is gone) is cancelled at once. Written to the
+    operator action log in its transaction.
     """
-    by = check_by(by)
+    actor = Actor(check_by(by), user_id, reason)
+    with transaction.atomic(using=_alias()):
+        outcome = _cancel_one(job_id, actor.by)
+        record(OperatorVerb.CANCEL, actor, affected=1, job_ids=[job_id])
+    return outcome
+
+
+def _cancel_one(job_id: int, by: str) -> ActionResult:
+    """``cancel`` without the log row: one conditional statement."""
     now = clock.now()
     with transaction.atomic(using=_alias()), connections[_alias()].cursor() as cursor:
         params: dict[str, Any] = {"id": job_id, "now": now, "db_now": clock.lease_instant()}
@@ -269,11 +288,16 @@ def cancel(job_id: int, *, by: str) -> ActionResult:
     )
 
 
-def promote(job_id: int, *, by: str) -> ActionResult:
-    """Run a scheduled job, or a failed job's pending retry, now instead of at its ``run_at``."""
-    by = check_by(by)
+def promote(job_id: int, *, by: str, reason: str = "", user_id: int | None = None) -> ActionResult:
+    """Run a scheduled job, or a failed job's pending retry, now instead of at its ``run_at``
+    (written to the operator action log in its transaction)."""
+    actor = Actor(check_by(by), user_id, reason)
+    by = actor.by
     now = clock.now()
-    changed = _jobs().filter(pk=job_id, state__in=PROMOTABLE).update(run_at=now)
+    with transaction.atomic(using=_alias()):
+        changed = _jobs().filter(pk=job_id, state__in=PROMOTABLE).update(run_at=now)
+        if changed:
+            record(OperatorVerb.PROMOTE, actor, affected=1, job_ids=[job_id])
     if not changed:
         state = _current_state(job_id)
         advice = (
@@ -289,6 +313,217 @@ def promote(job_id: int, *, by: str) -> ActionResult:
     )
 
 
+def delete(job_id: int, *, by: str, reason: str = "", user_id: int | None = None) -> ActionResult:
+    """Delete a job that is not running, with its attempt history and steps.
+
+    A running job is refused (``delete-refused``): its worker would go on with a row that is
+    gone; cancel it first, and delete it once it stopped. So is an unfinished job a feature
+    follows (a schedule's occurrence, a bulk money item: see ``_followed``). Written to the
+    operator action log in its transaction (the log keeps the id after the row is gone).
+    """
+    actor = Actor(check_by(by), user_id, reason)
+    if _followed(job_id, actor.by):
+        raise _refuse(
+            "delete",
+            job_id,
+            _current_state(job_id),
+            "a schedule's occurrence or a bulk money item follows it; cancel it first and "
+            "delete it once it finished.",
+            by=actor.by,
+        )
+    with transaction.atomic(using=_alias()):
+        _, counts = _jobs().filter(pk=job_id).exclude(state=JobState.RUNNING).delete()
+        deleted = counts.get(Job._meta.label, 0)
+        if deleted:
+            record(OperatorVerb.DELETE, actor, affected=deleted, job_ids=[job_id])
+    if not deleted:
+        state = _current_state(job_id)
+        raise _refuse(
+            "delete",
+            job_id,
+            state,
+            "a worker is running it; cancel it first and delete it once it stopped.",
+            by=actor.by,
+        )
+    logger.info("job deleted id=%s by=%s", job_id, actor.by)
+    return ActionResult(job_id, JobAction.DELETED, "deleted", f"Job {job_id} is deleted.")
+
+
+def _followed(job_id: int, by: str) -> set[int]:
+    """Of these live (unfinished) jobs, those a feature follows (a retry guard refuses them:
+    a schedule's occurrence, a bulk money item): deleting one would leave its record waiting
+    for a job that is gone, so they are cancelled first (their feature settles them)."""
+    return _followed_of([job_id], by)
+
+
+def _followed_of(ids: list[int], by: str) -> set[int]:
+    rows = (
+        _jobs()
+        .filter(pk__in=ids)
+        .exclude(state__in=TERMINAL)
+        .values("pk", "occurrence_id", "name", "payload")
+    )
+    return {
+        row["pk"]
+        for row in rows
+        if any(guard(row["pk"], row, by) is not None for guard in retry_guards.values())
+    }
+
+
+# Bulk over a filter ------------------------------------------------------------------------
+
+#: Jobs one bulk call acts on when no limit is given, and the most it may be given.
+BULK_DEFAULT = 100
+BULK_MAX = 1000
+#: The verbs ``bulk`` applies.
+BULK_VERBS = (OperatorVerb.RETRY, OperatorVerb.CANCEL, OperatorVerb.PROMOTE, OperatorVerb.DELETE)
+
+
+@dataclass(frozen=True)
+class JobFilter:
+    """Which jobs a bulk action matches: every given field must hold (states: any of them)."""
+
+    states: tuple[str, ...] = ()
+    name: str = ""
+    queue: str = ""
+    tenant: str | None = None
+    ids: tuple[int, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        """No condition at all: it would match every job."""
+        return not (self.states or self.name or self.queue or self.ids) and self.tenant is None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The conditions given, as the action log keeps them."""
+        given = {
+            "state": list(self.states),
+            "name": self.name,
+            "queue": self.queue,
+            "tenant": self.tenant,
+            "ids": list(self.ids),
+        }
+        return {key: value for key, value in given.items() if value not in ("", [], None)}
+
+    def apply(self, jobs: QuerySet[Job]) -> QuerySet[Job]:
+        """``jobs`` narrowed to the matching ones."""
+        if self.states:
+            jobs = jobs.filter(state__in=self.states)
+        if self.name:
+            jobs = jobs.filter(name=self.name)
+        if self.queue:
+            jobs = jobs.filter(queue=self.queue)
+        if self.tenant is not None:
+            jobs = jobs.filter(tenant=self.tenant)
+        if self.ids:
+            jobs = jobs.filter(pk__in=self.ids)
+        return jobs
+
+
+def _actionable(verb: OperatorVerb, now: datetime) -> QuerySet[Job]:
+    """The jobs ``verb`` would change, by the single verb's state rules; a job it already
+    changed no longer matches (a promoted job is due, a running job's cancel is requested)."""
+    if verb == OperatorVerb.RETRY:
+        return _jobs().filter(state__in=RETRYABLE)
+    if verb == OperatorVerb.CANCEL:
+        return _jobs().filter(state__in=LIVE).exclude(state=JobState.RUNNING, cancel_requested=True)
+    if verb == OperatorVerb.PROMOTE:
+        return _jobs().filter(state__in=PROMOTABLE, run_at__gt=now)
+    return _jobs().exclude(state=JobState.RUNNING)
+
+
+def _each(verb: Callable[[int, str], ActionResult], ids: list[int], by: str) -> int:
+    """Apply a single verb to each id (each in its savepoint); answers how many it changed.
+    A refusal (a retry guard, a live key) leaves that job as it was."""
+    changed = 0
+    for job_id in ids:
+        try:
+            with transaction.atomic(using=_alias()):
+                verb(job_id, by)
+        except LitejobsError:
+            continue
+        changed += 1
+    return changed
+
+
+def _apply_bulk(verb: OperatorVerb, ids: list[int], by: str, now: datetime) -> int:
+    """Change the locked ``ids``: promote and delete in one statement each; retry and cancel
+    through the single verb per job (their guards and the running job's cancel request)."""
+    if verb == OperatorVerb.PROMOTE:
+        return _jobs().filter(pk__in=ids, state__in=PROMOTABLE).update(run_at=now)
+    if verb == OperatorVerb.DELETE:
+        kept = _followed_of(ids, by)
+        deleting = _jobs().filter(pk__in=[pk for pk in ids if pk not in kept])
+        _, counts = deleting.exclude(state=JobState.RUNNING).delete()
+        return counts.get(Job._meta.label, 0)
+    single = _retry_one if verb == OperatorVerb.RETRY else _cancel_one
+    return _each(single, ids, by)
+
+
+def check_limit(limit: int) -> int:
+    """``limit`` when it is from 1 to ``BULK_MAX``, else ``InvalidInput`` (``limit-invalid``)."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= BULK_MAX:
+        raise InvalidInput(
+            f"A bulk action changes 1 to {BULK_MAX} jobs per call; got {limit!r}. Run it again "
+            "for the rest (it answers how many still match).",
+            code="limit-invalid",
+        )
+    return limit
+
+
+def bulk(
+    verb: OperatorVerb,
+    filter: JobFilter,
+    *,
+    limit: int = BULK_DEFAULT,
+    by: str,
+    reason: str = "",
+    user_id: int | None = None,
+) -> dict[str, int]:
+    """Apply ``verb`` (retry, cancel, promote, delete) to at most ``limit`` jobs matching
+    ``filter`` that the verb may change, oldest first, in one transaction with its log row.
+
+    Answers ``{"affected": n, "remaining": n}``: how many it changed, and how many matching
+    jobs it may still change (call again until 0). Jobs another transaction holds are skipped,
+    not waited for. A filter without any condition is refused (``filter-missing``): it would
+    match every job.
+    """
+    actor = Actor(check_by(by), user_id, reason)
+    if verb not in BULK_VERBS:
+        raise InvalidInput(
+            f"{verb!r} is not a bulk job action; use one of "
+            f"{', '.join(str(v) for v in BULK_VERBS)}.",
+            code="verb-invalid",
+        )
+    if filter.is_empty:
+        raise InvalidInput(
+            "A bulk action needs at least one condition (state, name, queue, tenant or ids): "
+            "without one it would change every job.",
+            code="filter-missing",
+        )
+    limit = check_limit(limit)
+    now = clock.now()
+    matching = filter.apply(_actionable(verb, now))
+    with transaction.atomic(using=_alias()):
+        ids = list(
+            matching.order_by("pk")
+            .select_for_update(skip_locked=True)
+            .values_list("pk", flat=True)[:limit]
+        )
+        affected = _apply_bulk(verb, ids, actor.by, now) if ids else 0
+        record(verb, actor, affected=affected, filter={**filter.as_dict(), "limit": limit})
+        remaining = matching.count()
+    logger.info(
+        "jobs bulk %s affected=%s remaining=%s filter=%s by=%s",
+        verb,
+        affected,
+        remaining,
+        filter.as_dict(),
+        actor.by,
+    )
+    return {"affected": affected, "remaining": remaining}
+
+
 # Retention ---------------------------------------------------------------------------------
 
 
@@ -297,6 +532,7 @@ def purge(
     now: datetime | None = None,
     by: str = "system",
     should_stop: Callable[[], bool] | None = None,
+    reason: str = "",
 ) -> dict[str, int]:
     """Delete finished rows older than their state's retention; answers the count per state.
 
@@ -324,7 +560,8 @@ def purge(
             if batch < limit:
                 break
         counts[str(state)] = deleted
-    logger.info("jobs purged by=%s %s", by, " ".join(f"{state}={n}" for state, n in counts.items()))
+    shown = " ".join(f"{state}={n}" for state, n in counts.items())
+    logger.info("jobs purged by=%s reason=%r %s", by, reason, shown)
     minutes.purge_minutes(now)
     return counts
 

@@ -23,7 +23,7 @@ from ..conf import settings
 from ..core import clock
 from ..core.diagnostics import Problem, note
 from ..core.durations import format_age
-from ..core.enums import CLAIMABLE, JobState
+from ..core.enums import CLAIMABLE, JobState, OperatorVerb
 from ..core.registry import Registry
 from ..core.spelling import did_you_mean
 from ..exceptions import InvalidInput
@@ -32,6 +32,7 @@ from ..models.jobs import NOTIFY_CHANNEL
 from ..sql import query
 from ..sql.cursors import fetch_all
 from . import catalog
+from .actionlog import Actor, record
 from .declarations import QUEUE_NAME
 from .operations import check_by
 
@@ -85,10 +86,11 @@ def _pause_queue(queue: str, *, reason: str, by: str) -> QueueState:
     return state
 
 
-def pause(queue: str, *, reason: str, by: str) -> QueueState:
+def pause(queue: str, *, reason: str, by: str, user_id: int | None = None) -> QueueState:
     """Stop workers claiming the queue's jobs until ``resume``; running jobs finish.
 
-    A reason is required: the next operator reads it in the admin and in ``doctor``.
+    A reason is required: the next operator reads it in the admin and in ``doctor``. The
+    switch and its operator action log row are written in one transaction.
     """
     by = check_by(by)
     queue = check_queue(queue)
@@ -98,14 +100,24 @@ def pause(queue: str, *, reason: str, by: str) -> QueueState:
             "reason field in the admin) so whoever finds it paused knows when to resume it.",
             code="reason-required",
         )
-    state = _pause_queue(queue, reason=reason.strip(), by=by)
+    with transaction.atomic(using=_alias()):
+        state = _pause_queue(queue, reason=reason.strip(), by=by)
+        record(
+            OperatorVerb.PAUSE,
+            Actor(by, user_id, state.reason),
+            affected=1,
+            filter={"queue": queue},
+        )
     logger.info("queue paused queue=%s by=%s reason=%r", queue, by, state.reason)
     return state
 
 
-def resume(queue: str, *, by: str) -> QueueState | None:
+def resume(
+    queue: str, *, by: str, reason: str = "", user_id: int | None = None
+) -> QueueState | None:
     """Let workers claim the queue's jobs again (its due jobs wake them at once). Answers the
-    new switch, or ``None`` when the queue was not paused: then nothing is written."""
+    new switch, or ``None`` when the queue was not paused: then nothing is written (no
+    operator action log row either)."""
     by = check_by(by)
     queue = check_queue(queue)
     state = QueueState(name=queue, paused=False, reason="", changed_by=by, changed_at=clock.now())
@@ -117,6 +129,8 @@ def resume(queue: str, *, by: str) -> QueueState | None:
         )
         if not resumed:
             return None
+        actor = Actor(by, user_id, reason)
+        record(OperatorVerb.RESUME, actor, affected=1, filter={"queue": queue})
         # Workers sleeping on LISTEN learn of the due jobs at commit, not at their next poll.
         with connections[_alias()].cursor() as cursor:
             cursor.execute(

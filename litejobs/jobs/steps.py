@@ -416,15 +416,17 @@ def _output_json(name: str, value: Any) -> str:
     return text
 
 
-def resolve_step(job_id: int, step: str, *, ran: bool, by: str) -> None:
+def resolve_step(job_id: int, step: str, *, ran: bool, by: str, reason: str = "") -> None:
     """An operator's verdict on a ``once`` step whose outcome was unknown after a crash.
 
     ``ran=True`` records it completed (its function is not called again); ``ran=False``
-    records it failed, so the resumed job runs it again. The job is due at once.
+    records it failed, so the resumed job runs it again. The job is due at once. A
+    ``reason`` is kept in the step's note beside who resolved it.
     """
     if not isinstance(by, str) or not by.strip():
         raise InvalidInput("Say who resolves the step (by=).", code="by-missing")
     verdict = "ran" if ran else "did not run"
+    why = f" ({reason.strip()[:500]})" if reason and reason.strip() else ""
     with hot_cursor(connections[_alias()]) as cursor:
         run_query(
             cursor,
@@ -434,7 +436,7 @@ def resolve_step(job_id: int, step: str, *, ran: bool, by: str) -> None:
                 "name": step,
                 "ran": ran,
                 "now": clock.now(),
-                "note": f"Resolved by {by.strip()[:150]}: it {verdict}.",
+                "note": f"Resolved by {by.strip()[:150]}: it {verdict}{why}.",
             },
         )
         resolved = fetch_one(cursor)
@@ -445,7 +447,9 @@ def resolve_step(job_id: int, step: str, *, ran: bool, by: str) -> None:
             f"{job_id}`.",
             code="resolve-refused",
         )
-    logger.info("step resolved job=%s step=%s ran=%s by=%s", job_id, step, ran, by)
+    logger.info(
+        "step resolved job=%s step=%s ran=%s by=%s reason=%r", job_id, step, ran, by, reason
+    )
 
 
 def _alias() -> str:

@@ -25,6 +25,7 @@ from ..core.enums import (
     LeaderRole,
     MinuteOutcome,
     OccurrenceState,
+    OperatorVerb,
     ScheduleStatus,
     StepKind,
     StepState,
@@ -48,6 +49,7 @@ from .ingest import (
 from .jobs import Job, JobAttempt, QueueState, Worker
 from .leases import LeaderLease
 from .minutes import BUCKET_BOUNDS, JobMinute
+from .operators import OperatorAction
 from .outbox import OutboxMessage
 from .reports import ReportAudit, ReportLimits, ReportRun
 from .schedules import Occurrence, OccurrenceReplay, Schedule
@@ -88,6 +90,8 @@ __all__ = [
     "Occurrence",
     "OccurrenceReplay",
     "OccurrenceState",
+    "OperatorAction",
+    "OperatorVerb",
     "OutboxMessage",
     "OverflowEvent",
     "QueueState",

@@ -390,8 +390,8 @@ def disable(name: str, *, reason: str, by: str) -> SwitchOutcome:
     )
 
 
-def enable(name: str, *, by: str) -> SwitchOutcome:
-    """Let the leader plan a disabled schedule again, from now on.
+def enable(name: str, *, by: str, reason: str = "") -> SwitchOutcome:
+    """Let the leader plan a disabled schedule again, from now on (``reason`` is logged).
 
     Instants that passed while it was disabled are not caught up (disabling meant they should
     not run); replay one with ``replay`` if it should.
@@ -418,7 +418,7 @@ def enable(name: str, *, by: str) -> SwitchOutcome:
             state_changed_at=now,
             active_since=now,
         )
-    logger.info("schedule enabled schedule=%s by=%s", name, by)
+    logger.info("schedule enabled schedule=%s by=%s reason=%r", name, by, reason)
     return SwitchOutcome(
         name,
         True,

@@ -137,7 +137,7 @@ def test_by_defaults_to_the_os_user(clock, monkeypatch, caplog):
     dead = JobFactory(state=JobState.DEAD)
     with caplog.at_level("INFO", logger="litejobs.jobs.operations"):
         litejobs("retry", str(dead.id))
-    assert "by=ops-person" in caplog.text
+    assert "by=cli:ops-person" in caplog.text
 
 
 # pause / resume ----------------------------------------------------------------------------

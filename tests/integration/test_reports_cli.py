@@ -146,7 +146,7 @@ def test_report_cancel_of_a_running_run_says_the_worker_stops_it(clock, monkeypa
         f"Report run #{run.pk} of tests.sales is cancelled (it was running): its worker stops "
         "it at its next page and removes what it wrote.\n"
     )
-    assert ReportRun.objects.get(pk=run.pk).cancelled_by == "ops-person"
+    assert ReportRun.objects.get(pk=run.pk).cancelled_by == "cli:ops-person"
 
 
 def test_a_missing_run_is_refused_as_unknown(clock):

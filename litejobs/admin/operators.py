@@ -1,0 +1,38 @@
+"""The operator action log in the admin: read-only, newest first, filtered by verb and who.
+
+Nobody adds, changes or deletes a row here (superusers included): it is the record of every
+retry, cancel, run now, delete, pause and resume, from the admin and the CLI alike.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from ..models import OperatorAction
+from .base import ReadOnlyAdmin
+
+
+@admin.register(OperatorAction)
+class OperatorActionAdmin(ReadOnlyAdmin):
+    """Who did what, to which jobs or queue, how many it changed, when and why."""
+
+    list_display = ("at", "by", "verb", "target", "affected", "reason")
+    list_filter = ("verb", "by")
+    search_fields = ("by", "reason")
+    ordering = ("-at", "-id")
+    date_hierarchy = None
+    fields = ("at", "by", "user", "verb", "target", "affected", "reason")
+    readonly_fields = fields
+
+    @admin.display(description="on")
+    def target(self, obj: OperatorAction) -> str:
+        """The jobs named, or the filter matched (the queue of a pause), in plain words."""
+        if obj.job_ids:
+            ids = ", ".join(str(job_id) for job_id in obj.job_ids)
+            return f"job{'s' if len(obj.job_ids) > 1 else ''} {ids}"
+        words = {"state": "state", "name": "job", "queue": "queue", "tenant": "tenant"}
+        parts = []
+        for key, value in (obj.filter or {}).items():
+            shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+            parts.append(f"limit {shown}" if key == "limit" else f"{words.get(key, key)} {shown}")
+        return "; ".join(parts) or "-"
