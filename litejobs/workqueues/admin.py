@@ -31,7 +31,7 @@ from ..core import clock
 from ..core.registry import Registry
 from ..exceptions import InvalidInput, LitejobsError
 from ..models import WorkItem
-from . import commands, listing
+from . import commands, listing, times
 from . import declarations as queues
 from .errors import WorkQueueNotFound
 from .live import websocket_path
@@ -97,22 +97,15 @@ def lease_text(lease: timedelta) -> str:
     return f"{seconds} s"
 
 
-#: Claims ending further away than this show their date too.
-DATE_AFTER = timedelta(hours=20)
-
-
 def _local_now(instant: datetime) -> str:
     """An instant as the queue page writes claim times, seen from now."""
-    return _local(instant, clock.now())
+    return times.when(instant)
 
 
 def _local(instant: datetime | None, now: datetime | None = None) -> str:
-    """``13:00`` in the current time zone; ``02 Mar 13:00`` when that is not within hours
-    (before or after ``now``)."""
-    if not instant:
-        return ""
-    text = "%d %b %H:%M" if now is not None and abs(instant - now) >= DATE_AFTER else "%H:%M"
-    return timezone.localtime(instant).strftime(text)
+    """A claim time as every work-queue page writes it (``13:00:05 UTC``; with the day when
+    not within hours of ``now``); empty for none."""
+    return times.when(instant, now) if instant else ""
 
 
 @admin.register(WorkItem)
@@ -347,6 +340,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
             "now": now,
             "lease_text": lease_text(queue.claim_lease) if queue.claims_enabled else "",
             "timezone_name": timezone.get_current_timezone_name(),
+            "timezone_label": times.zone_label(),
             "mode_help": _MODE_HELP[queue.claim],
             # Bulk money actions on this queue: a preview, then a TOTP code (bulk).
             "money_actions": [
