@@ -1,6 +1,6 @@
 """Human work queues in the admin: a page per queue, live, with claim / release / resolve.
 
-``Work items`` in the litejobs section lists the queues the user may work (those whose
+``Work queues`` in the litejobs section lists the queues the user may work (those whose
 declared permission they hold); each queue's page lists its items by score then age with the
 score's inputs beside each, who holds a claim and until when, the buttons the claim mode
 allows, bulk actions, filters and keyset pagination. Every button calls ``litejobs.workqueues``

@@ -54,7 +54,7 @@ def test_a_reviewer_sees_the_queue_in_the_admin_and_its_index(client, clock, rev
     workqueues.enqueue_item("disputes", DisputeFactory())
     signed_in(client, alice)
     home = client.get("/admin/").content.decode()
-    assert INDEX in home  # the litejobs section shows "Work items" to queue workers
+    assert INDEX in home  # the litejobs section shows "Work queues" to queue workers
     index = client.get(INDEX)
     assert index.status_code == 200
     assert queue_url() in index.content.decode()
