@@ -411,3 +411,43 @@ def test_a_claim_held_refusal_writes_the_claim_time_as_the_row_does(client, cloc
     response = client.post(queue_url(), {"row_action": f"claim:{item.pk}"}, follow=True)
     assert f"Item #{item.pk} is held by alice until 13:00:05 UTC:" in texts(response)[0]
     assert "alice , until 13:00:05 UTC" in plain(client.get(queue_url()).content.decode())
+
+
+def test_a_rows_own_page_shows_its_claim_and_the_resolutions_made(rf, clock, reviewers):
+    from django.contrib import admin as django_admin
+
+    from litejobs.workqueues.admin import WorkItemsShown
+    from tests.testapp.models import Dispute
+
+    class DisputeAdmin(WorkItemsShown, django_admin.ModelAdmin):
+        pass
+
+    shown = DisputeAdmin(Dispute, django_admin.AdminSite(name="rows"))
+    alice, bob, _ = reviewers
+    dispute = DisputeFactory()
+    assert shown.work_claim(dispute) == "Not waiting in any work queue."
+    assert shown.work_resolutions(dispute) == "None yet."
+
+    first = workqueues.enqueue_item("disputes", dispute)
+    assert shown.work_claim(dispute) == (
+        '<p class="wq-claim-of">Unclaimed in Dispute review: open to anyone who may work it.</p>'
+    )
+    workqueues.claim(first, alice)
+    clock.advance("5m")
+    workqueues.resolve(first.pk, alice, "refund", note="paid back in full")
+    clock.advance("605s")
+    again = workqueues.enqueue_item("disputes", dispute)  # disputed again later
+    workqueues.claim(again, bob)
+
+    assert shown.work_claim(dispute) == (
+        '<p class="wq-claim-of">Held by bob since 12:15:05 UTC, until 13:15:05 UTC, in Dispute '
+        "review.</p>"
+    )
+    table = plain(str(shown.work_resolutions(dispute)))
+    assert "when who what note queue 12:05:00 UTC alice Refund paid back in full Dispute" in table
+
+    request = rf.get("/")
+    request.user = UserFactory(username="root", is_superuser=True, is_staff=True)
+    sections = shown.get_fieldsets(request, dispute)
+    assert sections[-1] == ("Work queue", {"fields": ("work_claim", "work_resolutions")})
+    assert all("work_claim" not in opts["fields"] for _, opts in sections[:-1])
