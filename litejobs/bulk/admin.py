@@ -48,6 +48,24 @@ DETAIL_TEMPLATE = "admin/litejobs/bulk/detail.html"
 REFRESH_SECONDS = 2
 #: Refusals that mean "not yours to do" (403) rather than "try again" (400).
 FORBIDDEN_CODES = ("bulk-forbidden", "work-queue-forbidden", "bulk-device-missing")
+#: A confirmation attempt's result in words, for the people who read the audit (its code stays
+#: beside it, as the cell's title and data attribute, for operators).
+RESULT_WORDS = {
+    "confirmed": "confirmed",
+    "already-confirmed": "already confirmed (a second submit: nothing started twice)",
+    "bulk-code-missing": "refused: no code typed",
+    "bulk-code-invalid": "refused: wrong code",
+    "bulk-code-expired": "refused: expired code",
+    "bulk-code-reused": "refused: code already used",
+    "bulk-code-throttled": "refused: too many wrong codes, typed during the wait",
+    "bulk-set-changed": "refused: the items changed since the preview",
+    "bulk-preview-invalid": "refused: not a preview of this user's",
+    "bulk-preview-expired": "refused: the preview was too old",
+    "bulk-forbidden": "refused: may not run this action",
+    "work-queue-forbidden": "refused: may not work this queue",
+    "bulk-device-missing": "refused: no confirmed device",
+    "selection-empty": "refused: no item could be acted on",
+}
 #: Where a refused confirmation leaves its message for the preview page it redirects to.
 REFUSAL_KEY = "litejobs_bulk_refusal"
 
@@ -390,7 +408,7 @@ class BulkActionAdmin(_ByActionAdmin):
                 for item in items
             ],
             "binds": any(item.bound for item in items),
-            "attempts": attempts,
+            "attempts": [(attempt, result_words(attempt.result)) for attempt in attempts],
             "refresh": REFRESH_SECONDS if summary.status == "executing" else 0,
             "has_view_permission": True,
             **(extra_context or {}),
@@ -408,7 +426,7 @@ class BulkConfirmationAttemptAdmin(_ByActionAdmin):
         "at",
         "username",
         "action",
-        "result",
+        "result_text",
         "device_name",
         "item_count",
         "short_digest",
@@ -422,7 +440,7 @@ class BulkConfirmationAttemptAdmin(_ByActionAdmin):
         "at",
         "username",
         "action",
-        "result",
+        "result_text",
         "device_name",
         "confirmation",
         "fingerprint",
@@ -437,6 +455,11 @@ class BulkConfirmationAttemptAdmin(_ByActionAdmin):
         """The first 12 characters of the previewed set's digest (its fingerprint)."""
         return obj.digest[:12]
 
+    @admin.display(description="result", ordering="result")
+    def result_text(self, obj: BulkConfirmationAttempt) -> str:
+        """The result in words, its code kept as the title."""
+        return format_html('<span title="{}">{}</span>', obj.result, result_words(obj.result))
+
     @admin.display(description="fingerprint of the previewed set")
     def fingerprint(self, obj: BulkConfirmationAttempt) -> str:
         """The whole digest the code was typed for (it names no device and no code)."""
@@ -449,6 +472,11 @@ class BulkConfirmationAttemptAdmin(_ByActionAdmin):
             return "-"
         url = reverse("admin:litejobs_bulkaction_change", args=[obj.bulk_action_id])
         return format_html('<a href="{}">#{}</a>', url, obj.bulk_action_id)
+
+
+def result_words(result: str) -> str:
+    """A confirmation attempt's result as people read it (the code itself when unknown)."""
+    return RESULT_WORDS.get(result, result)
 
 
 def _wait(devices: list[Any]) -> str:

@@ -449,3 +449,5 @@ def test_the_attempts_audit_page_names_the_device_not_its_internal_id(client, fi
     ).content.decode()
     assert "finance phone" in page
     assert "otp_totp.totpdevice/" not in page
+    listing = admin.get(reverse("admin:litejobs_bulkconfirmationattempt_changelist"))
+    assert '<span title="bulk-code-invalid">refused: wrong code</span>' in listing.content.decode()
