@@ -4,8 +4,9 @@ A queue page offers each bulk money action declared on its queue as a button bes
 actions (``offer``); pressing it posts the ticked items to the action's **preview**,
 which lists every item with its amount, the count and the totals per currency, and asks for the
 code of the user's phone. The **confirmation** verifies the code and redirects to the new
-``BulkAction``, whose page shows each item's outcome as the jobs run (it refreshes itself while
-any is pending) with a *retry* button beside a failed item. Every view calls ``litejobs.bulk``
+``BulkAction`` (a refused code redirects back to the preview: post/redirect/get), whose page
+shows each item's outcome as the jobs run (it refreshes itself while any is pending) with a
+*retry* button beside a failed item. Every view calls ``litejobs.bulk``
 — the API user code calls — and answers 403 to a user who may not run the action.
 """
 
@@ -46,7 +47,7 @@ PREVIEW_TEMPLATE = "admin/litejobs/bulk/preview.html"
 DETAIL_TEMPLATE = "admin/litejobs/bulk/detail.html"
 #: Seconds between reloads of a bulk action's page while items are still executing.
 REFRESH_SECONDS = 2
-#: Refusals that mean "not yours to do" (403) rather than "try again" (400).
+#: Refusals that mean "not yours to do" (403) rather than "try again" (a redirect to the preview).
 FORBIDDEN_CODES = ("bulk-forbidden", "work-queue-forbidden", "bulk-device-missing")
 #: A confirmation attempt's result in words, for the people who read the audit (its code stays
 #: beside it, as the cell's title and data attribute, for operators).
