@@ -4,8 +4,9 @@ A queue page offers each bulk money action declared on its queue as a button bes
 actions (``offer``); pressing it posts the ticked items to the action's **preview**,
 which lists every item with its amount, the count and the totals per currency, and asks for the
 code of the user's phone. The **confirmation** verifies the code and redirects to the new
-``BulkAction``, whose page shows each item's outcome as the jobs run (it refreshes itself while
-any is pending) with a *retry* button beside a failed item. Every view calls ``litejobs.bulk``
+``BulkAction`` (a refused code redirects back to the preview: post/redirect/get), whose page
+shows each item's outcome as the jobs run (it refreshes itself while any is pending) with a
+*retry* button beside a failed item. Every view calls ``litejobs.bulk``
 — the API user code calls — and answers 403 to a user who may not run the action.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import admin, messages
 from django.contrib.admin import AdminSite
@@ -38,14 +40,35 @@ from ..models import BulkAction, BulkActionItem, BulkConfirmationAttempt, BulkIt
 from ..workqueues import admin as workqueue_admin
 from ..workqueues import declarations as queues
 from ..workqueues.errors import WorkQueueForbidden
+from .devices import wait_seconds, wait_text
 from .errors import BulkActionNotFound, BulkRefused, BulkSetChanged
 
 PREVIEW_TEMPLATE = "admin/litejobs/bulk/preview.html"
 DETAIL_TEMPLATE = "admin/litejobs/bulk/detail.html"
 #: Seconds between reloads of a bulk action's page while items are still executing.
 REFRESH_SECONDS = 2
-#: Refusals that mean "not yours to do" (403) rather than "try again" (400).
+#: Refusals that mean "not yours to do" (403) rather than "try again" (a redirect to the preview).
 FORBIDDEN_CODES = ("bulk-forbidden", "work-queue-forbidden", "bulk-device-missing")
+#: A confirmation attempt's result in words, for the people who read the audit (its code stays
+#: beside it, as the cell's title and data attribute, for operators).
+RESULT_WORDS = {
+    "confirmed": "confirmed",
+    "already-confirmed": "already confirmed (a second submit: nothing started twice)",
+    "bulk-code-missing": "refused: no code typed",
+    "bulk-code-invalid": "refused: wrong code",
+    "bulk-code-expired": "refused: expired code",
+    "bulk-code-reused": "refused: code already used",
+    "bulk-code-throttled": "refused: too many wrong codes, typed during the wait",
+    "bulk-set-changed": "refused: the items changed since the preview",
+    "bulk-preview-invalid": "refused: not a preview of this user's",
+    "bulk-preview-expired": "refused: the preview was too old",
+    "bulk-forbidden": "refused: may not run this action",
+    "work-queue-forbidden": "refused: may not work this queue",
+    "bulk-device-missing": "refused: no confirmed device",
+    "selection-empty": "refused: no item could be acted on",
+}
+#: Where a refused confirmation leaves its message for the preview page it redirects to.
+REFUSAL_KEY = "litejobs_bulk_refusal"
 
 
 def offer(queue: queues.WorkQueue, request: HttpRequest) -> list[dict[str, Any]]:
@@ -160,8 +183,12 @@ class BulkActionAdmin(_ByActionAdmin):
         return reverse("admin:litejobs_workitem_queue", kwargs={"queue": action.queue_name})
 
     def preview_view(self, request: HttpRequest, action: str) -> HttpResponse:
-        """POST from a queue page (the ticked ``item`` ids): the preview, with the code form."""
+        """POST from a queue page (the ticked ``item`` ids): the preview, with the code form.
+        GET with ``?token=``: that preview read again, where a refused confirmation lands
+        (post/redirect/get: reloading it shows the preview, and types no code twice)."""
         declared = self._action_for(action)
+        if request.method == "GET" and "token" in request.GET:
+            return self._preview_again(request, declared, request.GET["token"])
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         try:
@@ -175,8 +202,40 @@ class BulkActionAdmin(_ByActionAdmin):
             return HttpResponseRedirect(self._queue_url(declared))
         return self._page(request, declared, made)
 
+    def _preview_again(
+        self, request: HttpRequest, declared: bulk.BulkMoneyAction, token: str
+    ) -> HttpResponse:
+        """The preview ``token`` names, read from the database now, with the refusal that sent
+        the user here (once: a reload shows the preview without it)."""
+        made = bulk.reread(token, request.user)
+        if made is None:
+            messages.error(
+                request,
+                "This preview is no longer current (too old, or not yours): nothing moved. "
+                "Tick the items again and preview them.",
+                extra_tags="bulk-preview-invalid",
+            )
+            return HttpResponseRedirect(self._queue_url(declared))
+        refusal = request.session.get(REFUSAL_KEY) or {}
+        if refusal.get("token") == token:
+            del request.session[REFUSAL_KEY]
+            return self._page(request, declared, made, told=(refusal["message"], refusal["code"]))
+        return self._page(request, declared, made)
+
+    def _after_refusal(
+        self, request: HttpRequest, declared: bulk.BulkMoneyAction, token: str, error: Exception
+    ) -> HttpResponse:
+        """A refused confirmation answers a redirect to its preview (a GET), which tells why:
+        reloading that page re-posts no code, so it neither counts another wrong code nor
+        lengthens the throttling wait."""
+        code = getattr(error, "code", "bulk-refused")
+        request.session[REFUSAL_KEY] = {"token": token, "message": error.args[0], "code": code}
+        url = reverse("admin:litejobs_bulkaction_preview", kwargs={"action": declared.name})
+        return HttpResponseRedirect(f"{url}?{urlencode({'token': token})}", status=303)
+
     def confirm_view(self, request: HttpRequest, action: str) -> HttpResponse:
-        """POST of the preview's form: the code typed, and the signed preview it confirms."""
+        """POST of the preview's form: the code typed, and the signed preview it confirms.
+        Answers a redirect either way: to the record when confirmed, else to the preview."""
         declared = self._action_for(action)
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
@@ -190,7 +249,7 @@ class BulkActionAdmin(_ByActionAdmin):
                 remote_addr=request.META.get("REMOTE_ADDR"),
             )
         except BulkSetChanged as changed:
-            return self._page(request, declared, changed.preview, error=changed, status=409)
+            return self._after_refusal(request, declared, changed.preview.token, changed)
         except LitejobsError as error:
             if error.code in FORBIDDEN_CODES:
                 return self._page(request, declared, None, error=error, status=403)
@@ -203,9 +262,7 @@ class BulkActionAdmin(_ByActionAdmin):
             ):
                 _refused(request, error)
                 return HttpResponseRedirect(self._queue_url(declared))
-            return self._page(
-                request, declared, bulk.reread(token, request.user), error=error, status=400
-            )
+            return self._after_refusal(request, declared, token, error)
         record = done.bulk_action
         if done.created:
             messages.success(
@@ -250,9 +307,13 @@ class BulkActionAdmin(_ByActionAdmin):
         made: bulk.Preview | None,
         *,
         error: LitejobsError | None = None,
+        told: tuple[str, str] | None = None,
         status: int = 200,
     ) -> HttpResponse:
+        """The preview page; ``error`` (refused now) or ``told`` (message and code of the
+        refusal that redirected here) shown above it."""
         devices = bulk.devices_for(request.user) if made is not None else []
+        message, code = told or ((error.args[0], error.code) if error else ("", ""))
         context = {
             **self.admin_site.each_context(request),
             "title": f"Preview: {action.label}",
@@ -263,19 +324,35 @@ class BulkActionAdmin(_ByActionAdmin):
             "model_label": action.queue().model._meta.verbose_name,
             "queue_url": self._queue_url(action),
             "preview": made,
-            "lines": [self._line(action, line) for line in made.lines] if made else [],
-            "binds": bool(made and any(line.bound for line in made.lines)),
-            "totals": [bulk.money(total, currency) for currency, total in made.totals]
-            if made
-            else [],
+            **(self._preview_context(action, made) if made else {}),
             "devices": devices,
             "digits": devices[0].digits if devices else 6,
-            "error": error.args[0] if error else "",
-            "error_code": error.code if error else "",
+            "wait": _wait(devices),
+            "error": message,
+            "error_code": code,
             "refused": error is not None and made is None,
         }
         request.current_app = self.admin_site.name
         return TemplateResponse(request, PREVIEW_TEMPLATE, context, status=status)
+
+    def _preview_context(self, action: bulk.BulkMoneyAction, made: bulk.Preview) -> dict[str, Any]:
+        """The lines, the totals row per currency (count and sum), and the button's words,
+        which name the money it moves."""
+        counts: dict[str, int] = {}
+        for line in made.lines:
+            counts[line.currency] = counts.get(line.currency, 0) + 1
+        totals = [
+            {"currency": currency, "count": counts.get(currency, 0), "amount": money}
+            for currency, money in ((c, bulk.money(t, c)) for c, t in made.totals)
+        ]
+        items = ngettext("%(n)d item", "%(n)d items", made.count) % {"n": made.count}
+        money = " and ".join(bulk.money(total, currency) for currency, total in made.totals)
+        return {
+            "lines": [self._line(action, line) for line in made.lines],
+            "binds": any(line.bound for line in made.lines),
+            "totals": totals,
+            "button": f"Confirm {action.label[:1].lower()}{action.label[1:]}: {items}, {money}",
+        }
 
     def _line(self, action: bulk.BulkMoneyAction, line: bulk.PreviewLine) -> dict[str, Any]:
         return {
@@ -332,7 +409,7 @@ class BulkActionAdmin(_ByActionAdmin):
                 for item in items
             ],
             "binds": any(item.bound for item in items),
-            "attempts": attempts,
+            "attempts": [(attempt, result_words(attempt.result)) for attempt in attempts],
             "refresh": REFRESH_SECONDS if summary.status == "executing" else 0,
             "has_view_permission": True,
             **(extra_context or {}),
@@ -350,7 +427,7 @@ class BulkConfirmationAttemptAdmin(_ByActionAdmin):
         "at",
         "username",
         "action",
-        "result",
+        "result_text",
         "device_name",
         "item_count",
         "short_digest",
@@ -364,21 +441,30 @@ class BulkConfirmationAttemptAdmin(_ByActionAdmin):
         "at",
         "username",
         "action",
-        "result",
-        "device",
+        "result_text",
         "device_name",
         "confirmation",
-        "digest",
+        "fingerprint",
         "item_count",
         "remote_addr",
         "record_link",
     )
     readonly_fields = fields
 
-    @admin.display(description="digest")
+    @admin.display(description="fingerprint")
     def short_digest(self, obj: BulkConfirmationAttempt) -> str:
-        """The first 12 characters of the previewed set's digest."""
+        """The first 12 characters of the previewed set's digest (its fingerprint)."""
         return obj.digest[:12]
+
+    @admin.display(description="result", ordering="result")
+    def result_text(self, obj: BulkConfirmationAttempt) -> str:
+        """The result in words, its code kept as the title."""
+        return format_html('<span title="{}">{}</span>', obj.result, result_words(obj.result))
+
+    @admin.display(description="fingerprint of the previewed set")
+    def fingerprint(self, obj: BulkConfirmationAttempt) -> str:
+        """The whole digest the code was typed for (it names no device and no code)."""
+        return obj.digest or "-"
 
     @admin.display(description="bulk action")
     def record_link(self, obj: BulkConfirmationAttempt) -> str:
@@ -387,6 +473,21 @@ class BulkConfirmationAttemptAdmin(_ByActionAdmin):
             return "-"
         url = reverse("admin:litejobs_bulkaction_change", args=[obj.bulk_action_id])
         return format_html('<a href="{}">#{}</a>', url, obj.bulk_action_id)
+
+
+def result_words(result: str) -> str:
+    """A confirmation attempt's result as people read it (the code itself when unknown)."""
+    return RESULT_WORDS.get(result, result)
+
+
+def _wait(devices: list[Any]) -> str:
+    """How long django-otp's throttling still makes the user's first device wait, in words
+    (empty when a code may be typed now): read from the device's row, so a reload tells the
+    time left, not the time when the code was refused."""
+    if not devices:
+        return ""
+    seconds = wait_seconds(devices[0])
+    return wait_text(seconds) if seconds else ""
 
 
 def _totals(record: BulkAction) -> str:

@@ -51,8 +51,8 @@ _CODE_MESSAGES = {
     "Type the code the app shows now.",
     "bulk-code-reused": "That code was already used: each code confirms once. Wait for the next "
     "code on {device} and type it: nothing moved.",
-    "bulk-code-throttled": "Too many wrong codes for {device}: wait until {until} UTC, then type "
-    "the current code (each wrong code doubles the wait). Nothing moved.",
+    "bulk-code-throttled": "Too many wrong codes for {device}: try again in {wait}, then type "
+    "the code the app shows then (each wrong code doubles the wait). Nothing moved.",
 }
 
 
@@ -162,14 +162,14 @@ def _set_refusal(fresh: Preview, digest: str) -> LitejobsError | None:
 
 def _code_refusal(device: Any, code: Any) -> BulkRefused | None:
     """Verify the code with django-otp (single-use, throttled); the refusal of a bad one."""
-    result, until = devices.verify(device, code)
+    result, wait = devices.verify(device, code)
     if result == "confirmed":
         return None
     return BulkRefused(
         _CODE_MESSAGES[result].format(
             digits=device.digits,
             device=f"your device {device.name!r}",
-            until=f"{until:%H:%M:%S}" if until else "a moment",
+            wait=devices.wait_text(wait),
         ),
         code=result,
     )

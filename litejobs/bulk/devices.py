@@ -8,10 +8,12 @@ extra, ``litejobs[otp]``), but none can be confirmed.
 from __future__ import annotations
 
 import logging
+import math
 from datetime import datetime
 from typing import Any
 
 from django.apps import apps
+from django.utils import timezone
 
 from ..core import extras
 from ..exceptions import InvalidInput, LitejobsError
@@ -114,23 +116,46 @@ def unavailable_reason(action: BulkMoneyAction, user: Any) -> str:
     return ""
 
 
-def verify(device: Any, code: Any) -> tuple[str, datetime | None]:
-    """Verify a code with django-otp; answers ``confirmed`` or the refusal's code."""
+def wait_seconds(device: Any) -> int:
+    """Whole seconds until django-otp's throttling lets ``device`` verify a code again (0: it
+    may now). Read from django-otp's own ``locked_until``, against django-otp's own clock (the
+    wall clock it stamped the failure with, not an injected one)."""
+    allowed, details = device.verify_is_allowed()
+    if allowed:
+        return 0
+    until: datetime | None = (details or {}).get("locked_until")
+    if until is None:
+        return 1
+    return max(1, math.ceil((until - timezone.now()).total_seconds()))
+
+
+def wait_text(seconds: int) -> str:
+    """``1 second``, ``23 seconds``, ``2 minutes 8 seconds``: a throttling wait in words."""
+    minutes, rest = divmod(max(seconds, 1), 60)
+    parts = [f"{minutes} minute{'s' if minutes != 1 else ''}"] if minutes else []
+    if rest or not parts:
+        parts.append(f"{rest} second{'s' if rest != 1 else ''}")
+    return " ".join(parts)
+
+
+def verify(device: Any, code: Any) -> tuple[str, int]:
+    """Verify a code with django-otp; answers ``confirmed`` or the refusal's code, and for a
+    throttled device the seconds left to wait."""
     from django_otp.oath import TOTP  # litejobs[otp]
 
     typed = "".join(str(code or "").split())
     if not typed:
-        return "bulk-code-missing", None
-    allowed, details = device.verify_is_allowed()
-    if not allowed:
-        return "bulk-code-throttled", (details or {}).get("locked_until")
+        return "bulk-code-missing", 0
+    wait = wait_seconds(device)
+    if wait:
+        return "bulk-code-throttled", wait
     if device.verify_token(typed):  # single-use (last_t), counts failures (throttling)
-        return "confirmed", None
+        return "confirmed", 0
     if typed.isdigit() and len(typed) == device.digits:
         token = int(typed)
         probe = TOTP(device.bin_key, device.step, device.t0, device.digits, device.drift)
         if probe.verify(token, device.tolerance):  # right for now, but at or before last_t
-            return "bulk-code-reused", None
+            return "bulk-code-reused", 0
         if probe.verify(token, EXPIRED_WINDOW):
-            return "bulk-code-expired", None
-    return "bulk-code-invalid", None
+            return "bulk-code-expired", 0
+    return "bulk-code-invalid", 0

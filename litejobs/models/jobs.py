@@ -352,6 +352,8 @@ class QueueState(models.Model):
     class Meta:
         db_table = "litejobs_queuestate"
         ordering = ["name"]
+        # The admin's sidebar names the page it opens: the queues overview, titled "Queues".
+        verbose_name_plural = "queues"
 
     def __str__(self) -> str:
         return f"{self.name} ({'paused' if self.paused else 'running'})"

@@ -94,7 +94,8 @@ class WorkItem(models.Model):
         db_table = "litejobs_workitem"
         ordering = ["-id"]
         verbose_name = "work item"
-        verbose_name_plural = "work items"
+        # The admin's sidebar names the page it opens: the list of queues, "Work queues".
+        verbose_name_plural = "work queues"
         indexes = [
             # The listing: score (highest first), then age, among items still to be worked.
             # ``-score`` keeps every key ascending, so a page after (score, created, id) is

@@ -1,6 +1,6 @@
 """Human work queues in the admin: a page per queue, live, with claim / release / resolve.
 
-``Work items`` in the litejobs section lists the queues the user may work (those whose
+``Work queues`` in the litejobs section lists the queues the user may work (those whose
 declared permission they hold); each queue's page lists its items by score then age with the
 score's inputs beside each, who holds a claim and until when, the buttons the claim mode
 allows, bulk actions, filters and keyset pagination. Every button calls ``litejobs.workqueues``
@@ -18,8 +18,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import admin, messages
+from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
-from django.db.models import Model
+from django.db.models import F, Model
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, URLPattern, path, reverse
@@ -28,10 +29,11 @@ from django.utils.html import format_html, format_html_join
 
 from ..admin.base import ReadOnlyAdmin, field_display
 from ..core import clock
+from ..core.enums import FINISHED_ITEM, LIVE_ITEM, WorkItemState
 from ..core.registry import Registry
 from ..exceptions import InvalidInput, LitejobsError
 from ..models import WorkItem
-from . import commands, listing
+from . import commands, listing, times
 from . import declarations as queues
 from .errors import WorkQueueNotFound
 from .live import websocket_path
@@ -97,22 +99,15 @@ def lease_text(lease: timedelta) -> str:
     return f"{seconds} s"
 
 
-#: Claims ending further away than this show their date too.
-DATE_AFTER = timedelta(hours=20)
-
-
 def _local_now(instant: datetime) -> str:
     """An instant as the queue page writes claim times, seen from now."""
-    return _local(instant, clock.now())
+    return times.when(instant)
 
 
 def _local(instant: datetime | None, now: datetime | None = None) -> str:
-    """``13:00`` in the current time zone; ``02 Mar 13:00`` when that is not within hours
-    (before or after ``now``)."""
-    if not instant:
-        return ""
-    text = "%d %b %H:%M" if now is not None and abs(instant - now) >= DATE_AFTER else "%H:%M"
-    return timezone.localtime(instant).strftime(text)
+    """A claim time as every work-queue page writes it (``13:00:05 UTC``; with the day when
+    not within hours of ``now``); empty for none."""
+    return times.when(instant, now) if instant else ""
 
 
 @admin.register(WorkItem)
@@ -347,6 +342,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
             "now": now,
             "lease_text": lease_text(queue.claim_lease) if queue.claims_enabled else "",
             "timezone_name": timezone.get_current_timezone_name(),
+            "timezone_label": times.zone_label(),
             "mode_help": _MODE_HELP[queue.claim],
             # Bulk money actions on this queue: a preview, then a TOTP code (bulk).
             "money_actions": [
@@ -429,6 +425,114 @@ class WorkItemAdmin(ReadOnlyAdmin):
             messages.error(request, f"… and {len(refused) - 10} more refused.")
         anchor = f"#item-{done[0].item_id}" if len(done) == 1 else ""
         return HttpResponseRedirect(request.get_full_path() + anchor)
+
+
+class WorkItemsShown:
+    """For the ``ModelAdmin`` of a model worked in a human work queue: the row's own page shows
+    its claim (who holds it, since when, until when) and the resolutions made (who, what,
+    when, note), in a "Work queue" section below its fields::
+
+        @admin.register(Dispute)
+        class DisputeAdmin(WorkItemsShown, admin.ModelAdmin): ...
+    """
+
+    work_fields = ("work_claim", "work_resolutions")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Sequence[str]:
+        """The claim and the resolutions, shown read-only on a row's page."""
+        fields = tuple(super().get_readonly_fields(request, obj))  # type: ignore[misc]
+        return (*fields, *self.work_fields) if obj is not None else fields
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        """The row's own fields, then a "Work queue" section."""
+        fieldsets = super().get_fieldsets(request, obj)  # type: ignore[misc]
+        if obj is None:
+            return list(fieldsets)
+        own = [
+            (name, {**opts, "fields": [f for f in opts["fields"] if f not in self.work_fields]})
+            for name, opts in fieldsets
+        ]
+        return [*own, ("Work queue", {"fields": self.work_fields})]
+
+    @admin.display(description="claim")
+    def work_claim(self, obj: Model) -> str:
+        """Who holds the row's live item, since and until when; or that nobody does."""
+        live = [item for item in _items_of(obj) if item.state in LIVE_ITEM]
+        if not live:
+            return "Not waiting in any work queue."
+        return format_html_join(
+            "", '<p class="wq-claim-of">{}</p>', ((_claim_text(item),) for item in live)
+        )
+
+    @admin.display(description="resolutions")
+    def work_resolutions(self, obj: Model) -> str:
+        """Every resolution made on the row, newest first: when, who, what, the note."""
+        done = [item for item in _items_of(obj) if item.state in FINISHED_ITEM]
+        if not done:
+            return "None yet."
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    times.when(item.resolved_at),
+                    item.resolved_by_name or "-",
+                    _resolution_text(item),
+                    item.resolution_note or "-",
+                    _queue_label(item.queue),
+                )
+                for item in done
+            ),
+        )
+        return format_html(
+            '<table class="wq-resolutions"><thead><tr><th>when</th><th>who</th><th>what</th>'
+            "<th>note</th><th>queue</th></tr></thead><tbody>{}</tbody></table>",
+            rows,
+        )
+
+
+def _items_of(obj: Model) -> list[WorkItem]:
+    """The row's work items in every queue, newest resolution first (live ones first)."""
+    kind = ContentType.objects.get_for_model(obj)
+    return list(
+        WorkItem.objects.filter(content_type=kind, object_id=str(obj.pk)).order_by(
+            F("resolved_at").desc(nulls_first=True), "-id"
+        )
+    )
+
+
+def _queue_label(name: str) -> str:
+    try:
+        return queues.get(name).label
+    except WorkQueueNotFound:
+        return name
+
+
+def _resolution_text(item: WorkItem) -> str:
+    if item.state == WorkItemState.CANCELLED:
+        return "cancelled"
+    try:
+        return queues.get(item.queue).resolution_label(item.resolution)
+    except WorkQueueNotFound:
+        return item.resolution
+
+
+def _claim_text(item: WorkItem) -> str:
+    """``Held by alice since 12:00:00 UTC, until 13:00:00 UTC, in Dispute review.``"""
+    queue = _queue_label(item.queue)
+    now = clock.now()
+    expires = item.claim_expires_at
+    if item.state == WorkItemState.CLAIMED and expires is not None and expires > now:
+        return (
+            f"Held by {item.claimed_by_name or 'a deleted user'} since "
+            f"{times.when(item.claimed_at, now)}, until {times.when(expires, now)}, in {queue}."
+        )
+    if item.state == WorkItemState.CLAIMED:
+        return (
+            f"Unclaimed in {queue}: {item.claimed_by_name or 'a deleted user'}'s claim expired "
+            f"at {times.when(expires, now)}."
+        )
+    return f"Unclaimed in {queue}: open to anyone who may work it."
 
 
 _MODE_HELP = {

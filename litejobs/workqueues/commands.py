@@ -43,6 +43,7 @@ from ..models.workqueues import WorkItem
 from ..sql import query
 from ..sql.cursors import fetch_all
 from . import declarations as queues
+from . import times
 from .errors import ClaimRefused, WorkItemNotFound, WorkQueueForbidden
 
 __all__ = [
@@ -146,7 +147,7 @@ def _not_found(item_id: int, queue: str | None) -> WorkItemNotFound:
 
 
 def _when(instant: datetime | None) -> str:
-    return f"{instant:%Y-%m-%d %H:%M} UTC" if instant else "?"
+    return times.when(instant)
 
 
 # Enqueue and score ---------------------------------------------------------------------------

@@ -90,3 +90,27 @@ def test_the_demo_queue_is_declared_with_its_mode_rule_lease_and_permission():
     assert queue.claim_lease == timedelta(hours=1)
     assert queue.permission == "payments.review_dispute"
     assert queues.get_rule("dispute.urgency").label == "urgency"
+
+
+@pytest.mark.django_db
+def test_a_disputes_own_page_shows_its_claim_and_its_resolutions(client, clock):
+    from django.urls import reverse
+
+    seed_disputes(count=2)
+    users = get_user_model().objects
+    alice, bob = (users.get(username=r.username) for r in REVIEWERS)
+    first, second = workqueues.items("disputes")[:2]
+    workqueues.claim(first, alice)
+    workqueues.resolve(first.pk, alice, "contest", note="evidence sent to the bank")
+    workqueues.claim(second, bob)
+
+    client.force_login(alice)
+    resolved = client.get(
+        reverse("admin:payments_dispute_change", args=[first.object_id])
+    ).content.decode()
+    assert "Work queue" in resolved and "Not waiting in any work queue." in resolved
+    assert "<td>alice</td><td>Contest</td><td>evidence sent to the bank</td>" in resolved
+    held = client.get(
+        reverse("admin:payments_dispute_change", args=[second.object_id])
+    ).content.decode()
+    assert "Held by bob since 12:00:00 UTC, until 13:00:00 UTC, in Dispute review." in held

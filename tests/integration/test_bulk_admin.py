@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import html as html_text
 import re
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.db.models import F
 from django.urls import reverse
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
@@ -68,7 +71,7 @@ def test_the_preview_page_lists_every_item_with_amounts_and_totals_and_moves_not
         assert str(payout) in page
     assert "EUR 1,900.00" in page and "EUR 800.50" in page and "USD 75.25" in page
     assert "EUR 2,700.50" in page and "USD 75.25" in page  # totals per currency
-    assert '<td id="bulk-count">3</td>' in page
+    assert '<td id="bulk-count" class="bulk-amount">3</td>' in page
     assert 'name="code"' in page and 'autocomplete="one-time-code"' in page
     assert "Pays each payout to its payee" in page  # what will happen
     assert "paid to" in page  # and who gets paid, where: the values the code binds
@@ -99,23 +102,31 @@ def test_users_who_may_not_start_the_action_get_403(client, clock):
 
 
 @pytest.mark.django_db
-def test_a_wrong_code_shows_the_preview_again_with_the_refusal(client, finance, clock):
+def test_a_wrong_code_redirects_to_the_preview_which_tells_the_refusal_once(client, finance, clock):
     payouts = [PayoutFactory(), PayoutFactory()]
     client = signed_in(client, finance)
     token = token_of(preview_page(client, payouts))
     device = TOTPDevice.objects.get(user=finance)
 
-    response = client.post(CONFIRM, {"token": token, "code": wrong_code(device)})
+    posted = client.post(CONFIRM, {"token": token, "code": wrong_code(device)})
 
-    assert response.status_code == 400
+    # Post/redirect/get: the refusal answers a redirect, and reloading its page posts nothing.
+    assert posted.status_code == 303 and posted["Location"].startswith(PREVIEW + "?token=")
+    response = client.get(posted["Location"])
+    assert response.status_code == 200
     page = response.content.decode()
-    assert "bulk-code-invalid" in page and 'id="bulk-confirm"' in page
+    assert 'id="bulk-confirm"' in page
     shown = re.search(r'<li class="error" id="bulk-error"([^>]*)>(.*?)</li>', page, re.S)
     assert 'data-code="bulk-code-invalid"' in shown.group(1)  # kept for operators
     assert shown.group(2) and "[bulk-code-invalid]" not in shown.group(2)  # words only
     assert response.context["preview"].token == token  # the same preview, to try again
     assert not BulkAction.objects.exists()
     assert BulkConfirmationAttempt.objects.get().remote_addr == "127.0.0.1"
+
+    again = client.get(posted["Location"])  # a reload: no second attempt, told once
+    assert again.status_code == 200 and 'id="bulk-error"' not in again.content.decode()
+    assert BulkConfirmationAttempt.objects.count() == 1
+    assert TOTPDevice.objects.get(user=finance).throttling_failure_count == 1
 
 
 @pytest.mark.django_db(transaction=True)
@@ -158,7 +169,7 @@ def test_a_single_item_is_counted_in_the_singular_on_the_preview_and_the_confirm
 ):
     client = signed_in(client, finance)
     preview = preview_page(client, [PayoutFactory()])
-    assert 'value="Confirm: 1 item"' in preview.content.decode()
+    assert 'value="Confirm release payouts: 1 item, EUR 100.00"' in preview.content.decode()
     code = fresh_code(TOTPDevice.objects.get(user=finance))
     response = client.post(CONFIRM, {"token": token_of(preview), "code": code}, follow=True)
     shown = [str(m) for m in response.context["messages"]]
@@ -199,11 +210,12 @@ def test_a_changed_set_is_refused_with_a_fresh_preview(client, finance, clock):
     token = token_of(preview_page(client, payouts))
     Payout.objects.filter(pk=payouts[0].pk).update(amount=Decimal("555.00"))
 
-    response = client.post(
+    posted = client.post(
         CONFIRM, {"token": token, "code": fresh_code(TOTPDevice.objects.get(user=finance))}
     )
 
-    assert response.status_code == 409
+    assert posted.status_code == 303
+    response = client.get(posted["Location"])
     page = response.content.decode()
     assert "bulk-set-changed" in page and "EUR 555.00" in page
     assert response.context["preview"].token != token
@@ -339,3 +351,103 @@ def test_records_are_read_only_and_visible_to_finance_and_auditors_only(client, 
     stranger = UserFactory(username="sam", permissions=["testapp.view_payout"])
     client.force_login(stranger)
     assert client.get(reverse("admin:litejobs_bulkaction_changelist")).status_code == 403
+
+
+def plain(html: str) -> str:
+    """The page's text as a person reads it: tags dropped, whitespace folded."""
+    return html_text.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)))
+
+
+@pytest.mark.django_db
+def test_the_preview_has_a_totals_row_per_currency_and_a_button_naming_the_money(
+    client, finance, clock
+):
+    payouts = [
+        PayoutFactory(amount="1900.00"),
+        PayoutFactory(amount="800.5"),
+        PayoutFactory(amount="75.25", currency="USD"),
+    ]
+    page = preview_page(signed_in(client, finance), payouts).content.decode()
+
+    footer = page.split("<tfoot>")[1].split("</tfoot>")[0]
+    rows = re.findall(r'<tr class="bulk-totals-row" data-currency="(\w+)">(.*?)</tr>', footer)
+    assert [(currency, plain(row).strip()) for currency, row in rows] == [
+        ("EUR", "Total EUR: 2 items EUR 2,700.50"),
+        ("USD", "Total USD: 1 item USD 75.25"),
+    ]
+    assert 'value="Confirm release payouts: 3 items, EUR 2,700.50 and USD 75.25"' in page
+    # Amounts line up: one right-aligned, tabular column, with the same two decimals.
+    cells = re.findall(r'<td class="bulk-amount">([^<]*)</td>', page.split("<tfoot>")[0])
+    assert cells[-3:] == ["EUR 1,900.00", "EUR 800.50", "USD 75.25"]
+    assert "bulk.css" in page
+    # The word "digest" is not shown to finance staff: a fingerprint, behind a details element.
+    assert "digest" not in plain(page).lower()
+    assert '<details id="bulk-fingerprint">' in page
+
+
+@pytest.mark.django_db
+def test_a_right_code_just_after_a_wrong_one_says_how_long_to_wait_and_works_after(
+    client, finance, clock, settings
+):
+    settings.OTP_TOTP_THROTTLE_FACTOR = 30  # one wrong code: a 30 s wait (django-otp's rule)
+    client = signed_in(client, finance)
+    token = token_of(preview_page(client, [PayoutFactory()]))
+    device = TOTPDevice.objects.get(user=finance)
+    client.post(CONFIRM, {"token": token, "code": wrong_code(device)})
+
+    posted = client.post(CONFIRM, {"token": token, "code": fresh_code(device)})
+    page = plain(client.get(posted["Location"]).content.decode())
+    assert "Too many wrong codes for your device 'finance phone': try again in 30 seconds" in page
+    assert not BulkAction.objects.exists()
+
+    TOTPDevice.objects.filter(pk=device.pk).update(
+        throttling_failure_timestamp=F("throttling_failure_timestamp") - timedelta(seconds=20)
+    )
+    reloaded = plain(client.get(posted["Location"]).content.decode())
+    assert "try again in 10 seconds" in reloaded  # the time left, read again from the device
+
+    TOTPDevice.objects.filter(pk=device.pk).update(
+        throttling_failure_timestamp=F("throttling_failure_timestamp") - timedelta(seconds=11)
+    )  # the wait is over
+    done = client.post(CONFIRM, {"token": token, "code": fresh_code(device)})
+    record = BulkAction.objects.get()
+    assert done["Location"] == reverse("admin:litejobs_bulkaction_change", args=[record.pk])
+
+
+@pytest.mark.django_db
+def test_confirming_answers_a_redirect_and_reloading_the_result_runs_nothing_again(
+    client, finance, clock
+):
+    client = signed_in(client, finance)
+    token = token_of(preview_page(client, [PayoutFactory(), PayoutFactory()]))
+    posted = client.post(
+        CONFIRM, {"token": token, "code": fresh_code(TOTPDevice.objects.get(user=finance))}
+    )
+    record = BulkAction.objects.get()
+    assert posted.status_code in (302, 303)
+    assert posted["Location"] == reverse("admin:litejobs_bulkaction_change", args=[record.pk])
+
+    first = client.get(posted["Location"])
+    assert first.status_code == 200 and f'data-id="{record.pk}"' in first.content.decode()
+    jobs = Job.objects.count()
+    attempts = BulkConfirmationAttempt.objects.count()
+    second = client.get(posted["Location"])  # a reload is a GET: it confirms nothing again
+    assert second.status_code == 200 and 'id="bulk-outcome"' in second.content.decode()
+    assert BulkAction.objects.count() == 1 and Job.objects.count() == jobs == 2
+    assert BulkConfirmationAttempt.objects.count() == attempts == 1
+
+
+@pytest.mark.django_db
+def test_the_attempts_audit_page_names_the_device_not_its_internal_id(client, finance, clock):
+    client = signed_in(client, finance)
+    token = token_of(preview_page(client, [PayoutFactory()]))
+    client.post(CONFIRM, {"token": token, "code": wrong_code(TOTPDevice.objects.get(user=finance))})
+    attempt = BulkConfirmationAttempt.objects.get()
+    admin = signed_in(client, UserFactory(username="root", is_superuser=True, is_staff=True))
+    page = admin.get(
+        reverse("admin:litejobs_bulkconfirmationattempt_change", args=[attempt.pk])
+    ).content.decode()
+    assert "finance phone" in page
+    assert "otp_totp.totpdevice/" not in page
+    listing = admin.get(reverse("admin:litejobs_bulkconfirmationattempt_changelist"))
+    assert '<span title="bulk-code-invalid">refused: wrong code</span>' in listing.content.decode()

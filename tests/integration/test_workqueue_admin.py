@@ -54,7 +54,7 @@ def test_a_reviewer_sees_the_queue_in_the_admin_and_its_index(client, clock, rev
     workqueues.enqueue_item("disputes", DisputeFactory())
     signed_in(client, alice)
     home = client.get("/admin/").content.decode()
-    assert INDEX in home  # the litejobs section shows "Work items" to queue workers
+    assert INDEX in home  # the litejobs section shows "Work queues" to queue workers
     index = client.get(INDEX)
     assert index.status_code == 200
     assert queue_url() in index.content.decode()
@@ -96,10 +96,10 @@ def test_an_items_page_writes_its_claim_times_as_the_queue_page_does(client, clo
     item = workqueues.enqueue_item("disputes", DisputeFactory())
     workqueues.claim(item, bob)
     queue_page = plain(signed_in(client, alice).get(queue_url()).content.decode())
-    assert "bob , until 13:00" in queue_page
+    assert "bob , until 13:00:00 UTC" in queue_page
     page = client.get(f"{INDEX}{item.pk}/change/").content.decode()
     assert "p.m." not in page and "a.m." not in page and "noon" not in page
-    for field, shown in (("claimed_at", "12:00"), ("claim_expires_at", "13:00")):
+    for field, shown in (("claimed_at", "12:00:00 UTC"), ("claim_expires_at", "13:00:00 UTC")):
         assert f'<div class="readonly">{shown}</div>' in page.split(f"field-{field}_shown")[1]
 
 
@@ -144,8 +144,8 @@ def test_the_page_shows_who_holds_a_claim_and_until_when(client, clock, reviewer
     rows = dict(re.findall(r'<tr id="item-(\d+)"[^>]*data-status="(\w+)"', page, re.S))
     assert rows == {str(held.pk): "theirs", str(mine.pk): "mine", str(lapsed.pk): "open"}
     text = plain(page)
-    assert "bob , until 13:00" in text
-    assert "you , until 13:00" in text
+    assert "bob , until 13:00:00 UTC" in text
+    assert "you , until 13:00:00 UTC" in text
 
 
 def test_the_page_costs_a_bounded_number_of_queries_whatever_its_size(client, clock, reviewers):
@@ -248,7 +248,7 @@ def test_acting_on_an_item_someone_else_holds_is_refused_with_a_clear_message(
     for action in (f"claim:{item.pk}", f"release:{item.pk}", f"resolve:{item.pk}:refund"):
         response = client.post(queue_url(), {"row_action": action}, follow=True)
         assert texts(response) == [
-            f"[claim-held] Item #{item.pk} is held by alice until 2026-03-01 13:00 UTC: pick "
+            f"[claim-held] Item #{item.pk} is held by alice until 13:00:00 UTC: pick "
             "another item, or wait until they release it or the claim expires."
         ]
     assert WorkItem.objects.get(pk=item.pk).claimed_by == alice
@@ -286,7 +286,7 @@ def test_claim_the_next_item_takes_the_most_urgent_unclaimed_one(client, clock, 
     client.get(queue_url())  # shows (and so clears) alice's message
     client.force_login(bob)
     response = client.post(queue_url(), {"next": "1"}, follow=True)
-    assert texts(response) == [f"You hold item #{other.pk} until 13:00; it is marked below."]
+    assert texts(response) == [f"You hold item #{other.pk} until 13:00:00 UTC; it is marked below."]
     assert WorkItem.objects.get(pk=other.pk).claimed_by == bob
     response = client.post(queue_url(), {"next": "1"}, follow=True)
     assert texts(response) == ["[queue-empty] No unclaimed item is left."]
@@ -398,5 +398,56 @@ def test_a_long_claim_shows_its_date_and_the_lease_in_its_own_unit(
     item = workqueues.enqueue_item("slow-review", DisputeFactory())
     workqueues.claim(item, reviewers[1])
     page = plain(signed_in(client, reviewers[0]).get(queue_url("slow-review")).content.decode())
-    assert "bob , until 03 Mar 12:00" in page
+    assert "bob , until 03 Mar 12:00:00 UTC" in page
     assert "A claim lasts 48 h;" in page
+
+
+def test_a_claim_held_refusal_writes_the_claim_time_as_the_row_does(client, clock, reviewers):
+    alice, bob, _ = reviewers
+    item = workqueues.enqueue_item("disputes", DisputeFactory())
+    clock.advance("5s")
+    workqueues.claim(item, alice)  # held until 13:00:05: the seconds show everywhere
+    signed_in(client, bob)
+    response = client.post(queue_url(), {"row_action": f"claim:{item.pk}"}, follow=True)
+    assert f"Item #{item.pk} is held by alice until 13:00:05 UTC:" in texts(response)[0]
+    assert "alice , until 13:00:05 UTC" in plain(client.get(queue_url()).content.decode())
+
+
+def test_a_rows_own_page_shows_its_claim_and_the_resolutions_made(rf, clock, reviewers):
+    from django.contrib import admin as django_admin
+
+    from litejobs.workqueues.admin import WorkItemsShown
+    from tests.testapp.models import Dispute
+
+    class DisputeAdmin(WorkItemsShown, django_admin.ModelAdmin):
+        pass
+
+    shown = DisputeAdmin(Dispute, django_admin.AdminSite(name="rows"))
+    alice, bob, _ = reviewers
+    dispute = DisputeFactory()
+    assert shown.work_claim(dispute) == "Not waiting in any work queue."
+    assert shown.work_resolutions(dispute) == "None yet."
+
+    first = workqueues.enqueue_item("disputes", dispute)
+    assert shown.work_claim(dispute) == (
+        '<p class="wq-claim-of">Unclaimed in Dispute review: open to anyone who may work it.</p>'
+    )
+    workqueues.claim(first, alice)
+    clock.advance("5m")
+    workqueues.resolve(first.pk, alice, "refund", note="paid back in full")
+    clock.advance("605s")
+    again = workqueues.enqueue_item("disputes", dispute)  # disputed again later
+    workqueues.claim(again, bob)
+
+    assert shown.work_claim(dispute) == (
+        '<p class="wq-claim-of">Held by bob since 12:15:05 UTC, until 13:15:05 UTC, in Dispute '
+        "review.</p>"
+    )
+    table = plain(str(shown.work_resolutions(dispute)))
+    assert "when who what note queue 12:05:00 UTC alice Refund paid back in full Dispute" in table
+
+    request = rf.get("/")
+    request.user = UserFactory(username="root", is_superuser=True, is_staff=True)
+    sections = shown.get_fieldsets(request, dispute)
+    assert sections[-1] == ("Work queue", {"fields": ("work_claim", "work_resolutions")})
+    assert all("work_claim" not in opts["fields"] for _, opts in sections[:-1])

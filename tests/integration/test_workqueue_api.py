@@ -220,7 +220,7 @@ def test_a_claim_is_a_lease_that_expires_under_the_injected_clock(clock, reviewe
     assert held.claim_expires_at == clock.now() + timedelta(hours=1)
     with refused("claim-held") as error:
         workqueues.claim(item.pk, bob)
-    assert "held by alice until 2026-03-01 13:00 UTC" in str(error.value)
+    assert "held by alice until 13:00:00 UTC" in str(error.value)
 
     clock.advance("59m")
     with refused("claim-held"):
@@ -237,7 +237,7 @@ def test_a_claim_is_a_lease_that_expires_under_the_injected_clock(clock, reviewe
     assert workqueues.page("disputes", user=alice, view="mine").items == []
     with refused("claim-not-held") as error:
         workqueues.release(item.pk, alice)
-    assert "your claim expired at 2026-03-01 13:00 UTC" in str(error.value)
+    assert "your claim expired at 13:00:00 UTC" in str(error.value)
     with refused("claim-required"):
         workqueues.resolve(item.pk, alice, "refund")
 

@@ -20,11 +20,13 @@
   const resolutions = JSON.parse((document.getElementById("wq-resolutions") || {}).textContent || "{}");
   const zone = root.dataset.tz || "UTC";
   const clockFormat = new Intl.DateTimeFormat("en-GB", {
-    hour: "2-digit", minute: "2-digit", hour12: false, timeZone: zone,
+    hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false, timeZone: zone,
   });
   const dateFormat = new Intl.DateTimeFormat("en-GB", {
-    day: "2-digit", month: "short", hour: "2-digit", minute: "2-digit", hour12: false, timeZone: zone,
+    day: "2-digit", month: "short", hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false,
+    timeZone: zone,
   });
+  const zoneLabel = root.dataset.tzLabel || zone; // as the server writes it: "13:00:05 UTC"
   const DATE_AFTER = 20 * 3600 * 1000; // claims ending further away show their date too
   let offset = Date.parse(root.dataset.now) - Date.now(); // server clock minus ours
   const timers = new Map();
@@ -47,7 +49,7 @@
   function drawClaim(cell, status, item) {
     cell.replaceChildren();
     const ends = item.claim_expires_at ? new Date(item.claim_expires_at) : null;
-    const until = !ends ? "" : (ends - serverNow() >= DATE_AFTER ? dateFormat : clockFormat).format(ends).replace(",", "");
+    const until = !ends ? "" : (ends - serverNow() >= DATE_AFTER ? dateFormat : clockFormat).format(ends).replace(",", "") + " " + zoneLabel;
     if (status === "mine" || status === "theirs") {
       cell.append(strong(status === "mine" ? "you" : (item.holder || "someone")), ", until " + until);
     } else if (status === "done") {

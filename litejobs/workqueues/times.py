@@ -1,0 +1,34 @@
+"""How work-queue pages and messages write a claim's times: one format everywhere.
+
+To the second, in the current time zone, named (``13:00:05 UTC``); with the day too when the
+instant is not within hours of now (``02 Mar 13:00:05 UTC``). The queue page's script writes
+live changes the same way (``workqueue.js``), so a claim reads alike in a row, in the message
+that refused an action on it, and on the item's own page.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.utils import timezone
+
+from ..core import clock
+
+#: Instants further than this from now show their day too.
+DATE_AFTER = timedelta(hours=20)
+
+
+def zone_label() -> str:
+    """The current time zone as times are suffixed with it (``UTC``, ``CET``)."""
+    return timezone.localtime(clock.now()).strftime("%Z") or timezone.get_current_timezone_name()
+
+
+def when(instant: datetime | None, now: datetime | None = None) -> str:
+    """``13:00:05 UTC``; ``02 Mar 13:00:05 UTC`` when not within hours of ``now`` (the
+    clock's now when not given); ``?`` for no instant."""
+    if instant is None:
+        return "?"
+    now = clock.now() if now is None else now
+    local = timezone.localtime(instant)
+    shape = "%d %b %H:%M:%S %Z" if abs(instant - now) >= DATE_AFTER else "%H:%M:%S %Z"
+    return local.strftime(shape)
