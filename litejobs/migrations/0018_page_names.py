@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('litejobs', '0015_reports'),
+        ('litejobs', '0017_operator_actions'),
     ]
 
     operations = [
