@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from functools import cached_property
 from typing import Any, cast
 
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
-from django.core.paginator import Paginator
 from django.db.models import F, Q, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
@@ -18,85 +16,21 @@ from django.utils.html import format_html
 
 from ..core import clock
 from ..core.enums import TERMINAL
-from ..jobs import catalog, operations
+from ..jobs import operations
 from ..jobs.operations import ActionResult
-from ..models import Job, JobAttempt, JobState, JobStep, Occurrence, QueueState, StepState
+from ..models import Job, JobAttempt, JobState, JobStep, Occurrence, StepState
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
-
-
-class CappedCountPaginator(Paginator):
-    """Counts at most ``CAP`` rows, so a page of a million-row listing costs no full count.
-
-    ``capped`` tells the template to show "10000+" instead of an exact total.
-    """
-
-    CAP = 10_000
-
-    @cached_property
-    def count(self) -> int:
-        """The row count, or ``CAP`` when there are more (one LIMITed count)."""
-        counted: int = cast(QuerySet[Any], self.object_list)[: self.CAP + 1].count()
-        self.capped = counted > self.CAP
-        return min(counted, self.CAP)
-
-    capped = False
-
-
-class OneReadChangeList(ChangeList):
-    """A listing that fits on one page counts the rows it shows.
-
-    The count and the rows are two statements: a job that changes state between them (a
-    retried job a worker runs at once) would read "0 jobs" beside its row.
-    """
-
-    def get_results(self, request: HttpRequest) -> None:
-        """Django's results; when they are not paged, the count is the rows read."""
-        super().get_results(request)
-        if self.multi_page and not (self.show_all and self.can_show_all):
-            return
-        self.result_list = list(self.result_list)
-        self.result_count = len(self.result_list)
-
-
-class QueueFilter(admin.SimpleListFilter):
-    """Filter by queue; the choices come from declarations and queue switches, not a scan."""
-
-    title = "queue"
-    parameter_name = "queue"
-
-    def lookups(
-        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
-    ) -> list[tuple[str, str]]:
-        """Declared queues and queues with a switch (plus the one selected)."""
-        names = {d.queue for d in catalog.all_jobs()}
-        names |= set(QueueState.objects.values_list("name", flat=True))
-        if self.value():
-            names.add(self.value())
-        return [(name, name) for name in sorted(names)]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        """Jobs of the selected queue."""
-        return queryset.filter(queue=self.value()) if self.value() else queryset
-
-
-class NameFilter(admin.SimpleListFilter):
-    """Filter by job name; the choices are the declared jobs (no DISTINCT over the table)."""
-
-    title = "job"
-    parameter_name = "name"
-
-    def lookups(
-        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
-    ) -> list[tuple[str, str]]:
-        """Declared job names (plus the one selected, e.g. a renamed job's old name)."""
-        names = {d.name for d in catalog.all_jobs()}
-        if self.value():
-            names.add(self.value())
-        return [(name, name) for name in sorted(names)]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        """Jobs of the selected name."""
-        return queryset.filter(name=self.value()) if self.value() else queryset
+from .joblisting import CappedCountPaginator as CappedCountPaginator
+from .joblisting import (
+    CreatedFilter,
+    FinishedFilter,
+    KeyFilter,
+    KeysetChangeList,
+    NameFilter,
+    PayloadFilter,
+    QueueFilter,
+    TenantFilter,
+)
 
 
 def _job_level(outcome: ActionResult) -> int:
@@ -207,11 +141,21 @@ class JobAdmin(ReadOnlyAdmin):
         "finished_at",
     )
     list_display_links = ("id", "name")
-    list_filter = ("state", QueueFilter, NameFilter)
+    list_filter = (
+        "state",
+        QueueFilter,
+        NameFilter,
+        TenantFilter,
+        KeyFilter,
+        CreatedFilter,
+        FinishedFilter,
+        PayloadFilter,
+    )
     search_fields = ("key", "name", "id")
     search_help_text = "An exact job id, idempotency key or job name."
     list_per_page = 50
     list_max_show_all = 50
+    sortable_by = ()
     show_full_result_count = False
     paginator = CappedCountPaginator
     ordering = ("-id",)
@@ -274,8 +218,8 @@ class JobAdmin(ReadOnlyAdmin):
     )
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
-        """The listing whose count matches the rows it shows."""
-        return OneReadChangeList
+        """Keyset pages newest first, with estimated or capped counts."""
+        return KeysetChangeList
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         """The listing leaves payloads and tracebacks unread: it shows neither."""
