@@ -156,6 +156,7 @@ class JobAdmin(ReadOnlyAdmin):
     list_per_page = 50
     list_max_show_all = 50
     sortable_by = ()
+    show_facets = admin.ShowFacets.NEVER
     show_full_result_count = False
     paginator = CappedCountPaginator
     ordering = ("-id",)
