@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from functools import cached_property, partial
+from functools import partial
 from typing import Any, cast
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Left
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
@@ -23,11 +22,22 @@ from django.views.decorators.http import require_POST
 
 from ..core import clock
 from ..core.enums import LIVE, TERMINAL
-from ..jobs import catalog, operations, waiting
+from ..jobs import operations, waiting
 from ..jobs.operations import PROMOTABLE, RETRYABLE, ActionResult
-from ..models import Job, JobAttempt, JobState, JobStep, Occurrence, QueueState, StepState
+from ..models import Job, JobAttempt, JobState, JobStep, Occurrence, StepState
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
 from .jobbulk import BulkOverFilterAdmin
+from .joblisting import CappedCountPaginator as CappedCountPaginator
+from .joblisting import (
+    CreatedFilter,
+    FinishedFilter,
+    KeyFilter,
+    KeysetChangeList,
+    NameFilter,
+    PayloadFilter,
+    QueueFilter,
+    TenantFilter,
+)
 
 #: The attribute the listing puts each job's ``WaitReason`` under (computed for the page).
 WAITING_ATTR = "_litejobs_waiting"
@@ -35,42 +45,16 @@ WAITING_ATTR = "_litejobs_waiting"
 ERROR_SHOWN = 80
 
 
-class CappedCountPaginator(Paginator):
-    """Counts at most ``CAP`` rows, so a page of a million-row listing costs no full count.
-
-    ``capped`` tells the template to show "10000+" instead of an exact total.
-    """
-
-    CAP = 10_000
-
-    @cached_property
-    def count(self) -> int:
-        """The row count, or ``CAP`` when there are more (one LIMITed count)."""
-        counted: int = cast(QuerySet[Any], self.object_list)[: self.CAP + 1].count()
-        self.capped = counted > self.CAP
-        return min(counted, self.CAP)
-
-    capped = False
-
-
-class OneReadChangeList(ChangeList):
-    """A listing that fits on one page counts the rows it shows.
-
-    The count and the rows are two statements: a job that changes state between them (a
-    retried job a worker runs at once) would read "0 jobs" beside its row.
-    """
+class JobChangeList(KeysetChangeList):
+    """The job listing's page, each job with why it waits (a few statements for the page)."""
 
     def get_results(self, request: HttpRequest) -> None:
-        """Django's results, each with why it waits (a few statements for the page); when
-        they are not paged, the count is the rows read."""
+        """The page's jobs, and the reason each one waits."""
         super().get_results(request)
         self.result_list = list(self.result_list)
         reasons = waiting.explain(self.result_list)
         for job in self.result_list:
             setattr(job, WAITING_ATTR, reasons.get(job.pk))
-        if self.multi_page and not (self.show_all and self.can_show_all):
-            return
-        self.result_count = len(self.result_list)
 
     def filter_summary(self) -> list[str]:
         """The filters and search in force, as people read them (``state: Dead``), for the
@@ -84,47 +68,6 @@ class OneReadChangeList(ChangeList):
         if self.query:
             chosen.append(f"search: {self.query}")
         return chosen
-
-
-class QueueFilter(admin.SimpleListFilter):
-    """Filter by queue; the choices come from declarations and queue switches, not a scan."""
-
-    title = "queue"
-    parameter_name = "queue"
-
-    def lookups(
-        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
-    ) -> list[tuple[str, str]]:
-        """Declared queues and queues with a switch (plus the one selected)."""
-        names = {d.queue for d in catalog.all_jobs()}
-        names |= set(QueueState.objects.values_list("name", flat=True))
-        if self.value():
-            names.add(self.value())
-        return [(name, name) for name in sorted(names)]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        """Jobs of the selected queue."""
-        return queryset.filter(queue=self.value()) if self.value() else queryset
-
-
-class NameFilter(admin.SimpleListFilter):
-    """Filter by job name; the choices are the declared jobs (no DISTINCT over the table)."""
-
-    title = "job"
-    parameter_name = "name"
-
-    def lookups(
-        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
-    ) -> list[tuple[str, str]]:
-        """Declared job names (plus the one selected, e.g. a renamed job's old name)."""
-        names = {d.name for d in catalog.all_jobs()}
-        if self.value():
-            names.add(self.value())
-        return [(name, name) for name in sorted(names)]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        """Jobs of the selected name."""
-        return queryset.filter(name=self.value()) if self.value() else queryset
 
 
 def _job_level(outcome: ActionResult) -> int:
@@ -267,11 +210,22 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
         "finished_at",
     )
     list_display_links = ("id", "name")
-    list_filter = ("state", QueueFilter, NameFilter)
+    list_filter = (
+        "state",
+        QueueFilter,
+        NameFilter,
+        TenantFilter,
+        KeyFilter,
+        CreatedFilter,
+        FinishedFilter,
+        PayloadFilter,
+    )
     search_fields = ("key", "name", "id")
     search_help_text = "An exact job id, idempotency key or job name."
     list_per_page = 50
     list_max_show_all = 50
+    sortable_by = ()
+    show_facets = admin.ShowFacets.NEVER
     show_full_result_count = False
     paginator = CappedCountPaginator
     ordering = ("-id",)
@@ -336,8 +290,8 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
         css = {"all": ("litejobs/jobs.css",)}
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
-        """The listing whose count matches the rows it shows."""
-        return OneReadChangeList
+        """Keyset pages newest first, with estimated or capped counts."""
+        return JobChangeList
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         """The listing leaves payloads and tracebacks unread: it shows neither."""

@@ -1,5 +1,7 @@
 """The queue's records: jobs, their failed attempts, workers and queue switches."""
 
+from typing import Any
+
 import pgtrigger
 from django.db import models
 from django.db.models import Q
@@ -15,6 +17,20 @@ from ..core.enums import (
 )
 
 NOTIFY_CHANNEL = "litejobs_jobs"
+_FINISHED = Q(state__in=TERMINAL)
+
+
+class JsonGinIndex(models.Index):
+    """A GIN index (for ``@>`` on a JSON column) without requiring ``django.contrib.postgres``
+    in the project's INSTALLED_APPS."""
+
+    suffix = "gin"
+
+    def create_sql(self, model: Any, schema_editor: Any, using: str = "", **kwargs: Any) -> Any:
+        """``CREATE INDEX ... USING gin``."""
+        return super().create_sql(model, schema_editor, using=" USING gin", **kwargs)
+
+
 _NOTIFY = f"""
     PERFORM pg_notify('{NOTIFY_CHANNEL}', NEW.queue || ' ' || extract(epoch FROM NEW.run_at)::text);
     RETURN NULL;
@@ -199,6 +215,28 @@ class Job(models.Model):
                 fields=["occurrence"],
                 name="litejobs_job_occurrence",
                 condition=Q(occurrence__isnull=False),
+            ),
+            # The admin listing's filters (see ``admin.joblisting``): finished jobs only, so
+            # a job enters them once, when it finishes; the claim never writes to them.
+            # Live jobs are found through ``litejobs_job_live_key``.
+            models.Index(
+                fields=["tenant", "id"],
+                name="litejobs_job_done_tenant",
+                condition=Q(state__in=TERMINAL) & ~Q(tenant=""),
+            ),
+            models.Index(fields=["key"], name="litejobs_job_done_key", condition=_FINISHED),
+            models.Index(
+                fields=["created_at"], name="litejobs_job_done_created", condition=_FINISHED
+            ),
+            models.Index(fields=["name", "id"], name="litejobs_job_done_name", condition=_FINISHED),
+            models.Index(
+                fields=["queue", "id"], name="litejobs_job_done_queue", condition=_FINISHED
+            ),
+            JsonGinIndex(
+                fields=["payload"],
+                opclasses=["jsonb_path_ops"],
+                name="litejobs_job_done_payload",
+                condition=_FINISHED,
             ),
         ]
         constraints = [

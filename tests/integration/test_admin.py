@@ -5,7 +5,6 @@ from datetime import timedelta
 import pytest
 from django.contrib.messages import get_messages
 from django.urls import reverse
-from django.utils.functional import cached_property
 
 from litejobs.models import Job, JobAttempt, JobState, QueueState
 from tests.factories import JobFactory, UserFactory, WorkerFactory
@@ -65,33 +64,9 @@ def test_the_count_is_capped_on_huge_listings(admin_client, clock, monkeypatch):
 
     monkeypatch.setattr(CappedCountPaginator, "CAP", 60)
     record.enqueue_many([{"label": "bulk", "value": i} for i in range(75)])
-    response = admin_client.get(JOBS)
+    response = admin_client.get(JOBS, {"queue": "default"})
     assert response.context["cl"].result_count == 60
     assert "60+ jobs" in " ".join(response.content.decode().split())
-
-
-def test_the_count_matches_the_rows_when_a_job_changes_state_between_two_reads(
-    admin_client, clock, monkeypatch
-):
-    from litejobs.admin.jobs import CappedCountPaginator
-
-    retried = JobFactory(state=JobState.READY)
-    counted = CappedCountPaginator.count.func
-
-    def count_then_fail_again(paginator):
-        """A worker runs the retried job and it fails again, just after the listing counted."""
-        answer = counted(paginator)
-        Job.objects.filter(pk=retried.id).update(state=JobState.FAILED)
-        return answer
-
-    racing = cached_property(count_then_fail_again)
-    racing.__set_name__(CappedCountPaginator, "count")
-    monkeypatch.setattr(CappedCountPaginator, "count", racing)
-    response = admin_client.get(JOBS, {"state__exact": "failed"})
-    assert [job.id for job in response.context["cl"].result_list] == [retried.id]
-    assert response.context["cl"].result_count == 1
-    content = " ".join(response.content.decode().split())
-    assert "1 result" in content and "1 job" in content
 
 
 def test_jobs_cannot_be_added_edited_or_deleted(admin_client, clock):

@@ -1,0 +1,450 @@
+"""The job listing at a million rows: filters that each meet an index, keyset paging
+(``?after=<id>`` / ``?before=<id>`` instead of OFFSET) and counts that never scan the table.
+
+Every filter on a job column is written as two arms, finished jobs and live jobs: the
+finished arm meets a partial index over finished jobs only (the claim never writes to it),
+the live arm meets the small live-key index. Together they cover every state.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime, time
+from functools import cached_property
+from typing import Any, cast
+
+from django.contrib import admin, messages
+from django.contrib.admin.views.main import ORDER_VAR, ChangeList
+from django.core.paginator import Paginator
+from django.db import connection
+from django.db.models import F, Q, QuerySet
+from django.http import HttpRequest
+from django.utils.dateparse import parse_date, parse_datetime
+from django.utils.timezone import get_current_timezone, is_naive, make_aware
+
+from ..core.enums import LIVE, TERMINAL
+from ..exceptions import InvalidInput
+from ..jobs import catalog
+from ..models import Job, QueueState
+
+#: The keyset parameters: the page after (older than) or before (newer than) a job id.
+AFTER = "after"
+BEFORE = "before"
+#: A payload path deeper than this is refused (no payload the app writes nests so deep).
+PAYLOAD_DEPTH = 8
+PAYLOAD_LENGTH = 500
+
+
+def by_life(*alternatives: Q) -> Q:
+    """Any of ``alternatives``, split into finished arms and live arms so that each arm
+    meets its own index.
+
+    Alternatives are spelled out per arm (not ``(a | b) & life``): PostgreSQL factors a
+    condition common to every arm out of an OR, and a factored OR of containments can use
+    no partial index.
+    """
+    arms = Q()
+    for life in (TERMINAL, LIVE):
+        for alternative in alternatives:
+            arms |= Q(alternative, state__in=life)
+    return arms
+
+
+class CappedCountPaginator(Paginator):
+    """Counts at most ``CAP`` rows, so a page of a million-row listing costs no full count.
+
+    ``capped`` tells the template to show "10000+" instead of an exact total.
+    """
+
+    CAP = 10_000
+
+    @cached_property
+    def count(self) -> int:
+        """The row count, or ``CAP`` when there are more (one LIMITed count)."""
+        counted, self.capped = capped_count(cast(QuerySet[Any], self.object_list), self.CAP)
+        return counted
+
+    capped = False
+
+
+def capped_count(rows: QuerySet[Any], cap: int | None = None) -> tuple[int, bool]:
+    """How many rows, up to ``cap`` (the paginator's ``CAP``), and whether there are more.
+
+    Unordered: the count may take any index (or the table) rather than walk the id order.
+    """
+    cap = CappedCountPaginator.CAP if cap is None else cap
+    counted: int = rows.order_by()[: cap + 1].count()
+    return min(counted, cap), counted > cap
+
+
+def estimated_rows() -> int:
+    """The planner's row estimate for the job table (``pg_class.reltuples``): no scan.
+
+    -1 when the table was never analyzed.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT reltuples::bigint FROM pg_class WHERE oid = %s::regclass",
+            [Job._meta.db_table],
+        )
+        row = cursor.fetchone()
+    return int(row[0]) if row else -1
+
+
+class KeysetChangeList(ChangeList):
+    """Newest first by id, paged by the id at the edge of the page instead of an OFFSET.
+
+    Unfiltered, the total is the planner's estimate once the table outgrows the capped count;
+    filtered, the capped count. A listing that fits on one page counts the rows it shows (one
+    read: a job that changes state between a count and a read cannot show "0 jobs" beside
+    its row).
+    """
+
+    def __init__(self, request: HttpRequest, *args: Any, **kwargs: Any) -> None:
+        self.after = _edge(request, AFTER)
+        self.before = None if self.after is not None else _edge(request, BEFORE)
+        self.estimated = False
+        self.capped = False
+        self.newer_url: str | None = None
+        self.older_url: str | None = None
+        super().__init__(request, *args, **kwargs)
+
+    def get_filters_params(self, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The filter lookups, without the paging parameters (they are no column lookups)."""
+        lookup_params = super().get_filters_params(params)
+        for name in (AFTER, BEFORE, ORDER_VAR):
+            lookup_params.pop(name, None)
+        return lookup_params
+
+    def get_ordering(self, request: HttpRequest, queryset: QuerySet[Any]) -> list[Any]:
+        """Always newest first: keyset paging walks the primary key."""
+        return ["-pk"]
+
+    def get_ordering_field_columns(self) -> dict[int, Any]:
+        """No column is sorted but the id."""
+        return {}
+
+    def get_results(self, request: HttpRequest) -> None:
+        """One page of ``list_per_page`` rows past the edge, plus one to know if more follow."""
+        counted = capped_count(self.queryset) if self.has_active_filters or self.query else None
+        rows = self._window(few=counted is not None and not counted[1])
+        more = len(rows) > self.list_per_page
+        rows = rows[: self.list_per_page]
+        if self.before is not None:
+            rows.reverse()
+        self.result_list = rows
+        self._link(rows, more)
+        self._count(rows, more, counted)
+        self.show_full_result_count = False
+        self.full_result_count = None
+        self.show_admin_actions = True
+        self.can_show_all = False
+        self.multi_page = False
+        self.paginator = self.model_admin.get_paginator(request, self.queryset, self.list_per_page)
+
+    def _window(self, *, few: bool) -> list[Any]:
+        """The page's rows (and one more). With ``few`` matches (a filter's count stayed under
+        the cap), the rows are found through the filter's index and sorted, instead of
+        walking the id order: matches that lie far back (an old date range) would make that
+        walk read most of the table before it meets the first one."""
+        newest_first: Any = (F("pk") + 0).desc() if few else "-pk"
+        oldest_first: Any = (F("pk") + 0).asc() if few else "pk"
+        window = self.queryset.order_by(newest_first)
+        if self.after is not None:
+            window = window.filter(pk__lt=self.after)
+        elif self.before is not None:
+            window = window.filter(pk__gt=self.before).order_by(oldest_first)
+        return list(window[: self.list_per_page + 1])
+
+    def _link(self, rows: list[Any], more: bool) -> None:
+        """The newer / older page links; each keeps the filters and drops the other edge."""
+        if not rows:
+            return
+        newer = self.after is not None or (self.before is not None and more)
+        older = self.before is not None or more
+        if newer:
+            self.newer_url = self.get_query_string({BEFORE: rows[0].pk}, remove=[AFTER])
+        if older:
+            self.older_url = self.get_query_string({AFTER: rows[-1].pk}, remove=[BEFORE])
+
+    def _count(self, rows: list[Any], more: bool, counted: tuple[int, bool] | None) -> None:
+        """The total shown beside the pages, never a full count."""
+        if not more and self.after is None and self.before is None:
+            self.result_count = len(rows)
+        elif counted is not None:
+            self.result_count, self.capped = counted
+        else:
+            estimate = estimated_rows()
+            if estimate > CappedCountPaginator.CAP:
+                self.result_count, self.estimated = estimate, True
+            else:
+                self.result_count, self.capped = capped_count(self.queryset)
+
+
+def _edge(request: HttpRequest, name: str) -> int | None:
+    """The keyset edge from the query string; anything but a job id is ignored."""
+    value = request.GET.get(name, "")
+    return int(value) if value.isdigit() and int(value) < 2**63 else None
+
+
+# Filters ------------------------------------------------------------------------------------
+
+
+class QueueFilter(admin.SimpleListFilter):
+    """Filter by queue; the choices come from declarations and queue switches, not a scan."""
+
+    title = "queue"
+    parameter_name = "queue"
+
+    def lookups(
+        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
+    ) -> list[tuple[str, str]]:
+        """Declared queues and queues with a switch (plus the one selected)."""
+        names = {d.queue for d in catalog.all_jobs()}
+        names |= set(QueueState.objects.values_list("name", flat=True))
+        if self.value():
+            names.add(self.value())
+        return [(name, name) for name in sorted(names)]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        """Jobs of the selected queue."""
+        return queryset.filter(by_life(Q(queue=self.value()))) if self.value() else queryset
+
+
+class NameFilter(admin.SimpleListFilter):
+    """Filter by job name; the choices are the declared jobs (no DISTINCT over the table)."""
+
+    title = "job"
+    parameter_name = "name"
+
+    def lookups(
+        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
+    ) -> list[tuple[str, str]]:
+        """Declared job names (plus the one selected, e.g. a renamed job's old name)."""
+        names = {d.name for d in catalog.all_jobs()}
+        if self.value():
+            names.add(self.value())
+        return [(name, name) for name in sorted(names)]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        """Jobs of the selected name."""
+        return queryset.filter(by_life(Q(name=self.value()))) if self.value() else queryset
+
+
+class InputFilter(admin.ListFilter):
+    """A filter typed into text boxes (tenants, keys, dates, payload values are no short
+    list of choices). Refused input shows an error message and an empty list, never a 500."""
+
+    template = "admin/litejobs/job/input_filter.html"
+    #: (parameter, label, input type, placeholder) of each box.
+    boxes: tuple[tuple[str, str, str, str], ...] = ()
+
+    def __init__(
+        self,
+        request: HttpRequest,
+        params: dict[str, Any],
+        model: type[Any],
+        model_admin: admin.ModelAdmin[Any],
+    ) -> None:
+        super().__init__(request, params, model, model_admin)
+        for name in self.expected_parameters():
+            if name in params:
+                value = params.pop(name)
+                text = (value[-1] if isinstance(value, list) else value).strip()
+                if text:
+                    self.used_parameters[name] = text
+
+    def expected_parameters(self) -> list[str | None]:
+        """The boxes' parameters."""
+        return [box[0] for box in self.boxes]
+
+    def has_output(self) -> bool:
+        """The boxes always show."""
+        return True
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        """The jobs the typed values match; refused input: a message and no jobs."""
+        if not self.used_parameters:
+            return queryset
+        try:
+            return queryset.filter(self.match(cast(dict[str, str], self.used_parameters)))
+        except InvalidInput as refused:
+            messages.error(request, str(refused.args[0]))
+            return queryset.none()
+
+    def match(self, values: dict[str, str]) -> Q:
+        """The condition the typed values stand for."""
+        raise NotImplementedError
+
+    def choices(self, changelist: ChangeList) -> Iterator[dict[str, Any]]:
+        """One form: the boxes, the other parameters as hidden fields, and a clear link."""
+        kept = {
+            name: value
+            for name, value in changelist.params.items()
+            if name not in self.expected_parameters() and name not in (AFTER, BEFORE)
+        }
+        yield {
+            "boxes": [
+                {
+                    "name": name,
+                    "label": label,
+                    "type": kind,
+                    "placeholder": placeholder,
+                    "value": self.used_parameters.get(name, ""),
+                }
+                for name, label, kind, placeholder in self.boxes
+            ],
+            "hidden": sorted(kept.items()),
+            "clear_url": changelist.get_query_string(
+                remove=[*(box[0] for box in self.boxes), AFTER, BEFORE]
+            ),
+            "active": bool(self.used_parameters),
+        }
+
+
+class TenantFilter(InputFilter):
+    """Jobs of one tenant (exact)."""
+
+    title = "tenant"
+    boxes = (("tenant", "tenant", "text", "exact tenant"),)
+
+    def match(self, values: dict[str, str]) -> Q:
+        """The tenant's jobs; the explicit non-empty test lets the tenant index serve."""
+        return by_life(Q(tenant=values["tenant"]) & ~Q(tenant=""))
+
+
+class KeyFilter(InputFilter):
+    """Jobs with one idempotency key (exact), live or finished."""
+
+    title = "idempotency key"
+    boxes = (("key", "key", "text", "exact key"),)
+
+    def match(self, values: dict[str, str]) -> Q:
+        """The key's jobs."""
+        return by_life(Q(key=values["key"]))
+
+
+class RangeFilter(InputFilter):
+    """Jobs whose ``column`` falls in ``[from, to]``: dates take whole days, or date-times."""
+
+    column = ""
+
+    def match(self, values: dict[str, str]) -> Q:
+        """From the start of ``from`` up to the end of ``to`` (either may be left empty)."""
+        start, end = (f"{self.column}_from", f"{self.column}_to")
+        match = Q()
+        if start in values:
+            match &= Q(**{f"{self.column}__gte": _instant(values[start], end_of_day=False)})
+        if end in values:
+            match &= Q(**{f"{self.column}__lte": _instant(values[end], end_of_day=True)})
+        return self.arms(match)
+
+    def arms(self, match: Q) -> Q:
+        """The range over every job."""
+        return by_life(match)
+
+
+class CreatedFilter(RangeFilter):
+    """Jobs enqueued between two dates."""
+
+    title = "created"
+    column = "created_at"
+    boxes = (
+        ("created_at_from", "from", "date", "YYYY-MM-DD"),
+        ("created_at_to", "to", "date", "YYYY-MM-DD"),
+    )
+
+
+class FinishedFilter(RangeFilter):
+    """Jobs finished (done, dead, cancelled) between two dates."""
+
+    title = "finished"
+    column = "finished_at"
+    boxes = (
+        ("finished_at_from", "from", "date", "YYYY-MM-DD"),
+        ("finished_at_to", "to", "date", "YYYY-MM-DD"),
+    )
+
+    def arms(self, match: Q) -> Q:
+        """Finished jobs only: the finish-time index holds nothing else."""
+        return Q(match, state__in=TERMINAL)
+
+
+def _instant(text: str, *, end_of_day: bool) -> datetime:
+    """A typed date (a whole day, in the site's time zone) or date-time, made aware."""
+    try:
+        day = parse_date(text)
+        moment = parse_datetime(text) if day is None else None
+    except ValueError:
+        moment = day = None
+    if day is not None:
+        moment = datetime.combine(day, time.max if end_of_day else time.min)
+    if moment is None:
+        raise InvalidInput(
+            f"{text!r} is not a date: type it as 2026-12-31 or 2026-12-31 14:30.",
+            code="listing-filter-invalid",
+        )
+    return make_aware(moment, get_current_timezone()) if is_naive(moment) else moment
+
+
+class PayloadFilter(InputFilter):
+    """Jobs whose payload holds a value: ``field=value`` or a path ``a.b=value``.
+
+    Matched with JSON containment (``payload @> {...}``, the value bound as a parameter): the
+    typed text never becomes SQL. A value that reads as JSON (``5``, ``true``, ``"5"``) is
+    matched as that JSON value; an unquoted one also as the text it is, so ``order=5``
+    finds ``{"order": 5}`` and ``{"order": "5"}``.
+    """
+
+    title = "payload"
+    boxes = (("payload", "field=value", "text", "customer.id=42"),)
+
+    def match(self, values: dict[str, str]) -> Q:
+        """Containment of the typed value at the typed path (either of its readings)."""
+        path, wanted = _payload_condition(values["payload"])
+        documents = []
+        for value in wanted:
+            document: Any = value
+            for field in reversed(path):
+                document = {field: document}
+            documents.append(Q(payload__contains=document))
+        return by_life(*documents)
+
+
+def _payload_condition(text: str) -> tuple[list[str], list[Any]]:
+    """The path and the values ``text`` (``a.b=value``) asks for; malformed: refused."""
+    path_text, equals, value_text = text.partition("=")
+    path = path_text.strip().split(".")
+    if (
+        not equals
+        or len(text) > PAYLOAD_LENGTH
+        or len(path) > PAYLOAD_DEPTH
+        or not all(field.strip() for field in path)
+    ):
+        raise InvalidInput(
+            f"The payload filter {text[:80]!r} is not field=value: type a field name (or a "
+            f"path of up to {PAYLOAD_DEPTH} names joined by dots, like customer.id), an "
+            "equals sign and the value, e.g. customer.id=42.",
+            code="listing-filter-invalid",
+        )
+    path = [field.strip() for field in path]
+    value_text = value_text.strip()
+    try:
+        parsed = json.loads(value_text, parse_constant=_no_constant, parse_float=_finite)
+    except ValueError:
+        return path, [value_text]
+    return path, [parsed] if isinstance(parsed, str) else [parsed, value_text]
+
+
+def _no_constant(name: str) -> Any:
+    """``NaN`` and ``Infinity`` are no JSON values: such a value is matched as text."""
+    raise ValueError(name)
+
+
+def _finite(text: str) -> float:
+    """A number too large for a float (``1e999``) is matched as text."""
+    number = float(text)
+    if number in (float("inf"), float("-inf")):
+        raise ValueError(text)
+    return number

@@ -1,0 +1,188 @@
+"""The job listing at scale: keyset pages, filters that narrow, counts that never scan."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.contrib.messages import get_messages
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from litejobs.admin.joblisting import CappedCountPaginator
+from litejobs.models import Job, JobState
+from tests.factories import JobFactory
+
+pytestmark = pytest.mark.django_db
+
+JOBS = reverse("admin:litejobs_job_changelist")
+
+
+def shown(response) -> list[int]:
+    return [job.id for job in response.context["cl"].result_list]
+
+
+def texts(response) -> list[str]:
+    return [str(m) for m in get_messages(response.wsgi_request)]
+
+
+def make_jobs(count: int, **fields) -> list[Job]:
+    return [JobFactory(value=i, **fields) for i in range(count)]
+
+
+def queries(client, params) -> int:
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(JOBS, params)
+    assert response.status_code == 200
+    return len(captured)
+
+
+PAGES = [
+    {},
+    {"after": "1000000"},
+    {"tenant": "acme"},
+    {"payload": "label=x"},
+    {"created_at_from": "2026-01-01", "finished_at_to": "2026-12-31"},
+]
+
+
+@pytest.mark.parametrize("params", PAGES)
+def test_a_page_costs_the_same_few_queries_at_60_rows_and_at_240(admin_client, clock, params):
+    make_jobs(60, tenant="acme", state=JobState.DONE)
+    few = queries(admin_client, params)
+    make_jobs(180, tenant="acme", state=JobState.DONE)
+    many = queries(admin_client, params)
+    assert few == many <= 7
+
+
+def walk(client, params, link: str, first: dict) -> list[list[int]]:
+    """Follow the ``newer_url`` / ``older_url`` links from ``first`` until there is none."""
+    pages = []
+    response = client.get(JOBS, {**params, **first})
+    while True:
+        pages.append(shown(response))
+        url = getattr(response.context["cl"], link)
+        if url is None:
+            return pages
+        response = client.get(JOBS + url)
+
+
+def test_keyset_pages_show_every_row_exactly_once_forward_and_back(admin_client, clock):
+    jobs = make_jobs(120, tenant="acme") + make_jobs(7, tenant="other")
+    wanted = sorted((job.id for job in jobs if job.tenant == "acme"), reverse=True)
+    forward = walk(admin_client, {"tenant": "acme"}, "older_url", {})
+    assert [len(page) for page in forward] == [50, 50, 20]
+    assert [i for page in forward for i in page] == wanted
+    back = walk(admin_client, {"tenant": "acme"}, "newer_url", {"after": forward[-2][-1]})
+    assert back == forward[::-1]
+
+
+def test_a_page_never_reads_with_offset(admin_client, clock):
+    make_jobs(60)
+    with CaptureQueriesContext(connection) as captured:
+        admin_client.get(JOBS, {"after": "1000000"})
+    assert not any("OFFSET" in q["sql"] for q in captured)
+
+
+def test_a_listing_on_one_page_counts_the_rows_it_shows_without_a_count(
+    admin_client, clock, monkeypatch
+):
+    failed = JobFactory(state=JobState.FAILED)
+
+    def no_count(paginator):
+        raise AssertionError("a listing on one page needs no count")
+
+    monkeypatch.setattr(CappedCountPaginator, "count", property(no_count))
+    response = admin_client.get(JOBS, {"state__exact": "failed"})
+    assert shown(response) == [failed.id]
+    assert response.context["cl"].result_count == 1
+
+
+def test_unfiltered_the_total_is_the_planners_estimate_filtered_the_capped_count(
+    admin_client, clock, monkeypatch
+):
+    monkeypatch.setattr(CappedCountPaginator, "CAP", 60)
+    make_jobs(75)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE litejobs_job")
+    page = " ".join(admin_client.get(JOBS).content.decode().split())
+    assert "about 75 jobs" in page
+    page = " ".join(admin_client.get(JOBS, {"name": "testapp.record"}).content.decode().split())
+    assert "60+ jobs" in page
+
+
+# Filters ------------------------------------------------------------------------------------
+
+
+def test_tenant_and_key_filters_find_live_and_finished_jobs(admin_client, clock):
+    live = JobFactory(tenant="acme", label="a")
+    finished = JobFactory(tenant="acme", label="b", state=JobState.DONE)
+    JobFactory(tenant="other", label="a", state=JobState.DONE)
+    JobFactory(label="c")
+    assert shown(admin_client.get(JOBS, {"tenant": "acme"})) == [finished.id, live.id]
+    assert shown(admin_client.get(JOBS, {"key": "record:b:0"})) == [finished.id]
+    assert shown(admin_client.get(JOBS, {"key": "record:a:0", "tenant": "acme"})) == [live.id]
+
+
+def test_created_and_finished_ranges_take_whole_days(admin_client, clock):
+    def at(day: int) -> datetime:
+        return datetime(2026, 2, day, 23, 30, tzinfo=UTC)
+
+    old = JobFactory(label="old", created_at=at(1), state=JobState.DONE, finished_at=at(2))
+    mid = JobFactory(label="mid", created_at=at(10), state=JobState.DONE, finished_at=at(11))
+    live = JobFactory(label="live", created_at=at(10))
+    dates = {"created_at_from": "2026-02-10", "created_at_to": "2026-02-10"}
+    assert shown(admin_client.get(JOBS, dates)) == [live.id, mid.id]
+    dates = {"finished_at_to": "2026-02-11"}
+    assert shown(admin_client.get(JOBS, dates)) == [mid.id, old.id]
+    dates = {"finished_at_from": "2026-02-05T00:00:00+00:00"}
+    assert shown(admin_client.get(JOBS, dates)) == [mid.id]
+    assert clock.now() - at(1) > timedelta(days=20)
+
+
+def test_a_malformed_date_is_an_error_message_not_a_500(admin_client, clock):
+    JobFactory()
+    response = admin_client.get(JOBS, {"created_at_from": "last tuesday"})
+    assert response.status_code == 200
+    assert shown(response) == []
+    assert any("is not a date" in text for text in texts(response))
+
+
+def test_the_payload_filter_matches_a_field_or_a_path(admin_client, clock):
+    number = JobFactory(label="n", payload={"order": 5, "customer": {"id": 42, "tier": "gold"}})
+    text = JobFactory(label="t", payload={"order": "5", "customer": {"id": "42"}})
+    other = JobFactory(label="o", state=JobState.DEAD, payload={"order": 6, "customer": {}})
+    assert shown(admin_client.get(JOBS, {"payload": "order=5"})) == [text.id, number.id]
+    assert shown(admin_client.get(JOBS, {"payload": 'order="5"'})) == [text.id]
+    assert shown(admin_client.get(JOBS, {"payload": "customer.id=42"})) == [text.id, number.id]
+    assert shown(admin_client.get(JOBS, {"payload": "customer.tier = gold"})) == [number.id]
+    assert shown(admin_client.get(JOBS, {"payload": "order=6"})) == [other.id]
+    assert shown(admin_client.get(JOBS, {"payload": "order=NaN"})) == []
+
+
+@pytest.mark.parametrize("typed", ["order", "=5", "customer..id=1", "a.b.c.d.e.f.g.h.i=1"])
+def test_a_malformed_payload_filter_is_an_error_message_not_a_500(admin_client, clock, typed):
+    JobFactory()
+    response = admin_client.get(JOBS, {"payload": typed})
+    assert response.status_code == 200
+    assert shown(response) == []
+    assert any("is not field=value" in text for text in texts(response))
+
+
+INJECTIONS = [
+    "label=x' OR '1'='1",
+    "label=x'); DROP TABLE litejobs_job; --",
+    "label') OR 1=1 --=x",
+    'label={"$ne": null}',
+    "label=%",
+]
+
+
+@pytest.mark.parametrize("typed", INJECTIONS)
+def test_injection_like_payload_input_is_inert_data(admin_client, clock, typed):
+    decoy = JobFactory(label="decoy")
+    field, _, value = typed.partition("=")
+    target = JobFactory(label="target", payload={field: value})
+    response = admin_client.get(JOBS, {"payload": typed})
+    assert response.status_code == 200
+    assert shown(response) == [target.id]
+    assert Job.objects.filter(pk=decoy.id).exists()
