@@ -35,7 +35,7 @@ from ..runtime.outage import is_outage
 from ..sql.cursors import joining_cursor
 from .dispatch import Dispatcher
 from .holdings import Holdings
-from .joblines import JobLines
+from .joblines import JobLines, job_fields
 from .outcome import (
     Completed,
     Crashed,
@@ -172,6 +172,7 @@ class Runner(threading.Thread):
             job.attempt,
             job.max_attempts,
             job.queue,
+            extra=job_fields(job),
         )
         try:
             with use_traceparent(job.traceparent):

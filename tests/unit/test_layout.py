@@ -20,6 +20,7 @@ PACKAGE = ROOT / "litejobs"
 #: elsewhere: each is a documented face that re-exports it, and nothing else.
 FACES = {
     "litejobs.clock",
+    "litejobs.logging",
     "litejobs.queues",
     "litejobs.routing",
     "litejobs.tracing",
@@ -313,6 +314,7 @@ DOCUMENTED = [
     ("litejobs.clock.FrozenClock", "litejobs.core.clock.FrozenClock"),
     ("litejobs.clock.SystemClock", "litejobs.core.clock.SystemClock"),
     ("litejobs.tracing.TraceparentMiddleware", "litejobs.core.tracing.TraceparentMiddleware"),
+    ("litejobs.logging.JSONFormatter", "litejobs.core.logs.JSONFormatter"),
     ("litejobs.conf.settings", "litejobs.conf.settings"),
     ("litejobs.exceptions.SignatureInvalid", "litejobs.exceptions.SignatureInvalid"),
     ("litejobs.exceptions.LitejobsError", "litejobs.core.errors.LitejobsError"),
