@@ -38,7 +38,11 @@ EXTRAS = {
     "channels": {"litejobs.workqueues.consumers", "litejobs.workqueues.routing"},
     "daphne": set(),
     "django_otp": {"litejobs.bulk.devices"},
-    "prometheus_client": {"litejobs.metrics.collector", "litejobs.metrics.views"},
+    "prometheus_client": {
+        "litejobs.metrics.attempts",
+        "litejobs.metrics.collector",
+        "litejobs.metrics.views",
+    },
 }
 
 
