@@ -22,7 +22,7 @@ from django.db import connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from psycopg.pq import TransactionStatus
 
-from ..core import clock
+from ..core import clock, otel
 from ..core.enums import CLAIM_GONE, CancelReason
 from ..core.payloads import dumps
 from ..core.tracing import use_traceparent
@@ -175,7 +175,16 @@ class Runner(threading.Thread):
             extra=job_fields(job),
         )
         try:
-            with use_traceparent(job.traceparent):
+            with (
+                use_traceparent(job.traceparent),
+                otel.consumer(
+                    name=job.name,
+                    queue=job.queue,
+                    job_id=job.id,
+                    attempt=job.attempt,
+                    traceparent=job.traceparent,
+                ),
+            ):
                 deadline = _Deadline(ctx, timeout)
                 if definition.atomic:
                     ending = self._run_atomic(job, definition, ctx, deadline)

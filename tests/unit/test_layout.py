@@ -38,6 +38,7 @@ EXTRAS = {
     "channels": {"litejobs.workqueues.consumers", "litejobs.workqueues.routing"},
     "daphne": set(),
     "django_otp": {"litejobs.bulk.devices"},
+    "opentelemetry": {"litejobs.core.otel"},
     "prometheus_client": {
         "litejobs.metrics.attempts",
         "litejobs.metrics.collector",
