@@ -24,8 +24,9 @@ DEFAULTS: dict[str, Any] = {
     # The backstop poll of an idle worker when no heartbeat looked for due jobs within it
     # (LISTEN/NOTIFY wakes it before that).
     "POLL_INTERVAL": "30s",
-    # Jobs a worker claims in one statement; while a backlog of quick jobs lasts, a claim takes
-    # as many as its threads got through in the last 20 ms, up to 8 times this.
+    # The most jobs a worker claims in one statement, one for each thread free to start it;
+    # while a backlog of quick jobs lasts, a claim takes as many as its threads got through in
+    # the last 20 ms, up to 8 times this.
     "CLAIM_BATCH": 16,
     # Per-attempt timeout of a job that declares none (independent of LEASE: a run is renewed
     # while it lives, and cancelled if its worker cannot renew it).
