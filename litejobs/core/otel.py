@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any
+from typing import Any, Protocol
 
 from .extras import installed
 
@@ -68,30 +68,38 @@ def producer(name: str, queue: str, parent: str = "") -> AbstractContextManager[
     )
 
 
-def consumer(
-    *, name: str, queue: str, job_id: int, attempt: int, traceparent: str
-) -> AbstractContextManager[Any]:
-    """The span of one attempt of job ``job_id``, a child of the ``traceparent`` stored when
-    it was enqueued (a new trace when none was)."""
+class Attempt(Protocol):
+    """What the consumer span names of the attempt it wraps (a worker's claimed job)."""
+
+    id: int
+    name: str
+    queue: str
+    attempt: int
+    traceparent: str
+
+
+def consumer(job: Attempt) -> AbstractContextManager[Any]:
+    """The span of one attempt of ``job``, a child of the ``traceparent`` stored when it was
+    enqueued (a new trace when none was)."""
     if not ENABLED:
         return nullcontext()
-    return _consumer(name, queue, job_id, attempt, traceparent)
+    return _consumer(job)
 
 
 @contextmanager
-def _consumer(name: str, queue: str, job_id: int, attempt: int, traceparent: str) -> Iterator[Any]:
-    parent = _PROPAGATOR.extract({"traceparent": traceparent} if traceparent else {})
+def _consumer(job: Attempt) -> Iterator[Any]:
+    carrier = {"traceparent": job.traceparent} if job.traceparent else {}
     with trace.get_tracer(SCOPE).start_as_current_span(
-        f"run {name}",
-        context=parent,
+        f"run {job.name}",
+        context=_PROPAGATOR.extract(carrier),
         kind=SpanKind.CONSUMER,
         attributes={
             "messaging.system": SYSTEM,
             "messaging.operation.type": "process",
-            "messaging.destination.name": queue,
-            "messaging.message.id": str(job_id),
-            "litejobs.job.name": name,
-            "litejobs.job.attempt": attempt,
+            "messaging.destination.name": job.queue,
+            "messaging.message.id": str(job.id),
+            "litejobs.job.name": job.name,
+            "litejobs.job.attempt": job.attempt,
         },
     ) as span:
         yield span

@@ -175,16 +175,7 @@ class Runner(threading.Thread):
             extra=job_fields(job),
         )
         try:
-            with (
-                use_traceparent(job.traceparent),
-                otel.consumer(
-                    name=job.name,
-                    queue=job.queue,
-                    job_id=job.id,
-                    attempt=job.attempt,
-                    traceparent=job.traceparent,
-                ),
-            ):
+            with use_traceparent(job.traceparent), otel.consumer(job):
                 deadline = _Deadline(ctx, timeout)
                 if definition.atomic:
                     ending = self._run_atomic(job, definition, ctx, deadline)

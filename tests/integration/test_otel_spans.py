@@ -18,21 +18,36 @@ from tests.testapp.jobs import flaky, record, stepped
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+
+class _WhileOn(SimpleSpanProcessor):
+    """Exports only while a test of this module records: the global provider is set once per
+    process, and the tests after these ones should not keep exporting."""
+
+    on = False
+
+    def on_end(self, span) -> None:
+        if self.on:
+            super().on_end(span)
+
+
 _EXPORTER = InMemorySpanExporter()
+_PROCESSOR = _WhileOn(_EXPORTER)
 
 
 @pytest.fixture
 def spans():
-    """The finished spans of the test (the global provider is set once per process)."""
+    """The finished spans of the test."""
     provider = trace.get_tracer_provider()
     if not isinstance(provider, TracerProvider):
         provider = TracerProvider()
         trace.set_tracer_provider(provider)
-    if not getattr(provider, "_litejobs_test_exporter", False):
-        provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
-        provider._litejobs_test_exporter = True  # type: ignore[attr-defined]
+    if not getattr(provider, "_litejobs_test_processor", False):
+        provider.add_span_processor(_PROCESSOR)
+        provider._litejobs_test_processor = True  # type: ignore[attr-defined]
     _EXPORTER.clear()
+    _PROCESSOR.on = True
     yield lambda: list(_EXPORTER.get_finished_spans())
+    _PROCESSOR.on = False
     _EXPORTER.clear()
 
 
