@@ -307,8 +307,11 @@ class LitejobsCollector(Collector):
         return events
 
 
-def registry() -> CollectorRegistry:
-    """A registry holding only litejobs' collector (the view serves it)."""
+def registry(
+    tallies: Callable[[], Iterable[attempts.Tally]] | None = None,
+) -> CollectorRegistry:
+    """A registry holding only litejobs' collector (the view serves it), with ``tallies`` as
+    the source of its attempt counter and duration histogram."""
     own = CollectorRegistry(auto_describe=False)
-    own.register(LitejobsCollector())
+    own.register(LitejobsCollector(tallies=tallies))
     return own

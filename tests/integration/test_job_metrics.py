@@ -78,6 +78,7 @@ def test_tallies_become_the_attempt_counter_and_duration_histogram(clock):
     own.register(LitejobsCollector(tallies=lambda: tallies, bounds=(0.01, 0.5, 1.0, 10.0)))
     metrics = scrape(own)
     done = (("job", record.name), ("outcome", "done"))
+    assert scrape(registry(lambda: tallies))["litejobs_job_attempts_total", done] == 5
     assert metrics["litejobs_job_attempts_total", done] == 5
     assert metrics["litejobs_job_duration_seconds_count", done] == 5
     assert metrics["litejobs_job_duration_seconds_sum", done] == 21.5
