@@ -19,6 +19,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from ..conf import settings
 from ..core.enums import JobState
 from ..core.payloads import dumps
+from ..core.tracing import enqueue_span
 from ..sql.cursors import fetch_all, fetch_one, hot_cursor, pipelined, run_query
 
 CHUNK = 1000
@@ -95,8 +96,20 @@ def insert_one(
     """Insert one job, or answer the live job that holds its key.
 
     ``occurrence_id`` links the job to the scheduled occurrence it runs (the scheduler and a
-    manual replay pass it); the occurrence then follows the job's state.
+    manual replay pass it); the occurrence then follows the job's state. With OpenTelemetry,
+    inside a producer span whose context the row stores.
     """
+    with enqueue_span(definition.name, definition.queue):
+        return _insert_one(definition, row, timing, priority, occurrence_id)
+
+
+def _insert_one(
+    definition: Enqueueable,
+    row: PreparedRow,
+    timing: tuple[datetime, datetime],
+    priority: int,
+    occurrence_id: int | None,
+) -> Enqueued:
     params = {
         **common_columns(definition, timing, priority),
         "key": row.key,
@@ -137,8 +150,20 @@ def insert_many(
     the next 1,000 rows (``enqueue_many`` validates and encodes each input then) overlaps the
     server's insert of the previous 1,000. When making a later row can fail, pass
     ``savepoint=True``: the error then leaves nothing written and an open transaction of the
-    caller's as it was. Without it, any error aborts the caller's transaction too.
+    caller's as it was. Without it, any error aborts the caller's transaction too. With
+    OpenTelemetry, inside one producer span whose context every row stores.
     """
+    with enqueue_span(definition.name, definition.queue):
+        return _insert_many(definition, rows, timing, priority, savepoint)
+
+
+def _insert_many(
+    definition: Enqueueable,
+    rows: Iterable[PreparedRow],
+    timing: tuple[datetime, datetime],
+    priority: int,
+    savepoint: bool,
+) -> list[Enqueued]:
     common = common_columns(definition, timing, priority)
     made: list[PreparedRow] = []
     ids: dict[tuple[str, str], int] = {}

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 from django.db import connections, transaction
 
 from ..conf import settings
-from ..core import clock
+from ..core import clock, otel
 from ..core.durations import parse_duration
 from ..core.enums import StepKind, StepState
 from ..core.payloads import Scrubber, dumps
@@ -118,7 +118,18 @@ class Steps:
         compensate: Callable[[Any], Any] | None = None,
         once: bool = False,
     ) -> Any:
-        """Run ``fn`` once ever for this job and answer its (stored) JSON result."""
+        """Run ``fn`` once ever for this job and answer its (stored) JSON result (in a span of
+        its own, with OpenTelemetry)."""
+        with otel.step(name):
+            return self._run(name, fn, compensate, once)
+
+    def _run(
+        self,
+        name: str,
+        fn: Callable[[], Any],
+        compensate: Callable[[Any], Any] | None,
+        once: bool,
+    ) -> Any:
         self._claim_name(name)
         if once and self._atomic:
             raise StepUsageError(

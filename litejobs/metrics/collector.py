@@ -11,8 +11,16 @@ restarted one loses nothing. Mount ``litejobs.views.metrics`` (the demo serves i
   plus grace (the admin's flag, ``doctor``'s ``overdue-schedule``);
 - ``litejobs_schedule_enabled{schedule}``: 0 while an operator has it disabled;
 - ``litejobs_occurrences{schedule,state}``: occurrences kept, per state;
-- ``litejobs_jobs{queue,state}`` and ``litejobs_queue_oldest_due_age_seconds{queue}``: queue
-  depth and the age of the oldest due job;
+- ``litejobs_jobs{queue,state}`` and ``litejobs_queue_oldest_due_age_seconds{queue}``: jobs per
+  state and the age of the oldest due job; ``litejobs_queue_depth{queue}``: jobs due now and
+  waiting for a worker; ``litejobs_dead_jobs{queue}``: dead jobs kept (within retention);
+- ``litejobs_workers_alive``: worker processes whose lease is current;
+- ``litejobs_failed_attempts{job,outcome}``: attempts that did not succeed, kept (within
+  retention), and ``litejobs_leases_lost``: those whose worker lost its lease; ``job`` is a
+  declared job's name or ``other``;
+- with a source of tallies (``LitejobsCollector(tallies=...)``, see ``attempts``):
+  ``litejobs_job_attempts_total{job,outcome}`` and the histogram
+  ``litejobs_job_duration_seconds{job,outcome}``;
 - ``litejobs_outbox_pending`` and ``litejobs_outbox_oldest_pending_age_seconds``: messages the
   relay has not published yet — alert when the age grows;
 - ``litejobs_webhook_endpoint_enabled{endpoint}`` and
@@ -28,12 +36,13 @@ restarted one loses nothing. Mount ``litejobs.views.metrics`` (the demo serves i
   Labels are bounded by declarations: only declared pipelines, their reasons and the
   overflow kinds.
 
-Further job metrics are added as methods yielding families from ``collect``.
+Further job metrics are added as methods yielding families from ``collect``. Queue labels
+are the queues that have jobs, a switch or a declaration.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 
 from django.db.models import Count
@@ -47,22 +56,34 @@ from prometheus_client.registry import Collector
 
 from ..conf import settings
 from ..core import clock
-from ..core.enums import IngestOutcome, Overflow
+from ..core.enums import AttemptOutcome, IngestOutcome, JobState, Overflow
 from ..ingest import runbook
-from ..jobs import queues
-from ..models import Occurrence, WebhookDelivery, WebhookEndpoint
+from ..jobs import catalog, queues
+from ..models import JobAttempt, Occurrence, WebhookDelivery, WebhookEndpoint, Worker
 from ..outbox import operations as outbox_operations
 from ..scheduling import health
+from . import attempts
 
 
 class LitejobsCollector(Collector):
     """Answers litejobs' gauges from the database on every scrape."""
+
+    def __init__(
+        self,
+        tallies: Callable[[], Iterable[attempts.Tally]] | None = None,
+        bounds: Sequence[float] = attempts.BOUNDS,
+    ) -> None:
+        #: Where the attempt counter and duration histogram come from (none: not served).
+        self.tallies = tallies
+        self.bounds = bounds
 
     def collect(self) -> Iterator[Metric]:
         """Every family, freshly read."""
         now = clock.now()
         yield from self.schedule_metrics(now)
         yield from self.queue_metrics(now)
+        yield from self.worker_metrics()
+        yield from self.attempt_metrics()
         yield from self.outbox_metrics(now)
         yield from self.ingest_metrics(now)
 
@@ -117,13 +138,72 @@ class LitejobsCollector(Collector):
             "How long the oldest due job of the queue has waited.",
             labels=["queue"],
         )
+        due = GaugeMetricFamily(
+            "litejobs_queue_depth",
+            "Jobs of the queue due now, waiting for a worker.",
+            labels=["queue"],
+        )
+        dead = GaugeMetricFamily(
+            "litejobs_dead_jobs",
+            "Dead jobs of the queue kept (within retention): they wait for an operator.",
+            labels=["queue"],
+        )
         for summary in queues.queue_overview(now=now):
             for state, count in summary.counts.items():
                 depth.add_metric([summary.name, state], count)
             age = summary.oldest_due_age.total_seconds() if summary.oldest_due_age else 0.0
             oldest.add_metric([summary.name], age)
-        yield depth
-        yield oldest
+            due.add_metric([summary.name], summary.due)
+            dead.add_metric([summary.name], summary.counts.get(JobState.DEAD.value, 0))
+        yield from (depth, oldest, due, dead)
+
+    def worker_metrics(self) -> Iterator[Metric]:
+        """How many worker processes are alive: their lease is current (the database's clock,
+        as the reaper compares it)."""
+        alias = settings.DATABASE
+        alive = (
+            Worker.objects.using(alias)
+            .filter(lease_expires_at__gt=clock.database_now(alias))
+            .count()
+        )
+        yield GaugeMetricFamily(
+            "litejobs_workers_alive",
+            "Worker processes whose lease is current.",
+            value=alive,
+        )
+
+    def attempt_metrics(self) -> Iterator[Metric]:
+        """Failed attempts kept, per declared job and outcome; lost leases; and the attempt
+        counter and duration histogram when a source of tallies is wired in."""
+        declared = {definition.name for definition in catalog.all_jobs()}
+        failed = GaugeMetricFamily(
+            "litejobs_failed_attempts",
+            "Attempts that did not succeed, kept (within retention), per job and outcome.",
+            labels=["job", "outcome"],
+        )
+        rows = (
+            JobAttempt.objects.using(settings.DATABASE)
+            .order_by()
+            .values_list("job__name", "outcome")
+            .annotate(n=Count("pk"))
+        )
+        folded: dict[tuple[str, str], int] = {}
+        for name, outcome, count in rows:
+            label = name if name in declared else attempts.OTHER
+            folded[label, outcome] = folded.get((label, outcome), 0) + count
+        for labels, count in sorted(folded.items()):
+            failed.add_metric(list(labels), count)
+        yield failed
+        lost = sum(
+            n for (_, outcome), n in folded.items() if outcome == AttemptOutcome.LEASE_EXPIRED
+        )
+        yield GaugeMetricFamily(
+            "litejobs_leases_lost",
+            "Attempts kept (within retention) whose worker lost its lease before they ended.",
+            value=lost,
+        )
+        if self.tallies is not None:
+            yield from attempts.families(self.tallies(), declared, self.bounds)
 
     def outbox_metrics(self, now: datetime) -> Iterator[Metric]:
         """The outbox backlog, each webhook endpoint's health, deliveries per state."""
@@ -227,8 +307,11 @@ class LitejobsCollector(Collector):
         return events
 
 
-def registry() -> CollectorRegistry:
-    """A registry holding only litejobs' collector (the view serves it)."""
+def registry(
+    tallies: Callable[[], Iterable[attempts.Tally]] | None = None,
+) -> CollectorRegistry:
+    """A registry holding only litejobs' collector (the view serves it), with ``tallies`` as
+    the source of its attempt counter and duration histogram."""
     own = CollectorRegistry(auto_describe=False)
-    own.register(LitejobsCollector())
+    own.register(LitejobsCollector(tallies=tallies))
     return own

@@ -5,6 +5,9 @@ another wrote (a write releases the GIL with the lock still held), and at thousa
 second that queueing cost more CPU than the jobs themselves. Each line is still made where it
 happens — its time, thread and caller are the event's — and is then handed, in order, to its
 logger's handlers and filters on this one thread.
+
+Each line also carries its facts as structured fields (``job_fields``): attributes of the
+record, which the text leaves as it is and ``litejobs.logging.JSONFormatter`` writes as keys.
 """
 
 from __future__ import annotations
@@ -12,11 +15,28 @@ from __future__ import annotations
 import logging
 import threading
 from queue import SimpleQueue
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..jobs.claims import ClaimedJob
 
 #: Past this many unwritten lines the calling thread writes its own: a log destination that
 #: stalls slows the jobs down rather than growing the backlog without bound.
 BACKLOG = 10_000
+
+
+def job_fields(job: ClaimedJob, **more: Any) -> dict[str, Any]:
+    """The structured fields of a job's line: which job, which attempt, where (and ``more``:
+    the end line's ``outcome``, ``duration_ms`` and ``error``). Their names avoid the
+    attributes ``logging.LogRecord`` has, which ``extra`` may not replace."""
+    return {
+        "job_id": job.id,
+        "job_name": job.name,
+        "queue": job.queue,
+        "attempt": job.attempt,
+        "max_attempts": job.max_attempts,
+        **more,
+    }
 
 
 class JobLines:
@@ -31,13 +51,18 @@ class JobLines:
     def start(self) -> None:
         self._thread.start()
 
-    def info(self, logger: logging.Logger, msg: str, *args: Any) -> None:
-        """``logger.info(msg, *args)``, written by the lines' thread; nothing is built when
-        the logger is not enabled for INFO."""
+    def info(
+        self, logger: logging.Logger, msg: str, *args: Any, extra: dict[str, Any] | None = None
+    ) -> None:
+        """``logger.info(msg, *args, extra=extra)``, written by the lines' thread; nothing is
+        built when the logger is not enabled for INFO. ``extra`` becomes attributes of the
+        record, the structured fields a formatter (``litejobs.logging.JSONFormatter``) reads."""
         if not logger.isEnabledFor(logging.INFO):
             return
         path, line, function, _ = logger.findCaller(stacklevel=2)
-        record = logger.makeRecord(logger.name, logging.INFO, path, line, msg, args, None, function)
+        record = logger.makeRecord(
+            logger.name, logging.INFO, path, line, msg, args, None, function, extra
+        )
         if self._thread.is_alive() and self._records.qsize() < BACKLOG:
             self._records.put(record)
         else:

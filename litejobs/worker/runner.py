@@ -22,7 +22,7 @@ from django.db import connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from psycopg.pq import TransactionStatus
 
-from ..core import clock
+from ..core import clock, otel
 from ..core.enums import CLAIM_GONE, CancelReason
 from ..core.payloads import dumps
 from ..core.tracing import use_traceparent
@@ -35,7 +35,7 @@ from ..runtime.outage import is_outage
 from ..sql.cursors import joining_cursor
 from .dispatch import Dispatcher
 from .holdings import Holdings
-from .joblines import JobLines
+from .joblines import JobLines, job_fields
 from .outcome import (
     Completed,
     Crashed,
@@ -172,9 +172,10 @@ class Runner(threading.Thread):
             job.attempt,
             job.max_attempts,
             job.queue,
+            extra=job_fields(job),
         )
         try:
-            with use_traceparent(job.traceparent):
+            with use_traceparent(job.traceparent), otel.consumer(job):
                 deadline = _Deadline(ctx, timeout)
                 if definition.atomic:
                     ending = self._run_atomic(job, definition, ctx, deadline)

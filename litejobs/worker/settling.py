@@ -34,7 +34,7 @@ from .acks import Acknowledgements
 from .dispatch import Dispatcher
 from .handbacks import HandedBack
 from .holdings import Holdings
-from .joblines import JobLines
+from .joblines import JobLines, job_fields
 from .outcome import (
     MESSAGE_LIMIT,
     Completed,
@@ -115,6 +115,10 @@ class Settler:
             self.dispatcher.poke()
         with self._counts_lock:
             self.counts[outcome] = self.counts.get(outcome, 0) + 1
+        duration_ms = (time.monotonic() - started) * 1000
+        fields = job_fields(job, outcome=str(outcome), duration_ms=round(duration_ms, 1))
+        if error:
+            fields["error"] = error
         self.lines.info(
             logger,
             "job end id=%s name=%s outcome=%s attempt=%s duration_ms=%.1f%s",
@@ -122,8 +126,9 @@ class Settler:
             job.name,
             outcome,
             job.attempt,
-            (time.monotonic() - started) * 1000,
+            duration_ms,
             f" error={error}" if error else "",
+            extra=fields,
         )
 
     # Releases, on the main loop's connection ------------------------------------------------

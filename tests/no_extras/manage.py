@@ -6,8 +6,9 @@ import sys
 from importlib.abc import MetaPathFinder
 from pathlib import Path
 
-#: litejobs[live] (channels, daphne), [otp] (django-otp, segno), [metrics] (prometheus-client).
-MISSING = {"channels", "daphne", "django_otp", "segno", "prometheus_client"}
+#: litejobs[live] (channels, daphne), [otp] (django-otp, segno), [metrics] (prometheus-client),
+#: [otel] (opentelemetry).
+MISSING = {"channels", "daphne", "django_otp", "segno", "prometheus_client", "opentelemetry"}
 
 
 class NotInstalled(MetaPathFinder):

@@ -1,7 +1,8 @@
 """A project with litejobs and none of its extras: Django's own apps, pgtrigger, litejobs.
 
-``manage.py`` beside this module makes channels, daphne, django-otp, segno and
-prometheus-client unimportable before Django starts, as if they were not installed.
+``manage.py`` beside this module makes channels, daphne, django-otp, segno,
+prometheus-client and opentelemetry unimportable before Django starts, as if they were not
+installed.
 """
 
 import os

@@ -1,5 +1,6 @@
-"""A project with litejobs alone (no channels, daphne, django-otp or prometheus-client) checks,
-migrates, runs jobs, plans a schedule, publishes the outbox and serves the admin."""
+"""A project with litejobs alone (no channels, daphne, django-otp, prometheus-client or
+opentelemetry) checks, migrates, runs jobs, plans a schedule, publishes the outbox and serves
+the admin."""
 
 import json
 import subprocess
@@ -22,7 +23,7 @@ from django.test import Client
 from django.urls import reverse
 
 missing = []
-for name in ("channels", "daphne", "django_otp", "prometheus_client"):
+for name in ("channels", "daphne", "django_otp", "prometheus_client", "opentelemetry"):
     try:
         __import__(name)
     except ImportError:
@@ -73,7 +74,10 @@ except ImproperlyConfigured as error:
 print(json.dumps({
     "missing": missing, "job": enqueued, "planned": planned, "pages": pages,
     "live_note": live_note, "otp": otp, "metrics": metrics,
-    "loaded": [n for n in ("channels", "django_otp", "prometheus_client") if n in sys.modules],
+    "loaded": [
+        n for n in ("channels", "django_otp", "prometheus_client", "opentelemetry")
+        if n in sys.modules
+    ],
 }))
 """
 
@@ -102,7 +106,13 @@ def test_a_project_without_the_extras_runs_jobs_schedules_the_outbox_and_the_adm
     assert "System check identified no issues" in manage("check").stdout
     manage("migrate", "--noinput")
     report = json.loads(manage("shell", "-c", SCRIPT).stdout.strip().splitlines()[-1])
-    assert report["missing"] == ["channels", "daphne", "django_otp", "prometheus_client"]
+    assert report["missing"] == [
+        "channels",
+        "daphne",
+        "django_otp",
+        "prometheus_client",
+        "opentelemetry",
+    ]
     assert report["loaded"] == []
     assert report["planned"] >= 1
     assert set(report["pages"].values()) == {200}

@@ -20,6 +20,7 @@ PACKAGE = ROOT / "litejobs"
 #: elsewhere: each is a documented face that re-exports it, and nothing else.
 FACES = {
     "litejobs.clock",
+    "litejobs.logging",
     "litejobs.queues",
     "litejobs.routing",
     "litejobs.tracing",
@@ -37,7 +38,12 @@ EXTRAS = {
     "channels": {"litejobs.workqueues.consumers", "litejobs.workqueues.routing"},
     "daphne": set(),
     "django_otp": {"litejobs.bulk.devices"},
-    "prometheus_client": {"litejobs.metrics.collector", "litejobs.metrics.views"},
+    "opentelemetry": {"litejobs.core.otel"},
+    "prometheus_client": {
+        "litejobs.metrics.attempts",
+        "litejobs.metrics.collector",
+        "litejobs.metrics.views",
+    },
 }
 
 
@@ -313,6 +319,7 @@ DOCUMENTED = [
     ("litejobs.clock.FrozenClock", "litejobs.core.clock.FrozenClock"),
     ("litejobs.clock.SystemClock", "litejobs.core.clock.SystemClock"),
     ("litejobs.tracing.TraceparentMiddleware", "litejobs.core.tracing.TraceparentMiddleware"),
+    ("litejobs.logging.JSONFormatter", "litejobs.core.logs.JSONFormatter"),
     ("litejobs.conf.settings", "litejobs.conf.settings"),
     ("litejobs.exceptions.SignatureInvalid", "litejobs.exceptions.SignatureInvalid"),
     ("litejobs.exceptions.LitejobsError", "litejobs.core.errors.LitejobsError"),
