@@ -18,7 +18,7 @@ from ..models import BUCKET_BOUNDS, MinuteOutcome
 from ..sql import query
 from ..sql.cursors import fetch_all
 
-__all__ = ["KEPT", "Period", "periods", "purge_minutes", "quantile"]
+__all__ = ["KEPT", "Period", "Started", "periods", "purge_minutes", "quantile", "started_totals"]
 
 logger = logging.getLogger(__name__)
 
@@ -88,9 +88,40 @@ def periods(*, start: datetime, end: datetime, step: timedelta) -> list[Period]:
 
 
 def purge_minutes(now: datetime) -> int:
-    """Delete the counters of minutes older than ``KEPT``; answers how many rows went."""
+    """Fold the counters of minutes older than ``KEPT`` into each queue, name and outcome's
+    carried totals (so totals since the start never go down); answers how many rows went."""
     with connections[settings.DATABASE].cursor() as cursor:
         cursor.execute(query("purge_minutes"), {"before": now - KEPT})
-        deleted: int = cursor.rowcount
+        deleted = int(cursor.fetchone()[0])
     logger.info("job counters purged rows=%s", deleted)
     return deleted
+
+
+@dataclass(frozen=True)
+class Started:
+    """The attempts of one job name that started and ended with one outcome, since the start:
+    how many, their summed duration, and their duration histogram over ``BUCKET_BOUNDS``
+    (``buckets[i]`` over bound *i* - 1 up to bound *i*; the last, over the last bound)."""
+
+    name: str
+    outcome: str
+    count: int
+    duration_sum: float
+    buckets: tuple[int, ...]
+
+
+def started_totals() -> list[Started]:
+    """Every job name's started attempts per outcome since the start (one statement)."""
+    with connections[settings.DATABASE].cursor() as cursor:
+        cursor.execute(query("minute_tallies"))
+        rows = fetch_all(cursor)
+    return [
+        Started(
+            name=row["name"],
+            outcome=row["outcome"],
+            count=int(row["timed"]),
+            duration_sum=float(row["duration_sum"] or 0.0),
+            buckets=tuple(int(row[f"d{i}"] or 0) for i in range(1, len(BUCKET_BOUNDS) + 2)),
+        )
+        for row in rows
+    ]

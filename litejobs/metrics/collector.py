@@ -58,11 +58,20 @@ from ..conf import settings
 from ..core import clock
 from ..core.enums import AttemptOutcome, IngestOutcome, JobState, Overflow
 from ..ingest import runbook
-from ..jobs import catalog, queues
-from ..models import JobAttempt, Occurrence, WebhookDelivery, WebhookEndpoint, Worker
+from ..jobs import catalog, minutes, queues
+from ..models import BUCKET_BOUNDS, JobAttempt, Occurrence, WebhookDelivery, WebhookEndpoint, Worker
 from ..outbox import operations as outbox_operations
 from ..scheduling import health
 from . import attempts
+
+
+def counted_tallies() -> list[attempts.Tally]:
+    """The attempts the settling statements counted (the per-minute job counters, with the
+    totals carried past their retention), as the attempt counter and histogram read them."""
+    return [
+        attempts.Tally(total.name, total.outcome, total.count, total.duration_sum, total.buckets)
+        for total in minutes.started_totals()
+    ]
 
 
 class LitejobsCollector(Collector):
@@ -70,8 +79,8 @@ class LitejobsCollector(Collector):
 
     def __init__(
         self,
-        tallies: Callable[[], Iterable[attempts.Tally]] | None = None,
-        bounds: Sequence[float] = attempts.BOUNDS,
+        tallies: Callable[[], Iterable[attempts.Tally]] | None = counted_tallies,
+        bounds: Sequence[float] = BUCKET_BOUNDS,
     ) -> None:
         #: Where the attempt counter and duration histogram come from (none: not served).
         self.tallies = tallies
@@ -308,7 +317,7 @@ class LitejobsCollector(Collector):
 
 
 def registry(
-    tallies: Callable[[], Iterable[attempts.Tally]] | None = None,
+    tallies: Callable[[], Iterable[attempts.Tally]] | None = counted_tallies,
 ) -> CollectorRegistry:
     """A registry holding only litejobs' collector (the view serves it), with ``tallies`` as
     the source of its attempt counter and duration histogram."""

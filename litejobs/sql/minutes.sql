@@ -27,5 +27,58 @@ WHERE minute >= %(start)s AND minute < %(end)s
 GROUP BY 1, 2
 
 -- name: purge_minutes
--- Counters of minutes older than their retention (two days: the dashboard shows one).
-DELETE FROM litejobs_jobminute WHERE minute < %(before)s
+-- Counters of minutes older than their retention (two days: the dashboard shows one), folded
+-- into one carried row per queue, name and outcome (minute 'epoch', shard 0) in the same
+-- statement: the totals since the start (the metrics' counters) never go down.
+WITH gone AS (
+    DELETE FROM litejobs_jobminute
+    WHERE minute < %(before)s AND minute > 'epoch'::timestamptz
+    RETURNING queue, name, outcome, count, timed, duration_sum, latency_sum,
+              duration_buckets, latency_buckets
+), folded AS (
+    SELECT queue, name, outcome, sum(count) AS count, sum(timed) AS timed,
+           sum(duration_sum) AS duration_sum, sum(latency_sum) AS latency_sum,
+           ARRAY[sum(duration_buckets[1])::integer, sum(duration_buckets[2])::integer, sum(duration_buckets[3])::integer, sum(duration_buckets[4])::integer, sum(duration_buckets[5])::integer, sum(duration_buckets[6])::integer, sum(duration_buckets[7])::integer, sum(duration_buckets[8])::integer, sum(duration_buckets[9])::integer, sum(duration_buckets[10])::integer, sum(duration_buckets[11])::integer, sum(duration_buckets[12])::integer, sum(duration_buckets[13])::integer, sum(duration_buckets[14])::integer, sum(duration_buckets[15])::integer] AS duration_buckets,
+           ARRAY[sum(latency_buckets[1])::integer, sum(latency_buckets[2])::integer, sum(latency_buckets[3])::integer, sum(latency_buckets[4])::integer, sum(latency_buckets[5])::integer, sum(latency_buckets[6])::integer, sum(latency_buckets[7])::integer, sum(latency_buckets[8])::integer, sum(latency_buckets[9])::integer, sum(latency_buckets[10])::integer, sum(latency_buckets[11])::integer, sum(latency_buckets[12])::integer, sum(latency_buckets[13])::integer, sum(latency_buckets[14])::integer, sum(latency_buckets[15])::integer] AS latency_buckets
+    FROM gone
+    GROUP BY queue, name, outcome
+), carried AS (
+    INSERT INTO litejobs_jobminute AS kept (
+        minute, queue, name, outcome, shard, count, timed, duration_sum, latency_sum,
+        duration_buckets, latency_buckets
+    )
+    SELECT 'epoch'::timestamptz, queue, name, outcome, 0, count, timed, duration_sum,
+           latency_sum, duration_buckets, latency_buckets
+    FROM folded
+    ON CONFLICT (minute, queue, name, outcome, shard) DO UPDATE SET
+        count = kept.count + excluded.count,
+        timed = kept.timed + excluded.timed,
+        duration_sum = kept.duration_sum + excluded.duration_sum,
+        latency_sum = kept.latency_sum + excluded.latency_sum,
+        duration_buckets = litejobs_add_counts(kept.duration_buckets, excluded.duration_buckets),
+        latency_buckets = litejobs_add_counts(kept.latency_buckets, excluded.latency_buckets)
+)
+SELECT count(*) AS deleted FROM gone
+
+-- name: minute_tallies
+-- Every job name's started attempts per outcome since the start (the carried rows and the
+-- kept minutes, over every queue and shard), with their duration histogram (d1 .. d15): what
+-- the metrics' attempts counter and duration histogram answer.
+SELECT name, outcome, sum(timed)::bigint AS timed, sum(duration_sum) AS duration_sum,
+       sum(duration_buckets[1])::bigint AS d1,
+       sum(duration_buckets[2])::bigint AS d2,
+       sum(duration_buckets[3])::bigint AS d3,
+       sum(duration_buckets[4])::bigint AS d4,
+       sum(duration_buckets[5])::bigint AS d5,
+       sum(duration_buckets[6])::bigint AS d6,
+       sum(duration_buckets[7])::bigint AS d7,
+       sum(duration_buckets[8])::bigint AS d8,
+       sum(duration_buckets[9])::bigint AS d9,
+       sum(duration_buckets[10])::bigint AS d10,
+       sum(duration_buckets[11])::bigint AS d11,
+       sum(duration_buckets[12])::bigint AS d12,
+       sum(duration_buckets[13])::bigint AS d13,
+       sum(duration_buckets[14])::bigint AS d14,
+       sum(duration_buckets[15])::bigint AS d15
+FROM litejobs_jobminute
+GROUP BY name, outcome

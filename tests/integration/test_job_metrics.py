@@ -11,6 +11,7 @@ from prometheus_client import generate_latest
 from prometheus_client.core import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
+from litejobs.jobs import minutes, operations
 from litejobs.metrics.attempts import Tally
 from litejobs.metrics.collector import LitejobsCollector, registry
 from litejobs.models import AttemptOutcome, Job, JobState
@@ -94,7 +95,32 @@ def test_tallies_become_the_attempt_counter_and_duration_histogram(clock):
         metrics["litejobs_job_duration_seconds_bucket", (*other[:1], ("le", "0.5"), other[1])] == 2
     )
     # Without a source of tallies neither family is served.
-    assert not any(name.startswith("litejobs_job_") for name, _ in scrape())
+    assert not any(name.startswith("litejobs_job_") for name, _ in scrape(bare()))
+
+
+def bare() -> CollectorRegistry:
+    own = CollectorRegistry(auto_describe=False)
+    own.register(LitejobsCollector(tallies=None))
+    return own
+
+
+def test_the_served_histogram_counts_what_the_workers_settled(clock, run_worker):
+    record.enqueue(label="a")
+    record.enqueue(label="b")
+    gives_up.enqueue(label="never")  # dead at once
+    run_worker()
+    metrics = scrape()
+    done = (("job", record.name), ("outcome", "done"))
+    dead = (("job", gives_up.name), ("outcome", "dead"))
+    assert metrics["litejobs_job_attempts_total", done] == 2
+    assert metrics["litejobs_job_attempts_total", dead] == 1
+    assert metrics["litejobs_job_duration_seconds_count", done] == 2
+    every = (*done[:1], ("le", "+Inf"), done[1])
+    assert metrics["litejobs_job_duration_seconds_bucket", every] == 2
+    # Past the counters' retention the totals are carried, never lowered (a counter).
+    clock.advance(minutes.KEPT + timedelta(minutes=5))
+    operations.purge()
+    assert scrape()["litejobs_job_attempts_total", done] == 2
 
 
 ALERTS = ROOT / "docs" / "how-to" / "litejobs-alerts.yml"

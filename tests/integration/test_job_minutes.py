@@ -130,12 +130,27 @@ def test_the_buckets_function_agrees_with_the_bounds():
     assert counts == [1] * (len(BUCKET_BOUNDS) + 1)  # each bound opens its own bucket
 
 
-def test_purge_drops_counters_older_than_two_days(clock, run_worker):
+def test_purge_folds_counters_older_than_two_days_into_carried_totals(clock, run_worker):
     record.enqueue(label="old")
     run_worker()
     clock.advance(minutes.KEPT - timedelta(minutes=1))
     operations.purge()
     assert JobMinute.objects.count() == 1
+    before = minutes.started_totals()
+    record.enqueue(label="new")
+    run_worker()
     clock.advance("2m")
     operations.purge()
-    assert JobMinute.objects.count() == 0
+    # The old minute is gone from the charts' rows; its counts live on in the carried row.
+    [carried, kept] = JobMinute.objects.order_by("minute")
+    assert (carried.minute.year, carried.shard, carried.count) == (1970, 0, 1)
+    assert kept.minute == clock.now() - timedelta(minutes=2)
+    [total] = minutes.started_totals()
+    assert (total.count, sum(total.buckets)) == (2, 2)
+    assert before[0].count == 1
+    # A second purge adds to the carried row rather than making another.
+    clock.advance(minutes.KEPT)
+    operations.purge()
+    [carried] = JobMinute.objects.all()
+    assert (carried.count, sum(carried.duration_buckets)) == (2, 2)
+    assert minutes.started_totals()[0].count == 2
