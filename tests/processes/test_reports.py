@@ -114,7 +114,7 @@ def test_max_concurrent_holds_across_worker_processes(processes, worker_env, max
         holder.execute("LOCK TABLE testapp_sale IN ACCESS EXCLUSIVE MODE")
         for _ in range(2):
             start_worker(processes, worker_env)
-        wait_for(lambda: running() == max_concurrent, timeout=60, what="the runs allowed")
+        wait_for(lambda: running() == max_concurrent, timeout=120, what="the runs allowed")
         # Each worker polls every 2 s: two polls later, no other run has started.
         time.sleep(5)
         assert running() == max_concurrent
