@@ -8,6 +8,7 @@ Times are ``litejobs.clock.now()``: under the ``clock`` fixture, its frozen inst
 
 from __future__ import annotations
 
+import random
 from datetime import timedelta
 
 import factory
@@ -16,7 +17,14 @@ from django.contrib.auth.models import Permission
 from factory.django import DjangoModelFactory
 
 from litejobs import clock
-from litejobs.core.enums import TERMINAL, AttemptOutcome, JobState, LeaderRole, StepState
+from litejobs.core.enums import (
+    TERMINAL,
+    AttemptOutcome,
+    JobState,
+    LeaderRole,
+    MinuteOutcome,
+    StepState,
+)
 from litejobs.exceptions import UnknownJob
 from litejobs.jobs import catalog
 
@@ -198,3 +206,50 @@ class TOTPDeviceFactory(DjangoModelFactory):
     name = "finance phone"
     key = TOTP_KEY
     confirmed = True
+
+
+def counter_rows(
+    now, *, hours: int = 26, sessions: int = 2, seed: int = 7, shards_from: int = 1000
+) -> int:
+    """Per-minute job counters over the last ``hours`` (every minute of the last 90, every
+    seventh before), as several worker sessions write them: two queues, two job names, three
+    outcomes (sessions numbered from ``shards_from``), random counts and histograms. Durations and latencies are multiples of 1/8 s,
+    so their sums are exact in any order. Answers how many rows were written."""
+    from litejobs.models import JobMinute
+
+    rng = random.Random(seed)
+    latest = now.replace(second=0, microsecond=0)
+    ages = sorted({*range(90), *range(0, hours * 60, 7)})
+    rows = [
+        _counter_row(rng, latest - timedelta(minutes=age), queue, name, outcome, shard)
+        for age in ages
+        for queue in ("default", "emails")
+        for name in ("tests.record", "tests.send_email")
+        for outcome in (MinuteOutcome.DONE, MinuteOutcome.FAILED, MinuteOutcome.DEAD)
+        for shard in range(shards_from, shards_from + sessions)
+    ]
+    JobMinute.objects.bulk_create(rows)
+    return len(rows)
+
+
+def _counter_row(rng, minute, queue, name, outcome, shard):
+    from litejobs.models import BUCKET_BOUNDS, JobMinute
+
+    timed = rng.randint(0, 9)
+    latency, duration = ([0] * (len(BUCKET_BOUNDS) + 1) for _ in range(2))
+    for _ in range(timed):
+        latency[rng.randrange(len(latency))] += 1
+        duration[rng.randrange(len(duration))] += 1
+    return JobMinute(
+        minute=minute,
+        queue=queue,
+        name=name,
+        outcome=outcome,
+        shard=shard,
+        count=timed + rng.randint(0, 2),
+        timed=timed,
+        duration_sum=rng.randint(0, 800) / 8,
+        latency_sum=rng.randint(0, 800) / 8,
+        duration_buckets=duration,
+        latency_buckets=latency,
+    )

@@ -2,6 +2,11 @@
 per period and how, and their due → start latency percentiles, for the admin's dashboard. The
 job table is never read: the counters are written by the statements that settle jobs, so a
 chart stays cheap whatever the number of job rows (and shows jobs already purged).
+
+The counters of a minute past the last hour are folded into their hour's (``fold_minutes``,
+the built-in ``litejobs.minutes_rollup`` schedule), so the day chart's cost stays flat
+whatever the number of queues, names and worker sessions; after two days, into carried totals
+(``purge_minutes``).
 """
 
 from __future__ import annotations
@@ -18,12 +23,25 @@ from ..models import BUCKET_BOUNDS, MinuteOutcome
 from ..sql import query
 from ..sql.cursors import fetch_all
 
-__all__ = ["KEPT", "Period", "Started", "periods", "purge_minutes", "quantile", "started_totals"]
+__all__ = [
+    "KEPT",
+    "UNFOLDED",
+    "Period",
+    "Started",
+    "fold_minutes",
+    "periods",
+    "purge_minutes",
+    "quantile",
+    "started_totals",
+]
 
 logger = logging.getLogger(__name__)
 
 #: How long the counters of a minute are kept (the dashboard shows the last day).
 KEPT = timedelta(days=2)
+#: How long a minute's counters stay apart from its hour's: the dashboard's last hour, per
+#: minute, plus a margin for a clock ahead of the dashboard's (``fold_minutes``).
+UNFOLDED = timedelta(minutes=75)
 
 
 @dataclass
@@ -87,14 +105,27 @@ def periods(*, start: datetime, end: datetime, step: timedelta) -> list[Period]:
     return list(found.values())
 
 
+def fold_minutes(now: datetime) -> int:
+    """Fold the counters of minutes older than ``UNFOLDED`` into one row per hour, queue, name
+    and outcome, so the day chart sums one row an hour whatever the sessions and minutes; the
+    last hour's chart never sees a folded row. Answers how many rows went."""
+    folded = _fold(before=now - UNFOLDED, carry=False)
+    logger.info("job counters folded per hour rows=%s", folded)
+    return folded
+
+
 def purge_minutes(now: datetime) -> int:
     """Fold the counters of minutes older than ``KEPT`` into each queue, name and outcome's
     carried totals (so totals since the start never go down); answers how many rows went."""
-    with connections[settings.DATABASE].cursor() as cursor:
-        cursor.execute(query("purge_minutes"), {"before": now - KEPT})
-        deleted = int(cursor.fetchone()[0])
+    deleted = _fold(before=now - KEPT, carry=True)
     logger.info("job counters purged rows=%s", deleted)
     return deleted
+
+
+def _fold(*, before: datetime, carry: bool) -> int:
+    with connections[settings.DATABASE].cursor() as cursor:
+        cursor.execute(query("fold_minutes"), {"before": before, "carry": carry})
+        return int(cursor.fetchone()[0])
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
--- The per-minute job counters (litejobs.models.minutes): what the dashboard charts read, and
--- their purge. Written by the settling statements ({count_settled}), read only here.
+-- The per-minute job counters (litejobs.models.minutes): what the dashboard charts read, their
+-- hourly rollup and their purge. Written by the settling statements ({count_settled}), read
+-- only here.
 
 -- name: minute_counts
 -- Jobs settled per period (`step` wide, from `start`) and outcome, summed over names and
@@ -26,29 +27,36 @@ FROM litejobs_jobminute
 WHERE minute >= %(start)s AND minute < %(end)s
 GROUP BY 1, 2
 
--- name: purge_minutes
--- Counters of minutes older than their retention (two days: the dashboard shows one), folded
--- into one carried row per queue, name and outcome (minute 'epoch', shard 0) in the same
--- statement: the totals since the start (the metrics' counters) never go down.
+-- name: fold_minutes
+-- The counters of minutes before `before` folded into rows of shard 0 (no session writes it: a
+-- backend pid is never 0), summed over shards and minutes per queue, name and outcome, in one
+-- statement. With `carry` false, into the row of the minutes' hour (the dashboard's day chart
+-- then sums one row an hour, not one a minute and session; rows already folded stay); with
+-- `carry` true, into the carried row of minute 'epoch' (the purge after the counters' two
+-- days): the totals since the start never go down. Two folds at once: each row is deleted by
+-- one of them (the other waits for it, then skips the row), and the upsert adds to a row a
+-- late writer or the other fold made, so nothing is lost or counted twice.
 WITH gone AS (
     DELETE FROM litejobs_jobminute
-    WHERE minute < %(before)s AND minute > 'epoch'::timestamptz
-    RETURNING queue, name, outcome, count, timed, duration_sum, latency_sum,
+    WHERE minute < %(before)s AND minute > 'epoch'::timestamptz AND (%(carry)s OR shard <> 0)
+    RETURNING CASE WHEN %(carry)s THEN 'epoch'::timestamptz
+                   ELSE date_trunc('hour', minute, 'UTC') END AS minute,
+              queue, name, outcome, count, timed, duration_sum, latency_sum,
               duration_buckets, latency_buckets
 ), folded AS (
-    SELECT queue, name, outcome, sum(count) AS count, sum(timed) AS timed,
+    SELECT minute, queue, name, outcome, sum(count) AS count, sum(timed) AS timed,
            sum(duration_sum) AS duration_sum, sum(latency_sum) AS latency_sum,
            ARRAY[sum(duration_buckets[1])::integer, sum(duration_buckets[2])::integer, sum(duration_buckets[3])::integer, sum(duration_buckets[4])::integer, sum(duration_buckets[5])::integer, sum(duration_buckets[6])::integer, sum(duration_buckets[7])::integer, sum(duration_buckets[8])::integer, sum(duration_buckets[9])::integer, sum(duration_buckets[10])::integer, sum(duration_buckets[11])::integer, sum(duration_buckets[12])::integer, sum(duration_buckets[13])::integer, sum(duration_buckets[14])::integer, sum(duration_buckets[15])::integer] AS duration_buckets,
            ARRAY[sum(latency_buckets[1])::integer, sum(latency_buckets[2])::integer, sum(latency_buckets[3])::integer, sum(latency_buckets[4])::integer, sum(latency_buckets[5])::integer, sum(latency_buckets[6])::integer, sum(latency_buckets[7])::integer, sum(latency_buckets[8])::integer, sum(latency_buckets[9])::integer, sum(latency_buckets[10])::integer, sum(latency_buckets[11])::integer, sum(latency_buckets[12])::integer, sum(latency_buckets[13])::integer, sum(latency_buckets[14])::integer, sum(latency_buckets[15])::integer] AS latency_buckets
     FROM gone
-    GROUP BY queue, name, outcome
+    GROUP BY minute, queue, name, outcome
 ), carried AS (
     INSERT INTO litejobs_jobminute AS kept (
         minute, queue, name, outcome, shard, count, timed, duration_sum, latency_sum,
         duration_buckets, latency_buckets
     )
-    SELECT 'epoch'::timestamptz, queue, name, outcome, 0, count, timed, duration_sum,
-           latency_sum, duration_buckets, latency_buckets
+    SELECT minute, queue, name, outcome, 0, count, timed, duration_sum, latency_sum,
+           duration_buckets, latency_buckets
     FROM folded
     ON CONFLICT (minute, queue, name, outcome, shard) DO UPDATE SET
         count = kept.count + excluded.count,
@@ -58,7 +66,7 @@ WITH gone AS (
         duration_buckets = litejobs_add_counts(kept.duration_buckets, excluded.duration_buckets),
         latency_buckets = litejobs_add_counts(kept.latency_buckets, excluded.latency_buckets)
 )
-SELECT count(*) AS deleted FROM gone
+SELECT count(*) AS folded FROM gone
 
 -- name: minute_tallies
 -- Every job name's started attempts per outcome since the start (the carried rows and the

@@ -12,8 +12,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from litejobs.jobs import minutes
 from litejobs.models import Job, JobState
-from tests.factories import JobFactory, QueueStateFactory, WorkerFactory
+from tests.factories import JobFactory, QueueStateFactory, WorkerFactory, counter_rows
 from tests.testapp.jobs import record, send_email
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -94,6 +95,18 @@ def test_the_charts_are_drawn_from_the_counters_not_the_job_table(admin_client, 
     for chart_id in ("settled-last-hour", "settled-last-day"):
         assert _legend(html, chart_id)["done"] == "3"
     assert "latest" in _legend(html, "latency-last-hour")["p50"]
+
+
+def _drawn_charts(html: str) -> list[str]:
+    return re.findall(r'<div class="dashboard-chart" id="[^"]+">.*?</figure>', html, re.S)
+
+
+def test_the_hourly_rollup_leaves_every_chart_drawn_as_it_was(admin_client, clock):
+    counter_rows(clock.now())
+    before = _drawn_charts(admin_client.get(INDEX).content.decode())
+    assert len(before) == 4 and _legend(before[2], "settled-last-day")["done"] != "0"
+    assert minutes.fold_minutes(clock.now()) > 0
+    assert _drawn_charts(admin_client.get(INDEX).content.decode()) == before
 
 
 def test_lapsed_leases_are_called_out_with_their_fix_and_the_jobs(admin_client, clock):

@@ -1,17 +1,22 @@
 """The per-minute job counters: written by the statements that settle jobs, exactly what
-happened, without lost updates or waits between concurrent settlers, purged after two days."""
+happened, without lost updates or waits between concurrent settlers, folded per hour past the
+dashboard's last hour without changing a chart or a total, purged after two days."""
 
 import threading
+import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, connections, transaction
 from django.db.models import Sum
 
+from litejobs.admin.dashboard import WINDOWS
 from litejobs.jobs import claims, leases, minutes, operations, transitions
 from litejobs.models import BUCKET_BOUNDS, Job, JobMinute, MinuteOutcome
 from litejobs.runtime.listening import connect
-from tests.factories import heartbeat_row
+from litejobs.scheduling.declarations import get as declared_schedule
+from litejobs.scheduling.housekeeping import minutes_rollup
+from tests.factories import counter_rows, heartbeat_row
 from tests.testapp.jobs import flaky, gives_up, noop, record
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -154,3 +159,140 @@ def test_purge_folds_counters_older_than_two_days_into_carried_totals(clock, run
     [carried] = JobMinute.objects.all()
     assert (carried.count, sum(carried.duration_buckets)) == (2, 2)
     assert minutes.started_totals()[0].count == 2
+
+
+# The hourly rollup ---------------------------------------------------------------------------
+
+
+def _charts(now):
+    """The dashboard's two charts at ``now``: the last hour per minute, the last day per hour."""
+    return [
+        minutes.periods(start=start, end=end, step=window.step)
+        for window in WINDOWS
+        for start, end in [window.span(now)]
+    ]
+
+
+def _latencies(periods):
+    return [(p.latency_quantile(0.5), p.latency_quantile(0.95)) for p in periods]
+
+
+def test_a_fold_leaves_both_charts_as_they_were(clock):
+    now = clock.now()
+    written = counter_rows(now)
+    hour, day = _charts(now)
+    assert sum(p.counts.get(MinuteOutcome.DONE, 0) for p in day) > 0
+    assert minutes.fold_minutes(now) > written / 2
+    assert _charts(now) == [hour, day]
+    assert _latencies(_charts(now)[1]) == _latencies(day)
+    # A fold by a clock up to the margin ahead of the dashboard's changes nothing either.
+    minutes.fold_minutes(now + minutes.UNFOLDED - timedelta(hours=1, seconds=1))
+    assert _charts(now) == [hour, day]
+    # The day chart now reads one row per hour, queue, name and outcome past the last hour,
+    # and the last hour's chart reads no folded row.
+    [(hour_start, _)] = [window.span(now) for window in WINDOWS[:1]]
+    assert not JobMinute.objects.filter(minute__gte=hour_start, shard=0).exists()
+    old = JobMinute.objects.filter(minute__lt=hour_start - timedelta(minutes=15))
+    assert {(row.shard, row.minute.minute) for row in old} == {(0, 0)}
+
+
+def test_a_fold_and_a_purge_leave_the_metrics_totals_exactly_as_they_were(clock):
+    now = clock.now()
+    counter_rows(now, hours=50)
+    totals = minutes.started_totals()
+    assert sum(total.count for total in totals) > 0
+    minutes.fold_minutes(now)
+    assert minutes.started_totals() == totals
+    minutes.purge_minutes(now)  # the hours past two days go to the carried rows
+    assert JobMinute.objects.filter(minute__year=1970).exists()
+    minutes.fold_minutes(now + timedelta(hours=3))
+    assert minutes.started_totals() == totals
+
+
+def _waiting_on_a_lock(pid: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", [pid])
+        row = cursor.fetchone()
+    return bool(row) and row[0] == "Lock"
+
+
+def test_two_folds_at_once_neither_lose_nor_double_a_count(clock):
+    """The first fold holds the rows it deleted until it commits; the second, started then,
+    sees those rows too and the rows a late writer added meanwhile: it waits for the first,
+    skips what the first deleted, and adds the late rows to the hour rows the first made."""
+    now = clock.now()
+    counter_rows(now, hours=3)
+    eligible = JobMinute.objects.filter(minute__lt=now - minutes.UNFOLDED).count()
+    first_folded, release = threading.Event(), threading.Event()
+    folded: dict[str, int] = {}
+    second_pid: list[int] = []
+
+    def first() -> None:
+        with transaction.atomic():
+            folded["first"] = minutes.fold_minutes(now)
+            first_folded.set()
+            release.wait(30)
+        connections.close_all()
+
+    def second() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            second_pid.append(cursor.fetchone()[0])
+        folded["second"] = minutes.fold_minutes(now)
+        connections.close_all()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    threads[0].start()
+    assert first_folded.wait(30)
+    late = counter_rows(now - timedelta(hours=2), hours=2, sessions=1, seed=8, shards_from=2000)
+    day, totals = _charts(now)[1], minutes.started_totals()  # the first's deletes not yet seen
+    threads[1].start()
+    for _ in range(500):
+        if second_pid and _waiting_on_a_lock(second_pid[0]):
+            break
+        time.sleep(0.01)
+    else:
+        pytest.fail("the second fold did not wait for the first")
+    release.set()
+    for thread in threads:
+        thread.join(30)
+    assert folded == {"first": eligible, "second": late}
+    assert _charts(now)[1] == day
+    assert minutes.started_totals() == totals
+
+
+def test_a_job_settled_in_a_folded_minute_after_the_fold_is_counted(clock, run_worker):
+    """A worker whose clock lags settles a job in a minute already folded: its session's row
+    is charted beside the hour row, and the next fold adds it to that row."""
+    settled_at = clock.advance("34m")
+    record.enqueue(label="first")
+    run_worker()
+    clock.advance("3h")
+    assert minutes.fold_minutes(clock.now()) == 1
+    clock.set(settled_at)
+    record.enqueue(label="late")
+    run_worker()
+    clock.advance("3h")
+    day = _charts(clock.now())[1]
+    assert sum(p.counts.get(MinuteOutcome.DONE, 0) for p in day) == 2
+    assert minutes.fold_minutes(clock.now()) == 1
+    assert _charts(clock.now())[1] == day
+    [row] = JobMinute.objects.all()
+    assert (row.minute, row.shard, row.count, sum(row.latency_buckets)) == (
+        settled_at.replace(minute=0),
+        0,
+        2,
+        2,
+    )
+
+
+def test_the_built_in_rollup_schedule_folds_every_ten_minutes(clock, run_worker):
+    declared = declared_schedule("litejobs.minutes_rollup")
+    assert declared is not None and declared.timetable.every == timedelta(minutes=10)
+    assert declared.job is minutes_rollup
+    counter_rows(clock.now(), hours=3)
+    minutes_rollup.enqueue()
+    assert run_worker() == {"done": 1}
+    done = Job.objects.get(name=minutes_rollup.name)
+    assert done.result["folded"] > 0
+    assert not JobMinute.objects.filter(minute__lt=clock.now() - minutes.UNFOLDED).exclude(shard=0)
