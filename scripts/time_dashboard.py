@@ -28,6 +28,12 @@ from litejobs.models import JobMinute  # noqa: E402
 RENDERS = 5
 
 
+def render(client: Client, url: str) -> None:
+    response = client.get(url)
+    if response.status_code != 200:
+        raise SystemExit(f"the dashboard answered {response.status_code}")
+
+
 def main() -> None:
     if "--fold" in sys.argv:
         started = time.perf_counter()
@@ -39,11 +45,11 @@ def main() -> None:
     client = Client()
     client.force_login(user)
     url = reverse("admin:app_list", kwargs={"app_label": "litejobs"})
-    assert client.get(url).status_code == 200
+    render(client, url)
     times = []
     for _ in range(RENDERS):
         started = time.perf_counter()
-        assert client.get(url).status_code == 200
+        render(client, url)
         times.append((time.perf_counter() - started) * 1000)
     rows = JobMinute.objects.count()
     shown = " ".join(f"{t:.0f}" for t in times)

@@ -212,9 +212,10 @@ def counter_rows(
     now, *, hours: int = 26, sessions: int = 2, seed: int = 7, shards_from: int = 1000
 ) -> int:
     """Per-minute job counters over the last ``hours`` (every minute of the last 90, every
-    seventh before), as several worker sessions write them: two queues, two job names, three
-    outcomes (sessions numbered from ``shards_from``), random counts and histograms. Durations and latencies are multiples of 1/8 s,
-    so their sums are exact in any order. Answers how many rows were written."""
+    seventh before), as several worker sessions (numbered from ``shards_from``) write them:
+    two queues, two job names, three outcomes, random counts and histograms. Durations and
+    latencies are multiples of 1/8 s, so their sums are exact in any order. Answers how many
+    rows were written."""
     from litejobs.models import JobMinute
 
     rng = random.Random(seed)
