@@ -9,7 +9,9 @@ extra statement per job, and a counter is written exactly when its job's change 
 A row is keyed by (minute, queue, name, outcome, shard). ``shard`` is the PostgreSQL backend
 pid of the writing session: two transactions running at once never share a session, so
 concurrent workers (and an atomic job's long transaction) never wait on each other's counter
-row; the readers sum over shards.
+row; the readers sum over shards. Shard 0, which no session has, holds folded counts: past the
+dashboard's last hour, one row per hour (``litejobs.jobs.minutes.fold_minutes``); past two
+days, the carried totals at minute 'epoch' (``purge_minutes``).
 
 Durations (start → settle) and latencies (due → start, ``run_at`` being when the job, or its
 retry, became due) are kept as sums and as histograms with the fixed bucket bounds
