@@ -4,8 +4,8 @@ job table is never read: the counters are written by the statements that settle 
 chart stays cheap whatever the number of job rows (and shows jobs already purged).
 
 The counters of a minute past the last hour are folded into their hour's (``fold_minutes``,
-the built-in ``litejobs.minutes_rollup`` schedule), so the day chart's cost stays flat
-whatever the number of queues, names and worker sessions; after two days, into carried totals
+the built-in ``litejobs.minutes_rollup`` schedule), so the day chart's cost no longer grows
+with the worker sessions and the minutes of each hour; after two days, into carried totals
 (``purge_minutes``).
 """
 
