@@ -18,8 +18,8 @@ retry, became due) are kept as sums and as histograms with the fixed bucket boun
 ``BUCKET_BOUNDS``: bucket 0 counts values below the first bound, bucket ``i`` values from
 bound ``i - 1`` up to (not including) bound ``i``, the last one everything from the last bound
 on. Percentiles are estimated from them by linear interpolation within the bucket, as
-Prometheus' ``histogram_quantile`` does (``litejobs.metrics.minutes.quantile``). The bounds
-are also written into the SQL function ``litejobs_buckets`` (migration 0016).
+Prometheus' ``histogram_quantile`` does (``litejobs.jobs.minutes.quantile``). The settling
+statements bucket with ``width_bucket`` over the same bounds (``litejobs.sql``).
 """
 
 from __future__ import annotations
@@ -29,11 +29,9 @@ from typing import Any
 from django.db import models
 
 from ..core.enums import MinuteOutcome
+from ..core.histogram import BUCKET_BOUNDS
 
 __all__ = ["BUCKET_BOUNDS", "JobMinute", "MinuteOutcome"]
-
-#: The histograms' bucket bounds, in seconds (see the module docstring).
-BUCKET_BOUNDS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0)
 
 
 class BucketCounts(models.Field):  # type: ignore[type-arg]

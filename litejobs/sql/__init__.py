@@ -11,8 +11,8 @@ the instant lease arithmetic runs at (the ``db_now`` parameter, from
 ``litejobs.clock.lease_instant()``: NULL means the database's own clock). Values are always
 bound parameters (``%(name)s``). ``{count_settled}`` is the per-minute counters' upsert
 (``COUNT_SETTLED``) that every statement settling jobs runs as a CTE after one named
-``settled``. How they run — the cursors, ``run_query`` and reading rows by
-column name — is ``cursors``.
+``settled`` (``{count_completed}``, ``COUNT_COMPLETED``, where that is one started job).
+How they run — the cursors, ``run_query`` and reading rows by column name — is ``cursors``.
 
 A claimed job is addressed as ``id = … AND fence = … AND state COLLATE "C" = 'running'``.
 The collation changes nothing in what matches, but it keeps the planner from proving the
@@ -33,27 +33,71 @@ from ..core.enums import (
     UNCLAIMABLE,
     sql_list,
 )
+from ..core.histogram import BUCKET_BOUNDS
 from ..core.sql import Statements
 
-#: Adds the jobs of the CTE ``settled`` (columns queue, name, outcome, due_at, started_at, at)
-#: to the per-minute counters (``litejobs.models.minutes``), one upsert per group, on the
-#: writing session's own rows (shard = its backend pid): concurrent settlers never wait on
-#: each other's counter row. Used as a data-modifying CTE of every settling statement.
-COUNT_SETTLED = """INSERT INTO litejobs_jobminute AS counter (
-        minute, queue, name, outcome, shard, count, timed, duration_sum, latency_sum,
-        duration_buckets, latency_buckets
+_BUCKETS = range(len(BUCKET_BOUNDS) + 1)
+_BOUNDS = "ARRAY[" + ", ".join(map(str, BUCKET_BOUNDS)) + "]::float8[]"
+
+
+def _bucket(seconds: str) -> str:
+    """The histogram bucket (0 ..) ``seconds`` falls in; NULL for NULL."""
+    return f"width_bucket({seconds}, {_BOUNDS})"
+
+
+def _bucket_counts(seconds: str) -> str:
+    """An ``integer[]`` of how many ``seconds`` of the group fall in each histogram bucket
+    (NULLs in none): plain aggregates, nothing a function call would plan per statement."""
+    counts = ", ".join(
+        f"count(*) FILTER (WHERE {_bucket(seconds)} = {bucket})::integer" for bucket in _BUCKETS
     )
-    SELECT date_trunc('minute', at, 'UTC'), queue, name, outcome, pg_backend_pid(), count(*),
-           count(duration), COALESCE(sum(duration), 0), COALESCE(sum(latency), 0),
-           litejobs_buckets(array_agg(duration)), litejobs_buckets(array_agg(latency))
-    FROM (
-        SELECT at, queue, name, outcome,
+    return f"ARRAY[{counts}]"
+
+
+def _added(column: str) -> str:
+    """The counter's ``column`` array plus the conflicting row's, element by element."""
+    sums = ", ".join(
+        f"counter.{column}[{bucket + 1}] + EXCLUDED.{column}[{bucket + 1}]" for bucket in _BUCKETS
+    )
+    return f"ARRAY[{sums}]"
+
+
+def _one_hot(seconds: str) -> str:
+    """An ``integer[]`` holding 1 in the bucket ``seconds`` falls in, 0 elsewhere."""
+    flags = ", ".join(f"({_bucket(seconds)} = {bucket})::integer" for bucket in _BUCKETS)
+    return f"ARRAY[{flags}]"
+
+
+def _bumped(column: str, seconds: str) -> str:
+    """An upsert's assignment adding one to the element of ``column`` that ``seconds`` (a
+    column of the conflicting row) falls in."""
+    element = f"{column}[{_bucket(f'EXCLUDED.{seconds}')} + 1]"
+    return f"{element} = counter.{element} + 1"
+
+
+_TIMED = """SELECT at, queue, name, outcome,
                extract(epoch FROM at - started_at)::float8 AS duration,
                -- GREATEST skips NULLs: a job that never started has no latency, not 0.
                CASE WHEN started_at IS NOT NULL
                     THEN GREATEST(extract(epoch FROM started_at - due_at)::float8, 0) END
                AS latency
-        FROM settled
+        FROM settled"""
+
+#: Adds the jobs of the CTE ``settled`` (columns queue, name, outcome, due_at, started_at, at)
+#: to the per-minute counters (``litejobs.models.minutes``), one upsert per group, on the
+#: writing session's own rows (shard = its backend pid): concurrent settlers never wait on
+#: each other's counter row. Used as a data-modifying CTE of every settling statement, so it
+#: is built of plain expressions: a function call here would be planned on every statement.
+COUNT_SETTLED = f"""INSERT INTO litejobs_jobminute AS counter (
+        minute, queue, name, outcome, shard, count, timed, duration_sum, latency_sum,
+        duration_buckets, latency_buckets
+    )
+    SELECT date_trunc('minute', at, 'UTC'), queue, name, outcome, pg_backend_pid(), count(*),
+           count(duration), COALESCE(sum(duration), 0), COALESCE(sum(latency), 0),
+           {_bucket_counts("duration")},
+           {_bucket_counts("latency")}
+    FROM (
+        {_TIMED}
     ) AS timed
     GROUP BY 1, 2, 3, 4
     ON CONFLICT (minute, queue, name, outcome, shard) DO UPDATE SET
@@ -61,8 +105,28 @@ COUNT_SETTLED = """INSERT INTO litejobs_jobminute AS counter (
         timed = counter.timed + EXCLUDED.timed,
         duration_sum = counter.duration_sum + EXCLUDED.duration_sum,
         latency_sum = counter.latency_sum + EXCLUDED.latency_sum,
-        duration_buckets = litejobs_add_counts(counter.duration_buckets, EXCLUDED.duration_buckets),
-        latency_buckets = litejobs_add_counts(counter.latency_buckets, EXCLUDED.latency_buckets)"""
+        duration_buckets = {_added("duration_buckets")},
+        latency_buckets = {_added("latency_buckets")}"""
+
+#: ``COUNT_SETTLED`` for a CTE ``settled`` of exactly one job that started (an atomic job's
+#: completion, one statement per job): no grouping and no aggregates, and the upsert adds one
+#: to the bucket elements in place. The same rows and the same sums as ``COUNT_SETTLED``.
+COUNT_COMPLETED = f"""INSERT INTO litejobs_jobminute AS counter (
+        minute, queue, name, outcome, shard, count, timed, duration_sum, latency_sum,
+        duration_buckets, latency_buckets
+    )
+    SELECT date_trunc('minute', at, 'UTC'), queue, name, outcome, pg_backend_pid(), 1, 1,
+           duration, latency, {_one_hot("duration")}, {_one_hot("latency")}
+    FROM (
+        {_TIMED}
+    ) AS timed
+    ON CONFLICT (minute, queue, name, outcome, shard) DO UPDATE SET
+        count = counter.count + 1,
+        timed = counter.timed + 1,
+        duration_sum = counter.duration_sum + EXCLUDED.duration_sum,
+        latency_sum = counter.latency_sum + EXCLUDED.latency_sum,
+        {_bumped("duration_buckets", "duration_sum")},
+        {_bumped("latency_buckets", "latency_sum")}"""
 
 #: Leases are written and compared on the database's clock unless a test clock supplies it.
 DB_NOW = "COALESCE(%(db_now)s::timestamptz, statement_timestamp())"
@@ -79,6 +143,7 @@ def _placeholders() -> dict[str, str]:
         "finished_items": sql_list(FINISHED_ITEM),
         "db_now": DB_NOW,
         "count_settled": COUNT_SETTLED,
+        "count_completed": COUNT_COMPLETED,
     }
 
 

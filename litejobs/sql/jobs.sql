@@ -147,7 +147,7 @@ WITH settled AS (
     WHERE id = %(id)s AND fence = %(fence)s AND state COLLATE "C" = 'running'
     RETURNING queue, name, 'done' AS outcome, run_at AS due_at, started_at, finished_at AS at
 ), counted AS (
-    {count_settled}
+    {count_completed}
 )
 SELECT 1 AS done FROM settled
 

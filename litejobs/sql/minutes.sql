@@ -4,7 +4,7 @@
 
 -- name: minute_counts
 -- Jobs settled per period (`step` wide, from `start`) and outcome, summed over names and
--- shards, with the due -> start latency histogram (l1 .. l15: the buckets of litejobs_buckets,
+-- shards, with the due -> start latency histogram (l1 .. l15: the buckets of BUCKET_BOUNDS,
 -- summed element by element: no unnest, one pass over the rows).
 SELECT date_bin(%(step)s::interval, minute, %(start)s::timestamptz) AS period, outcome,
        sum(count)::bigint AS count,

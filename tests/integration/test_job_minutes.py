@@ -127,12 +127,36 @@ def test_quantiles_are_estimated_within_their_bucket():
     assert minutes.quantile(0.95, buckets) == BUCKET_BOUNDS[-1]
 
 
-def test_the_buckets_function_agrees_with_the_bounds():
+def _buckets_of(name: str) -> list[int]:
+    rows = JobMinute.objects.filter(name=name)
+    return [sum(column) for column in zip(*(row.duration_buckets for row in rows), strict=True)]
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["one job", "batched"])
+def test_each_bound_opens_its_own_bucket(clock, batched):
+    """Durations of 0 and of exactly each bound land one in each bucket, whether counted by
+    an atomic job's one-job completion or by a batched acknowledgement."""
     edges = [0.0, *BUCKET_BOUNDS]
+    for n in range(len(edges)):
+        noop.enqueue(n=n)
+    started = clock.now()
+    held = sorted(_claim(started, limit=len(edges)), key=lambda job: job.id)
+    settled = [
+        (job, started + timedelta(seconds=edge), None)
+        for job, edge in zip(held, edges, strict=True)
+    ]
     with connection.cursor() as cursor:
-        cursor.execute("SELECT litejobs_buckets(%s::float8[])", [edges])
-        (counts,) = cursor.fetchone()
-    assert counts == [1] * (len(BUCKET_BOUNDS) + 1)  # each bound opens its own bucket
+        if batched:
+            assert len(transitions.complete_batch(cursor, settled)) == len(edges)
+        else:
+            for job, at, result in settled:
+                assert transitions.complete(cursor, job, now=at, result_json=result)
+    assert _buckets_of(noop.name) == [1] * (len(BUCKET_BOUNDS) + 1)
+    assert JobMinute.objects.aggregate(n=Sum("count"), timed=Sum("timed")) == {
+        "n": len(edges),
+        "timed": len(edges),
+    }
+    assert JobMinute.objects.aggregate(s=Sum("duration_sum"))["s"] == pytest.approx(sum(edges))
 
 
 def test_purge_folds_counters_older_than_two_days_into_carried_totals(clock, run_worker):
