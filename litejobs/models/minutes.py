@@ -35,7 +35,7 @@ __all__ = ["BUCKET_BOUNDS", "JobMinute", "MinuteOutcome"]
 
 
 class BucketCounts(models.Field):  # type: ignore[type-arg]
-    """A PostgreSQL ``integer[]`` of histogram bucket counts (read as a list of ints).
+    """A PostgreSQL ``bigint[]`` of histogram bucket counts (read as a list of ints).
 
     A field of its own rather than ``ArrayField``, which would require
     ``django.contrib.postgres`` in every project's INSTALLED_APPS."""
@@ -43,7 +43,7 @@ class BucketCounts(models.Field):  # type: ignore[type-arg]
     description = "Histogram bucket counts"
 
     def db_type(self, connection: Any) -> str:
-        return "integer[]"
+        return "bigint[]"
 
 
 class JobMinute(models.Model):

@@ -46,10 +46,10 @@ def _bucket(seconds: str) -> str:
 
 
 def _bucket_counts(seconds: str) -> str:
-    """An ``integer[]`` of how many ``seconds`` of the group fall in each histogram bucket
+    """A ``bigint[]`` of how many ``seconds`` of the group fall in each histogram bucket
     (NULLs in none): plain aggregates, nothing a function call would plan per statement."""
     counts = ", ".join(
-        f"count(*) FILTER (WHERE {_bucket(seconds)} = {bucket})::integer" for bucket in _BUCKETS
+        f"count(*) FILTER (WHERE {_bucket(seconds)} = {bucket})::bigint" for bucket in _BUCKETS
     )
     return f"ARRAY[{counts}]"
 
@@ -59,6 +59,12 @@ def _added(column: str) -> str:
     sums = ", ".join(
         f"counter.{column}[{bucket + 1}] + EXCLUDED.{column}[{bucket + 1}]" for bucket in _BUCKETS
     )
+    return f"ARRAY[{sums}]"
+
+
+def _summed(column: str) -> str:
+    """The group's ``column`` arrays summed element by element (a ``bigint[]``)."""
+    sums = ", ".join(f"sum({column}[{bucket + 1}])::bigint" for bucket in _BUCKETS)
     return f"ARRAY[{sums}]"
 
 
@@ -144,6 +150,10 @@ def _placeholders() -> dict[str, str]:
         "db_now": DB_NOW,
         "count_settled": COUNT_SETTLED,
         "count_completed": COUNT_COMPLETED,
+        "summed_duration_buckets": _summed("duration_buckets"),
+        "summed_latency_buckets": _summed("latency_buckets"),
+        "added_duration_buckets": _added("duration_buckets"),
+        "added_latency_buckets": _added("latency_buckets"),
     }
 
 

@@ -46,12 +46,12 @@ WITH gone AS (
 ), folded AS (
     SELECT minute, queue, name, outcome, sum(count) AS count, sum(timed) AS timed,
            sum(duration_sum) AS duration_sum, sum(latency_sum) AS latency_sum,
-           ARRAY[sum(duration_buckets[1])::integer, sum(duration_buckets[2])::integer, sum(duration_buckets[3])::integer, sum(duration_buckets[4])::integer, sum(duration_buckets[5])::integer, sum(duration_buckets[6])::integer, sum(duration_buckets[7])::integer, sum(duration_buckets[8])::integer, sum(duration_buckets[9])::integer, sum(duration_buckets[10])::integer, sum(duration_buckets[11])::integer, sum(duration_buckets[12])::integer, sum(duration_buckets[13])::integer, sum(duration_buckets[14])::integer, sum(duration_buckets[15])::integer] AS duration_buckets,
-           ARRAY[sum(latency_buckets[1])::integer, sum(latency_buckets[2])::integer, sum(latency_buckets[3])::integer, sum(latency_buckets[4])::integer, sum(latency_buckets[5])::integer, sum(latency_buckets[6])::integer, sum(latency_buckets[7])::integer, sum(latency_buckets[8])::integer, sum(latency_buckets[9])::integer, sum(latency_buckets[10])::integer, sum(latency_buckets[11])::integer, sum(latency_buckets[12])::integer, sum(latency_buckets[13])::integer, sum(latency_buckets[14])::integer, sum(latency_buckets[15])::integer] AS latency_buckets
+           {summed_duration_buckets} AS duration_buckets,
+           {summed_latency_buckets} AS latency_buckets
     FROM gone
     GROUP BY minute, queue, name, outcome
 ), carried AS (
-    INSERT INTO litejobs_jobminute AS kept (
+    INSERT INTO litejobs_jobminute AS counter (
         minute, queue, name, outcome, shard, count, timed, duration_sum, latency_sum,
         duration_buckets, latency_buckets
     )
@@ -59,12 +59,12 @@ WITH gone AS (
            duration_buckets, latency_buckets
     FROM folded
     ON CONFLICT (minute, queue, name, outcome, shard) DO UPDATE SET
-        count = kept.count + excluded.count,
-        timed = kept.timed + excluded.timed,
-        duration_sum = kept.duration_sum + excluded.duration_sum,
-        latency_sum = kept.latency_sum + excluded.latency_sum,
-        duration_buckets = litejobs_add_counts(kept.duration_buckets, excluded.duration_buckets),
-        latency_buckets = litejobs_add_counts(kept.latency_buckets, excluded.latency_buckets)
+        count = counter.count + EXCLUDED.count,
+        timed = counter.timed + EXCLUDED.timed,
+        duration_sum = counter.duration_sum + EXCLUDED.duration_sum,
+        latency_sum = counter.latency_sum + EXCLUDED.latency_sum,
+        duration_buckets = {added_duration_buckets},
+        latency_buckets = {added_latency_buckets}
 )
 SELECT count(*) AS folded FROM gone
 

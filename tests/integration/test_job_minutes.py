@@ -4,7 +4,7 @@ dashboard's last hour without changing a chart or a total, purged after two days
 
 import threading
 import time
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import connection, connections, transaction
@@ -183,6 +183,34 @@ def test_purge_folds_counters_older_than_two_days_into_carried_totals(clock, run
     [carried] = JobMinute.objects.all()
     assert (carried.count, sum(carried.duration_buckets)) == (2, 2)
     assert minutes.started_totals()[0].count == 2
+
+
+def test_carried_bucket_counts_pass_the_32_bit_range(clock):
+    """A busy job name's carried totals pass 2**31 in one bucket within weeks (about 25 days
+    at 1,000 jobs a second): a purge keeps adding to them, and the metrics read them whole."""
+    big = 2**31 - 1
+    buckets = [big] + [0] * len(BUCKET_BOUNDS)
+    JobMinute.objects.create(
+        minute=datetime(1970, 1, 1, tzinfo=UTC),
+        queue="default",
+        name=noop.name,
+        outcome=MinuteOutcome.DONE,
+        shard=0,
+        count=big,
+        timed=big,
+        duration_buckets=buckets,
+        latency_buckets=buckets,
+    )
+    noop.enqueue(n=1)
+    [job] = _claim(clock.now())
+    with connection.cursor() as cursor:
+        assert transitions.complete(cursor, job, now=clock.now(), result_json=None)
+    clock.advance(minutes.KEPT + timedelta(minutes=1))
+    minutes.purge_minutes(clock.now())
+    [carried] = JobMinute.objects.all()
+    assert carried.duration_buckets[0] == big + 1
+    [total] = minutes.started_totals()
+    assert (total.count, total.buckets[0]) == (big + 1, big + 1)
 
 
 # The hourly rollup ---------------------------------------------------------------------------
