@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.contrib.messages import get_messages
 from django.db import connection
+from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
@@ -74,6 +75,48 @@ def test_keyset_pages_show_every_row_exactly_once_forward_and_back(admin_client,
     assert [i for page in forward for i in page] == wanted
     back = walk(admin_client, {"tenant": "acme"}, "newer_url", {"after": forward[-2][-1]})
     assert back == forward[::-1]
+
+
+DATED = [
+    ("created_at", {"created_at_from": "2026-02-01", "created_at_to": "2026-02-28"}),
+    ("finished_at", {"finished_at_from": "2026-02-01", "finished_at_to": "2026-02-28"}),
+]
+
+
+@pytest.mark.parametrize(("column", "dates"), DATED)
+def test_a_date_range_pages_by_that_date_ties_by_id_every_row_once_forward_and_back(
+    admin_client, clock, column, dates
+):
+    """Twelve jobs share each instant, so page edges fall inside a tie; the instants are
+    enqueued out of order and the jobs finish odd ids first, so neither the ids nor the
+    rows' places in the table follow the dates. Creation dates span live jobs too."""
+    instants = [datetime(2026, 2, 1 + (n * 7) % 11, 12, tzinfo=UTC) for n in range(11)]
+    jobs = [
+        JobFactory(label=f"t{n}", value=i, created_at=at)
+        for n, at in enumerate(instants)
+        for i in range(12)
+    ]
+    live = {job.pk for job in jobs[::3]} if column == "created_at" else set()
+    for turn in (jobs[1::2], jobs[::2]):
+        rewritten = Job.objects.filter(pk__in=[job.pk for job in turn])
+        rewritten.filter(pk__in=live).update(priority=1)
+        rewritten.exclude(pk__in=live).update(state=JobState.DONE, finished_at=F("created_at"))
+    JobFactory(label="outside", state=JobState.DONE, created_at=instants[0] + timedelta(days=40))
+    wanted = [job.pk for job in sorted(jobs, key=lambda j: (j.created_at, j.pk), reverse=True)]
+    forward = walk(admin_client, dates, "older_url", {})
+    assert [len(page) for page in forward] == [50, 50, 32]
+    assert [i for page in forward for i in page] == wanted
+    back = walk(admin_client, dates, "newer_url", {"after": forward[-2][-1]})
+    assert back == forward[::-1]
+
+
+def test_a_date_range_page_whose_edge_job_is_gone_starts_again_from_the_newest(admin_client, clock):
+    jobs = make_jobs(60, state=JobState.DONE)
+    dates = {"finished_at_from": "2026-01-01"}
+    first = shown(admin_client.get(JOBS, dates))
+    Job.objects.filter(pk=first[-1]).delete()
+    again = shown(admin_client.get(JOBS, {**dates, "after": first[-1]}))
+    assert again == sorted((job.pk for job in jobs if job.pk != first[-1]), reverse=True)[:50]
 
 
 def test_a_page_never_reads_with_offset(admin_client, clock):
