@@ -3,8 +3,9 @@
 DATABASE_URL=postgres://.../db PYTHONPATH=. python scripts/measure_listing.py [runs]
 
 Each case is fetched once to warm the cache, then ``runs`` times (5 by default) through
-Django's test client as a superuser; prints the median and the range in milliseconds, and
-the statements of the slowest.
+Django's test client as a superuser; prints the median and the range of the whole request,
+the median time spent in SQL statements (the rest is Python: the rendering of 50 rows and
+the filters) and the number of statements, in milliseconds.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ import os
 import statistics
 import sys
 import time
+from functools import partial
+from typing import Any
+from urllib.parse import parse_qsl
 
 import django
 
@@ -66,29 +70,47 @@ def main(runs: int) -> None:
             first = client.get(url, {k: v for k, v in params.items() if k != "after"})
             link = first.context["cl"].older_url
             params = dict(_query(link))
-        timings, statements = measure(client, url, params, runs)
+        timings, sql, statements = measure(client, url, params, runs)
         print(
-            f"{label:42} {statistics.median(timings):8.0f} ms "
-            f"[{min(timings):.0f}-{max(timings):.0f}]  {statements} statements"
+            f"{label:40} {statistics.median(timings):6.0f} ms "
+            f"[{min(timings):.0f}-{max(timings):.0f}]  SQL {statistics.median(sql):6.1f} ms  "
+            f"{statements} statements"
         )
 
 
-def measure(client: Client, url: str, params: dict[str, str], runs: int) -> tuple[list[float], int]:
-    """Milliseconds of each run (after one warm-up) and the statements of the last."""
+def measure(
+    client: Client, url: str, params: dict[str, str], runs: int
+) -> tuple[list[float], list[float], int]:
+    """Milliseconds of each run (after one warm-up), of its statements, and how many the
+    last one sent."""
     client.get(url, params)
-    timings = []
+    timings, sql = [], []
     for _ in range(runs):
-        with CaptureQueriesContext(connection) as captured:
+        spent = [0.0]
+        with (
+            CaptureQueriesContext(connection) as captured,
+            connection.execute_wrapper(partial(_timed, spent)),
+        ):
             started = time.perf_counter()
             response = client.get(url, params)
             timings.append((time.perf_counter() - started) * 1000)
         assert response.status_code == 200, response.status_code  # noqa: S101
-    return timings, len(captured)
+        sql.append(spent[0] * 1000)
+    return timings, sql, len(captured)
+
+
+def _timed(
+    spent: list[float], execute: Any, sql: str, params: Any, many: bool, context: Any
+) -> Any:
+    """Adds the statement's time to ``spent``."""
+    started = time.perf_counter()
+    try:
+        return execute(sql, params, many, context)
+    finally:
+        spent[0] += time.perf_counter() - started
 
 
 def _query(link: str) -> list[tuple[str, str]]:
-    from urllib.parse import parse_qsl
-
     return parse_qsl(link.lstrip("?"))
 
 
