@@ -217,16 +217,15 @@ class KeysetChangeList(ChangeList):
         arms could use no index order.
         """
         older = self.before is None
+        beyond, order = ("lt", (f"-{column}", "-pk")) if older else ("gt", (column, "pk"))
         edge = self._edge_at(column)
-        if edge is None:
-            past = Q()
-        else:
+        past = Q()
+        if edge is not None:
             at, pk = edge
-            if older:
-                past = Q(**{f"{column}__lte": at}) & (Q(**{f"{column}__lt": at}) | Q(pk__lt=pk))
-            else:
-                past = Q(**{f"{column}__gte": at}) & (Q(**{f"{column}__gt": at}) | Q(pk__gt=pk))
-        order = (f"-{column}", "-pk") if older else (column, "pk")
+            # (column, id) beyond the edge's; the first test alone bounds the index scan.
+            past = Q(**{f"{column}__{beyond}e": at}) & (
+                Q(**{f"{column}__{beyond}": at}) | Q(**{f"pk__{beyond}": pk})
+            )
         size = self.list_per_page + 1
         arms = [
             self.queryset.filter(bounds, past, state__in=life).order_by(*order)[:size]
