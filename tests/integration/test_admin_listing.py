@@ -1,6 +1,8 @@
 """The job listing at scale: keyset pages, filters that narrow, counts that never scan."""
 
+import json
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -11,8 +13,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from litejobs.admin.joblisting import CappedCountPaginator
+from litejobs.bench.workloads import HISTORY
 from litejobs.models import Job, JobState
 from tests.factories import JobFactory
+from tests.testapp.jobs import record
 
 pytestmark = pytest.mark.django_db
 
@@ -118,6 +122,33 @@ def test_a_date_range_page_whose_edge_job_is_gone_starts_again_from_the_newest(a
     Job.objects.filter(pk=first[-1]).delete()
     again = shown(admin_client.get(JOBS, {**dates, "after": first[-1]}))
     assert again == sorted((job.pk for job in jobs if job.pk != first[-1]), reverse=True)[:50]
+
+
+def test_a_date_range_page_reads_a_page_of_its_date_index_not_the_ids(admin_client, clock):
+    """20,000 finished jobs whose ids run against their dates (the newest id is the oldest
+    job), analyzed; the newest 10,000 by date are asked for."""
+    with connection.cursor() as cursor:
+        cursor.execute(HISTORY, {"name": record.name, "queue": "default", "count": 20_000})
+        cursor.execute("ANALYZE litejobs_job")
+        cursor.execute("SELECT now() - interval '10000 seconds'")
+        since = cursor.fetchone()[0]
+    with CaptureQueriesContext(connection) as captured:
+        response = admin_client.get(JOBS, {"created_at_from": since.isoformat()})
+    assert len(shown(response)) == 50
+    window = next(q["sql"] for q in captured if " LIMIT 51" in q["sql"])
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {window}")
+        plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    scans = [node for node in _nodes(plan[0]["Plan"]) if node.get("Relation Name")]
+    assert "litejobs_job_done_created" in {node.get("Index Name") for node in scans}, scans
+    assert sum(node["Actual Rows"] for node in scans) <= 2 * 51, scans
+
+
+def _nodes(node: dict) -> Iterator[dict]:
+    yield node
+    for child in node.get("Plans", ()):
+        yield from _nodes(child)
 
 
 def test_a_page_never_reads_with_offset(admin_client, clock):
