@@ -1,6 +1,9 @@
 """Time the admin job listing's pages over the rows of ``load_listing_rows.sql``.
 
-DATABASE_URL=postgres://.../db PYTHONPATH=. python scripts/measure_listing.py [runs]
+DATABASE_URL=postgres://.../scratch PYTHONPATH=. python scripts/measure_listing.py [runs]
+
+For a scratch database only: it adds the superuser ``listing-measure`` (no usable password)
+to log in with. ``LISTING_DAY`` names the day of the single-day cases (YYYY-MM-DD).
 
 Each case is fetched once to warm the cache, then ``runs`` times (5 by default) through
 Django's test client as a superuser; prints the median and the range of the whole request,
@@ -29,7 +32,7 @@ from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
 from django.urls import reverse  # noqa: E402
 
-#: A day three months before the newest row, and the oldest row's day.
+#: A day about three months before the newest row of ``load_listing_rows.sql``.
 DAY = os.environ.get("LISTING_DAY", "2026-09-01")
 CASES: dict[str, dict[str, str]] = {
     "first page": {},
@@ -57,9 +60,12 @@ CASES: dict[str, dict[str, str]] = {
 def main(runs: int) -> None:
     """Print one line per case."""
     setup_test_environment()
-    user, _ = get_user_model().objects.get_or_create(
+    user, created = get_user_model().objects.get_or_create(
         username="listing-measure", defaults={"is_staff": True, "is_superuser": True}
     )
+    if created:
+        user.set_unusable_password()
+        user.save()
     client = Client()
     client.force_login(user)
     url = reverse("admin:litejobs_job_changelist")
