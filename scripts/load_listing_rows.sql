@@ -1,4 +1,4 @@
--- One million finished jobs plus some thousands of live ones, to measure the admin listing.
+-- One million finished jobs (six months of them) plus some thousands of live ones, to measure the admin listing.
 -- psql -v ON_ERROR_STOP=1 -f scripts/load_listing_rows.sql <database>
 INSERT INTO litejobs_job (name, queue, key, tenant, payload, state, run_at, created_at,
                           started_at, finished_at, attempts, max_attempts)
@@ -12,7 +12,7 @@ SELECT (ARRAY['shop.send_receipt', 'shop.charge_card', 'billing.invoice', 'mail.
        CASE WHEN g % 50 = 0 THEN 'dead' WHEN g % 37 = 0 THEN 'cancelled' ELSE 'done' END,
        t, t, t + interval '1 second', t + interval '2 seconds' + (g % 90) * interval '1 second',
        1 + (g % 50 = 0)::int * 4, 5
-FROM (SELECT g, timestamptz '2026-09-01 00:00Z' + g * interval '7 seconds' AS t
+FROM (SELECT g, timestamptz '2026-06-01 00:00Z' + g * interval '15.5 seconds' AS t
       FROM generate_series(1, 1000000) AS g) AS rows;
 
 INSERT INTO litejobs_job (name, queue, key, tenant, payload, state, run_at, created_at,

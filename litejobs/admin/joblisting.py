@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from datetime import datetime, time
 from functools import cached_property
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ORDER_VAR, ChangeList
@@ -37,16 +37,16 @@ PAYLOAD_DEPTH = 8
 PAYLOAD_LENGTH = 500
 
 
-def by_life(*alternatives: Q) -> Q:
-    """Any of ``alternatives``, split into finished arms and live arms so that each arm
-    meets its own index.
+def by_life(*alternatives: Q, lives: tuple[tuple[str, ...], ...] = (TERMINAL, LIVE)) -> Q:
+    """Any of ``alternatives``, split into finished arms and live arms (``lives``) so that
+    each arm meets its own index.
 
     Alternatives are spelled out per arm (not ``(a | b) & life``): PostgreSQL factors a
     condition common to every arm out of an OR, and a factored OR of containments can use
     no partial index.
     """
     arms = Q()
-    for life in (TERMINAL, LIVE):
+    for life in lives:
         for alternative in alternatives:
             arms |= Q(alternative, state__in=life)
     return arms
@@ -79,6 +79,36 @@ def capped_count(rows: QuerySet[Any], cap: int | None = None) -> tuple[int, bool
     return min(counted, cap), counted > cap
 
 
+class Total(NamedTuple):
+    """A listing's total as shown: counted (``capped`` at the cap) or the planner's
+    ``estimated`` figure."""
+
+    number: int
+    capped: bool = False
+    estimated: bool = False
+
+
+def filtered_total(rows: QuerySet[Any]) -> Total:
+    """The planner's estimate when it expects more rows than the cap, else the capped count.
+
+    A count reads each row it counts (the table too, for rows its index alone cannot vouch
+    for): ten thousand dead jobs spread over a million rows cost it ten thousand table
+    pages, the estimate none.
+    """
+    planned = planned_rows(rows)
+    if planned > CappedCountPaginator.CAP:
+        return Total(planned, estimated=True)
+    return Total(*capped_count(rows))
+
+
+def planned_rows(rows: QuerySet[Any]) -> int:
+    """The planner's estimate of how many rows ``rows`` matches: one EXPLAIN, no scan."""
+    if rows.query.is_empty():
+        return 0  # refused input: no statement to explain
+    plan = json.loads(rows.order_by().explain(format="json"))
+    return int(plan[0]["Plan"]["Plan Rows"])
+
+
 def estimated_rows() -> int:
     """The planner's row estimate for the job table (``pg_class.reltuples``): no scan.
 
@@ -94,10 +124,11 @@ def estimated_rows() -> int:
 
 
 class KeysetChangeList(ChangeList):
-    """Newest first by id, paged by the id at the edge of the page instead of an OFFSET.
+    """Newest first by id (under a created / finished date range: by that date, then id),
+    paged by the job at the edge of the page instead of an OFFSET.
 
-    Unfiltered, the total is the planner's estimate once the table outgrows the capped count;
-    filtered, the capped count. A listing that fits on one page counts the rows it shows (one
+    The total is the planner's estimate once it exceeds the cap (unfiltered, the table's
+    size), else the capped count. A listing that fits on one page counts the rows it shows (one
     read: a job that changes state between a count and a read cannot show "0 jobs" beside
     its row).
     """
@@ -119,7 +150,7 @@ class KeysetChangeList(ChangeList):
         return lookup_params
 
     def get_ordering(self, request: HttpRequest, queryset: QuerySet[Any]) -> list[Any]:
-        """Always newest first: keyset paging walks the primary key."""
+        """Newest first: keyset paging walks the primary key (or a date range's index)."""
         return ["-pk"]
 
     def get_ordering_field_columns(self) -> dict[int, Any]:
@@ -128,15 +159,20 @@ class KeysetChangeList(ChangeList):
 
     def get_results(self, request: HttpRequest) -> None:
         """One page of ``list_per_page`` rows past the edge, plus one to know if more follow."""
-        counted = capped_count(self.queryset) if self.has_active_filters or self.query else None
-        rows = self._window(few=counted is not None and not counted[1])
+        filtered = self.has_active_filters or self.query
+        total = filtered_total(self.queryset) if filtered else None
+        dated = self._dated()
+        if dated is not None:
+            rows = self._dated_window(*dated)
+        else:
+            rows = self._window(few=total is not None and not (total.capped or total.estimated))
         more = len(rows) > self.list_per_page
         rows = rows[: self.list_per_page]
         if self.before is not None:
             rows.reverse()
         self.result_list = rows
         self._link(rows, more)
-        self._count(rows, more, counted)
+        self._count(rows, more, total)
         self.show_full_result_count = False
         self.full_result_count = None
         self.show_admin_actions = True
@@ -147,8 +183,8 @@ class KeysetChangeList(ChangeList):
     def _window(self, *, few: bool) -> list[Any]:
         """The page's rows (and one more). With ``few`` matches (a filter's count stayed under
         the cap), the rows are found through the filter's index and sorted, instead of
-        walking the id order: matches that lie far back (an old date range) would make that
-        walk read most of the table before it meets the first one."""
+        walking the id order: matches that lie far back (a payload value last used months
+        ago) would make that walk read most of the table before it meets the first one."""
         newest_first: Any = (F("pk") + 0).desc() if few else "-pk"
         oldest_first: Any = (F("pk") + 0).asc() if few else "pk"
         window = self.queryset.order_by(newest_first)
@@ -157,6 +193,56 @@ class KeysetChangeList(ChangeList):
         elif self.before is not None:
             window = window.filter(pk__gt=self.before).order_by(oldest_first)
         return list(window[: self.list_per_page + 1])
+
+    def _dated(self) -> tuple[str, Q, tuple[tuple[str, ...], ...]] | None:
+        """The date range in force, if any: its column, its bounds and the states it spans."""
+        for spec in self.filter_specs:
+            if isinstance(spec, RangeFilter) and spec.used_parameters:
+                try:
+                    bounds = spec.bounds(cast(dict[str, str], spec.used_parameters))
+                except InvalidInput:
+                    return None  # refused: the filter already matches no job
+                return spec.column, bounds, spec.lives
+        return None
+
+    def _dated_window(
+        self, column: str, bounds: Q, lives: tuple[tuple[str, ...], ...]
+    ) -> list[Any]:
+        """The page's rows (and one more), newest first by ``column`` then id, the keyset edge
+        being the edge job's (``column``, id).
+
+        A date range is read along its own index instead of the ids: a day months back is
+        a few thousand jobs far down the id order. Each arm (finished jobs, live jobs) is
+        read in that order through its bounds and merged (``UNION ALL``): an ``OR`` of the
+        arms could use no index order.
+        """
+        older = self.before is None
+        beyond, order = ("lt", (f"-{column}", "-pk")) if older else ("gt", (column, "pk"))
+        edge = self._edge_at(column)
+        past = Q()
+        if edge is not None:
+            at, pk = edge
+            # (column, id) beyond the edge's; the first test alone bounds the index scan.
+            past = Q(**{f"{column}__{beyond}e": at}) & (
+                Q(**{f"{column}__{beyond}": at}) | Q(**{f"pk__{beyond}": pk})
+            )
+        size = self.list_per_page + 1
+        arms = [
+            self.queryset.filter(bounds, past, state__in=life).order_by(*order)[:size]
+            for life in lives
+        ]
+        if len(arms) == 1:
+            return list(arms[0])
+        return list(arms[0].union(*arms[1:], all=True).order_by(*order)[:size])
+
+    def _edge_at(self, column: str) -> tuple[Any, int] | None:
+        """The edge job's ``column`` and id; ``None`` on the first page, or when the edge
+        job is gone (deleted since): the listing starts again from the newest."""
+        edge = self.after if self.after is not None else self.before
+        if edge is None:
+            return None
+        at = self.model._default_manager.filter(pk=edge).values_list(column, flat=True).first()
+        return None if at is None else (at, edge)
 
     def _link(self, rows: list[Any], more: bool) -> None:
         """The newer / older page links; each keeps the filters and drops the other edge."""
@@ -169,18 +255,17 @@ class KeysetChangeList(ChangeList):
         if older:
             self.older_url = self.get_query_string({AFTER: rows[-1].pk}, remove=[BEFORE])
 
-    def _count(self, rows: list[Any], more: bool, counted: tuple[int, bool] | None) -> None:
-        """The total shown beside the pages, never a full count."""
+    def _count(self, rows: list[Any], more: bool, total: Total | None) -> None:
+        """The total shown beside the pages (``total``, the filter's), never a full count."""
         if not more and self.after is None and self.before is None:
-            self.result_count = len(rows)
-        elif counted is not None:
-            self.result_count, self.capped = counted
-        else:
+            total = Total(len(rows))
+        elif total is None:
             estimate = estimated_rows()
             if estimate > CappedCountPaginator.CAP:
-                self.result_count, self.estimated = estimate, True
+                total = Total(estimate, estimated=True)
             else:
-                self.result_count, self.capped = capped_count(self.queryset)
+                total = Total(*capped_count(self.queryset))
+        self.result_count, self.capped, self.estimated = total
 
 
 def _edge(request: HttpRequest, name: str) -> int | None:
@@ -330,20 +415,22 @@ class RangeFilter(InputFilter):
     """Jobs whose ``column`` falls in ``[from, to]``: dates take whole days, or date-times."""
 
     column = ""
+    #: The states whose jobs the range spans, each an arm with its own index.
+    lives: tuple[tuple[str, ...], ...] = (TERMINAL, LIVE)
 
     def match(self, values: dict[str, str]) -> Q:
+        """The range, over each arm of ``lives``."""
+        return by_life(self.bounds(values), lives=self.lives)
+
+    def bounds(self, values: dict[str, str]) -> Q:
         """From the start of ``from`` up to the end of ``to`` (either may be left empty)."""
         start, end = (f"{self.column}_from", f"{self.column}_to")
-        match = Q()
+        bounds = Q()
         if start in values:
-            match &= Q(**{f"{self.column}__gte": _instant(values[start], end_of_day=False)})
+            bounds &= Q(**{f"{self.column}__gte": _instant(values[start], end_of_day=False)})
         if end in values:
-            match &= Q(**{f"{self.column}__lte": _instant(values[end], end_of_day=True)})
-        return self.arms(match)
-
-    def arms(self, match: Q) -> Q:
-        """The range over every job."""
-        return by_life(match)
+            bounds &= Q(**{f"{self.column}__lte": _instant(values[end], end_of_day=True)})
+        return bounds
 
 
 class CreatedFilter(RangeFilter):
@@ -367,9 +454,8 @@ class FinishedFilter(RangeFilter):
         ("finished_at_to", "to", "date", "YYYY-MM-DD"),
     )
 
-    def arms(self, match: Q) -> Q:
-        """Finished jobs only: the finish-time index holds nothing else."""
-        return Q(match, state__in=TERMINAL)
+    #: Finished jobs only: the finish-time index holds nothing else.
+    lives = (TERMINAL,)
 
 
 def _instant(text: str, *, end_of_day: bool) -> datetime:
