@@ -13,18 +13,27 @@ from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, Model, Q, QuerySet
 from django.db.models.functions import Left
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
-from django.urls import URLPattern, path, reverse
+from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
 from ..core import clock
 from ..core.enums import LIVE, TERMINAL
-from ..jobs import operations, waiting
+from ..jobs import operations, origins, waiting
 from ..jobs.operations import PROMOTABLE, RETRYABLE, ActionResult
-from ..models import Job, JobAttempt, JobState, JobStep, Occurrence, StepState
+from ..models import (
+    BulkAction,
+    Job,
+    JobAttempt,
+    JobState,
+    JobStep,
+    Occurrence,
+    OutboxMessage,
+    StepState,
+)
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
 from .jobbulk import BulkOverFilterAdmin
 from .joblisting import CappedCountPaginator as CappedCountPaginator
@@ -107,6 +116,13 @@ def state_badge(job: Job) -> str:
     label = operations.state_label(job.state, job.run_at, clock.now())
     return format_html('<span class="litejobs-state litejobs-state-{}">{}</span>', job.state, label)
 
+
+#: What created a job -> its record, and what purges it (none: it is never deleted).
+ORIGIN_RECORDS: dict[origins.OriginKind, tuple[type[Model], str | None]] = {
+    origins.OriginKind.OCCURRENCE: (Occurrence, "its schedule's retention"),
+    origins.OriginKind.OUTBOX_MESSAGE: (OutboxMessage, "the outbox retention"),
+    origins.OriginKind.BULK_ACTION: (BulkAction, None),
+}
 
 #: The job page's buttons: verb -> (label, the states it applies to, the operator verb). The
 #: verbs are those of the listing's actions and of ``manage.py litejobs``.
@@ -240,6 +256,7 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
                     ("queue", "state_label", "tenant"),
                     ("key", "priority", "attempts_label"),
                     ("run_at", "created_at", "started_at", "finished_at"),
+                    "created_by",
                 )
             },
         ),
@@ -274,7 +291,6 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
                     "concurrency_key",
                     "concurrency_limit",
                     "traceparent",
-                    "occurrence_link",
                 ),
             },
         ),
@@ -362,17 +378,23 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
         """The latest ``ctx.progress(...)`` the body reported."""
         return _pre(obj.progress)
 
-    @admin.display(description="occurrence")
-    def occurrence_link(self, obj: Job) -> str:
-        """The scheduled occurrence this job runs, if any (purged ones by id only)."""
-        if obj.occurrence_id is None:
+    @admin.display(description="created by")
+    def created_by(self, obj: Job) -> str:
+        """The occurrence, outbox message or bulk action that created the job, linked (a
+        purged one by id only)."""
+        origin = origins.origin_of(obj)
+        if origin is None:
             return "-"
-        if not Occurrence.objects.filter(pk=obj.occurrence_id).exists():
-            return f"{obj.occurrence_id} (purged by its schedule's retention)"
-        url = reverse(
-            f"{self.admin_site.name}:litejobs_occurrence_change", args=[obj.occurrence_id]
-        )
-        return format_html('<a href="{}">occurrence {}</a>', url, obj.occurrence_id)
+        model, purged_by = ORIGIN_RECORDS[origin.kind]
+        if purged_by and not model._default_manager.filter(pk=origin.id).exists():
+            return f"{origin} (purged by {purged_by})"
+        try:
+            url = reverse(
+                f"{self.admin_site.name}:litejobs_{model._meta.model_name}_change", args=[origin.id]
+            )
+        except NoReverseMatch:  # its admin is not installed (litejobs.bulk left unused)
+            return str(origin)
+        return format_html('<a href="{}">{}</a>', url, origin)
 
     @admin.display(description="error class")
     def error_class_shown(self, obj: Job) -> str:
