@@ -5,6 +5,7 @@ written to the operator action log with the admin user)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from functools import partial
 from typing import Any, cast
@@ -17,7 +18,8 @@ from django.db.models import F, Model, Q, QuerySet
 from django.db.models.functions import Left
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import NoReverseMatch, URLPattern, path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from ..core import clock
@@ -34,7 +36,7 @@ from ..models import (
     OutboxMessage,
     StepState,
 )
-from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
+from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report, time_display
 from .jobbulk import BulkOverFilterAdmin
 from .joblisting import CappedCountPaginator as CappedCountPaginator
 from .joblisting import (
@@ -82,6 +84,12 @@ class JobChangeList(KeysetChangeList):
 def _job_level(outcome: ActionResult) -> int:
     """A cancel that only asked a running job to stop is a warning: it has not stopped yet."""
     return messages.WARNING if outcome.action == "cancel-requested" else messages.SUCCESS
+
+
+def _breakable(name: str) -> list[str]:
+    """``orders.send_receipt`` -> ``["orders.", "send_", "receipt"]``: where a name may
+    break onto the next line."""
+    return re.findall(r"[^._]*[._]|[^._]+$", name)
 
 
 def _pre(value: Any) -> str:
@@ -145,6 +153,7 @@ class JobStepInline(JobRecordInline):
     model = JobStep
     verbose_name = "step"
     verbose_name_plural = "steps (timeline)"
+    empty_text = "No steps."
     fields = (
         "name",
         "kind",
@@ -180,6 +189,7 @@ class JobAttemptInline(JobRecordInline):
     model = JobAttempt
     verbose_name = "failed attempt"
     verbose_name_plural = "failed attempts"
+    empty_text = "No failed attempts."
     fields = (
         "number",
         "outcome",
@@ -215,17 +225,17 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
 
     list_display = (
         "id",
-        "name",
+        "name_shown",
         "queue",
         "state_label",
         "waiting_because",
         "error_summary",
         "attempts_label",
-        "run_at",
-        "created_at",
-        "finished_at",
+        "run_at_shown",
+        "created_shown",
+        "finished_shown",
     )
-    list_display_links = ("id", "name")
+    list_display_links = ("id", "name_shown")
     list_filter = (
         "state",
         QueueFilter,
@@ -332,6 +342,18 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
         return queryset.filter(match), False
 
     # Columns -------------------------------------------------------------------------------
+
+    run_at_shown = time_display(Job, "run_at")
+    created_shown = time_display(Job, "created_at")
+    finished_shown = time_display(Job, "finished_at")
+
+    @admin.display(description="name")
+    def name_shown(self, obj: Job) -> str:
+        """The job's name, which may break after a dot or an underscore so the listing fits
+        beside the filter panel."""
+        return format_html_join(
+            mark_safe("<wbr>"), "{}", ((part,) for part in _breakable(obj.name))
+        )
 
     @admin.display(description="state", ordering="state")
     def state_label(self, obj: Job) -> str:

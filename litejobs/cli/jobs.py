@@ -325,9 +325,5 @@ def handle_action(command: BaseCommand, options: dict[str, Any]) -> int:
         )
     limit = options.get("limit") or operations.BULK_DEFAULT
     counts = operations.bulk(verb, found, limit=limit, by=by, reason=reason)
-    text = (
-        f"{verb}: {counts['affected']} job(s) changed; {counts['remaining']} matching job(s) "
-        "remain (run it again for the rest)."
-    )
-    emit(command, options, counts, text)
+    emit(command, options, counts, f"{verb}: {operations.bulk_summary(counts)}")
     return EXIT_OK

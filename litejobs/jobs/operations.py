@@ -17,6 +17,7 @@ from typing import Any
 
 from django.db import IntegrityError, connections, transaction
 from django.db.models import QuerySet
+from django.utils.translation import ngettext
 
 from ..conf import settings
 from ..core import clock
@@ -522,6 +523,18 @@ def bulk(
         actor.by,
     )
     return {"affected": affected, "remaining": remaining}
+
+
+def bulk_summary(counts: Mapping[str, int]) -> str:
+    """What a ``bulk`` call did, in words: ``1 job changed; 3 matching jobs remain (...)``."""
+    affected, remaining = counts["affected"], counts["remaining"]
+    changed = ngettext("%(n)d job changed", "%(n)d jobs changed", affected) % {"n": affected}
+    if not remaining:
+        return f"{changed}; no matching job remains."
+    left = ngettext("%(n)d matching job remains", "%(n)d matching jobs remain", remaining) % {
+        "n": remaining
+    }
+    return f"{changed}; {left} (run it again for the rest)."
 
 
 # Retention ---------------------------------------------------------------------------------
