@@ -3,22 +3,11 @@ shows beside the filter panel, none cut off at its edge."""
 
 from __future__ import annotations
 
-import shutil
-
-import pytest
-
 from litejobs.models import JobState
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_web
+from tests.browser.conftest import BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, signed_in_page, start_web
 from tests.factories import JobFactory, UserFactory
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not CHROMIUM.exists() or shutil.which("chromium") is None,
-        reason="needs Debian's chromium (.ci/run installs it: apt-get install chromium)",
-    ),
-]
+pytestmark = BROWSER_MARKS
 
 #: The table's overflow beside the filter panel, and where the two boxes meet (px).
 MEASURE = """() => {
@@ -53,11 +42,7 @@ def test_every_column_of_the_job_listing_shows_beside_the_filter_panel(processes
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
-            page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
-            page.goto(f"{base}/admin/login/?next=/admin/litejobs/job/")
-            page.fill("#id_username", "admin")
-            page.fill("#id_password", "admin")
-            page.click("input[type=submit]")
+            page = signed_in_page(browser, base, "/admin/litejobs/job/")
             page.wait_for_selector("#result_list", timeout=15_000)
             found = page.evaluate(MEASURE)
         finally:
