@@ -8,7 +8,9 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import Model
 from django.http import HttpRequest
+from django.utils.html import format_html
 
+from ..core import times
 from ..core.durations import format_duration
 from ..exceptions import LitejobsError
 
@@ -58,6 +60,9 @@ class RecordInline(NoHandEdits, admin.TabularInline):
     can_delete = False
     #: e.g. "litejobs.view_job": the permission that shows the parent row.
     parent_view_permission = ""
+    #: What the page says instead of an empty table's bare headers (``No steps.``).
+    empty_text = "None."
+    template = "admin/litejobs/record_inline.html"
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         """Whoever may view the parent row may read its records."""
@@ -79,6 +84,21 @@ def field_display(
     return shown
 
 
+def time_display(model: type[Model], name: str) -> Callable[[Any, Any], str]:
+    """An admin column showing the instant field ``name`` to the second, as every litejobs
+    page writes times (``13:00:05 UTC``), the full timestamp on hover."""
+    return field_display(
+        model,
+        name,
+        lambda instant: format_html(
+            '<time datetime="{}" title="{}">{}</time>',
+            instant.isoformat(),
+            times.full(instant),
+            times.when(instant),
+        ),
+    )
+
+
 def duration_display(model: type[Model], name: str) -> Callable[[Any, Any], str]:
     """An admin column showing the duration field ``name`` as people write it (``2s``, ``90d``)
     rather than as Python prints a ``timedelta`` (``0:00:02``, ``90 days, 0:00:00``)."""
@@ -88,6 +108,12 @@ def duration_display(model: type[Model], name: str) -> Callable[[Any, Any], str]
 def acted_by(request: HttpRequest) -> str:
     """Who acts, as recorded and logged by ``litejobs.jobs.operations``: the admin user name."""
     return request.user.get_username() or f"user:{request.user.pk}"
+
+
+def refused(request: HttpRequest, message: str, code: str) -> None:
+    """Tell staff why, in words: the stable code goes to the message's tags (a CSS class, for
+    operators, scripts and tests), not into the sentence; logs and the CLI keep it."""
+    messages.error(request, message, extra_tags=code)
 
 
 def report(

@@ -436,6 +436,7 @@ class RefusalInline(RecordInline):
     model = ImportRefusal
     verbose_name = "refused row"
     verbose_name_plural = f"error report: refused rows (the first {runbook.REPORT_ROWS})"
+    empty_text = "No refused rows."
     parent_view_permission = "litejobs.view_importrun"
     fields = ("line", "offset", "field", "code")
     readonly_fields = fields

@@ -121,6 +121,7 @@ class BulkOverFilterAdmin(admin.ModelAdmin):
             "form": form,
             "described": _described(found),
             "matching": f"{COUNT_CAP}+" if matching > COUNT_CAP else str(matching),
+            "matching_count": matching,
             "back": f"{changelist}?{request.GET.urlencode()}",
         }
         request.current_app = self.admin_site.name
@@ -142,7 +143,6 @@ class BulkOverFilterAdmin(admin.ModelAdmin):
             return
         self.message_user(
             request,
-            f"{verb.label}: {counts['affected']} job(s) changed; {counts['remaining']} matching "
-            "job(s) remain (run it again for the rest).",
+            f"{verb.label}: {operations.bulk_summary(counts)}",
             messages.SUCCESS,
         )

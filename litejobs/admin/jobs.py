@@ -5,6 +5,7 @@ written to the operator action log with the admin user)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from functools import partial
 from typing import Any, cast
@@ -13,19 +14,29 @@ from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, Model, Q, QuerySet
 from django.db.models.functions import Left
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
-from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
+from django.urls import NoReverseMatch, URLPattern, path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from ..core import clock
 from ..core.enums import LIVE, TERMINAL
-from ..jobs import operations, waiting
+from ..jobs import operations, origins, waiting
 from ..jobs.operations import PROMOTABLE, RETRYABLE, ActionResult
-from ..models import Job, JobAttempt, JobState, JobStep, Occurrence, StepState
-from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report
+from ..models import (
+    BulkAction,
+    Job,
+    JobAttempt,
+    JobState,
+    JobStep,
+    Occurrence,
+    OutboxMessage,
+    StepState,
+)
+from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report, time_display
 from .jobbulk import BulkOverFilterAdmin
 from .joblisting import CappedCountPaginator as CappedCountPaginator
 from .joblisting import (
@@ -75,6 +86,12 @@ def _job_level(outcome: ActionResult) -> int:
     return messages.WARNING if outcome.action == "cancel-requested" else messages.SUCCESS
 
 
+def _breakable(name: str) -> list[str]:
+    """``orders.send_receipt`` -> ``["orders.", "send_", "receipt"]``: where a name may
+    break onto the next line."""
+    return re.findall(r"[^._]*[._]|[^._]+$", name)
+
+
 def _pre(value: Any) -> str:
     if value in (None, "", {}, []):
         return "-"
@@ -108,6 +125,13 @@ def state_badge(job: Job) -> str:
     return format_html('<span class="litejobs-state litejobs-state-{}">{}</span>', job.state, label)
 
 
+#: What created a job -> its record, and what purges it (none: it is never deleted).
+ORIGIN_RECORDS: dict[origins.OriginKind, tuple[type[Model], str | None]] = {
+    origins.OriginKind.OCCURRENCE: (Occurrence, "its schedule's retention"),
+    origins.OriginKind.OUTBOX_MESSAGE: (OutboxMessage, "the outbox retention"),
+    origins.OriginKind.BULK_ACTION: (BulkAction, None),
+}
+
 #: The job page's buttons: verb -> (label, the states it applies to, the operator verb). The
 #: verbs are those of the listing's actions and of ``manage.py litejobs``.
 JOB_BUTTONS: dict[str, tuple[str, tuple[str, ...], Callable[..., ActionResult]]] = {
@@ -129,6 +153,7 @@ class JobStepInline(JobRecordInline):
     model = JobStep
     verbose_name = "step"
     verbose_name_plural = "steps (timeline)"
+    empty_text = "No steps."
     fields = (
         "name",
         "kind",
@@ -164,6 +189,7 @@ class JobAttemptInline(JobRecordInline):
     model = JobAttempt
     verbose_name = "failed attempt"
     verbose_name_plural = "failed attempts"
+    empty_text = "No failed attempts."
     fields = (
         "number",
         "outcome",
@@ -199,17 +225,17 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
 
     list_display = (
         "id",
-        "name",
+        "name_shown",
         "queue",
         "state_label",
         "waiting_because",
         "error_summary",
         "attempts_label",
-        "run_at",
-        "created_at",
-        "finished_at",
+        "run_at_shown",
+        "created_shown",
+        "finished_shown",
     )
-    list_display_links = ("id", "name")
+    list_display_links = ("id", "name_shown")
     list_filter = (
         "state",
         QueueFilter,
@@ -240,6 +266,7 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
                     ("queue", "state_label", "tenant"),
                     ("key", "priority", "attempts_label"),
                     ("run_at", "created_at", "started_at", "finished_at"),
+                    "created_by",
                 )
             },
         ),
@@ -274,7 +301,6 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
                     "concurrency_key",
                     "concurrency_limit",
                     "traceparent",
-                    "occurrence_link",
                 ),
             },
         ),
@@ -316,6 +342,18 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
         return queryset.filter(match), False
 
     # Columns -------------------------------------------------------------------------------
+
+    run_at_shown = time_display(Job, "run_at")
+    created_shown = time_display(Job, "created_at")
+    finished_shown = time_display(Job, "finished_at")
+
+    @admin.display(description="name")
+    def name_shown(self, obj: Job) -> str:
+        """The job's name, which may break after a dot or an underscore so the listing fits
+        beside the filter panel."""
+        return format_html_join(
+            mark_safe("<wbr>"), "{}", ((part,) for part in _breakable(obj.name))
+        )
 
     @admin.display(description="state", ordering="state")
     def state_label(self, obj: Job) -> str:
@@ -362,17 +400,23 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
         """The latest ``ctx.progress(...)`` the body reported."""
         return _pre(obj.progress)
 
-    @admin.display(description="occurrence")
-    def occurrence_link(self, obj: Job) -> str:
-        """The scheduled occurrence this job runs, if any (purged ones by id only)."""
-        if obj.occurrence_id is None:
+    @admin.display(description="created by")
+    def created_by(self, obj: Job) -> str:
+        """The occurrence, outbox message or bulk action that created the job, linked (a
+        purged one by id only)."""
+        origin = origins.origin_of(obj)
+        if origin is None:
             return "-"
-        if not Occurrence.objects.filter(pk=obj.occurrence_id).exists():
-            return f"{obj.occurrence_id} (purged by its schedule's retention)"
-        url = reverse(
-            f"{self.admin_site.name}:litejobs_occurrence_change", args=[obj.occurrence_id]
-        )
-        return format_html('<a href="{}">occurrence {}</a>', url, obj.occurrence_id)
+        model, purged_by = ORIGIN_RECORDS[origin.kind]
+        if purged_by and not model._default_manager.filter(pk=origin.id).exists():
+            return f"{origin} (purged by {purged_by})"
+        try:
+            url = reverse(
+                f"{self.admin_site.name}:litejobs_{model._meta.model_name}_change", args=[origin.id]
+            )
+        except NoReverseMatch:  # its admin is not installed (litejobs.bulk left unused)
+            return str(origin)
+        return format_html('<a href="{}">{}</a>', url, origin)
 
     @admin.display(description="error class")
     def error_class_shown(self, obj: Job) -> str:

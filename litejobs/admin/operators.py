@@ -6,10 +6,20 @@ retry, cancel, run now, delete, pause and resume, from the admin and the CLI ali
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
 
 from ..models import OperatorAction
 from .base import ReadOnlyAdmin
+
+
+class WhoFilter(admin.AllValuesFieldListFilter):
+    """The ``by`` column's filter, titled "By who" (its field's name would read "By by")."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.title = "who"
 
 
 @admin.register(OperatorAction)
@@ -17,7 +27,7 @@ class OperatorActionAdmin(ReadOnlyAdmin):
     """Who did what, to which jobs or queue, how many it changed, when and why."""
 
     list_display = ("at", "by", "verb", "target", "affected", "reason")
-    list_filter = ("verb", "by")
+    list_filter = ("verb", ("by", WhoFilter))
     search_fields = ("by", "reason")
     ordering = ("-at", "-id")
     date_hierarchy = None

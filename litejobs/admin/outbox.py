@@ -36,6 +36,7 @@ from ..models import (
     WebhookDelivery,
     WebhookEndpoint,
 )
+from ..models.outbox import subscriber_key
 from ..models.webhooks import SECRET_MAX
 from ..outbox import operations as outbox_operations
 from ..outbox.declarations import shown_payload
@@ -143,7 +144,7 @@ class OutboxMessageAdmin(ReadOnlyAdmin):
     @admin.display(description="subscriber jobs")
     def subscriber_jobs(self, obj: OutboxMessage) -> str:
         """The jobs the relay created for it (one per subscriber), linked."""
-        jobs = Job.objects.filter(key=f"outbox:{obj.pk}").order_by("id")
+        jobs = Job.objects.filter(key=subscriber_key(obj.pk)).order_by("id")
         if not jobs:
             return "-" if obj.published_at else "- (not published yet)"
         return format_html_join(

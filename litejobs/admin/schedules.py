@@ -331,6 +331,7 @@ class ReplayInline(RecordInline):
     model = OccurrenceReplay
     verbose_name = "manual replay"
     verbose_name_plural = "manual replays (audit)"
+    empty_text = "No manual replays."
     parent_view_permission = "litejobs.view_occurrence"
     fields = ("requested_at", "requested_by", "reason", "previous_state", "job_id")
     readonly_fields = fields

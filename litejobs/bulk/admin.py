@@ -34,7 +34,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_post_parameters
 
 from .. import bulk
-from ..admin.base import ReadOnlyAdmin
+from ..admin.base import ReadOnlyAdmin, refused
 from ..exceptions import InvalidInput, LitejobsError
 from ..models import BulkAction, BulkActionItem, BulkConfirmationAttempt, BulkItemState
 from ..workqueues import admin as workqueue_admin
@@ -513,9 +513,8 @@ def _outcome(summary: bulk.Summary, count: int) -> str:
 
 
 def _refused(request: HttpRequest, error: LitejobsError) -> None:
-    """Tell finance staff why, in words: the code goes to the message's tags (a CSS class, for
-    operators and tests), not into the sentence."""
-    messages.error(request, error.args[0], extra_tags=error.code)
+    """Tell finance staff why, in words (the code in the message's tags)."""
+    refused(request, error.args[0], error.code)
 
 
 def _row_url(admin_site: AdminSite, model: type[Model] | None, object_id: str) -> str:

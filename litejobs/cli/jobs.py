@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..conf import settings
 from ..core import clock
 from ..exceptions import InvalidInput
-from ..jobs import operations, waiting
+from ..jobs import operations, origins, waiting
 from ..models import Job, JobAttempt, JobState, OperatorVerb
 from . import EXIT_OK, add_json_flag, emit, usage
 
@@ -230,6 +230,7 @@ def job_details(job: Job) -> dict[str, Any]:
         value = getattr(job, field.attname)
         data[field.name] = iso(value) if isinstance(value, datetime) else value
     data["payload"] = operations.safe_payload(job.name, job.payload)
+    data.update(origins.origin_ids(job))
     data["state_label"] = operations.state_label(job.state, job.run_at, clock.now())
     reason = waiting.explain_one(job)
     data["waiting"] = reason.as_json() if reason is not None else None
@@ -324,9 +325,5 @@ def handle_action(command: BaseCommand, options: dict[str, Any]) -> int:
         )
     limit = options.get("limit") or operations.BULK_DEFAULT
     counts = operations.bulk(verb, found, limit=limit, by=by, reason=reason)
-    text = (
-        f"{verb}: {counts['affected']} job(s) changed; {counts['remaining']} matching job(s) "
-        "remain (run it again for the rest)."
-    )
-    emit(command, options, counts, text)
+    emit(command, options, counts, f"{verb}: {operations.bulk_summary(counts)}")
     return EXIT_OK

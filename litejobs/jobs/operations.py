@@ -17,6 +17,7 @@ from typing import Any
 
 from django.db import IntegrityError, connections, transaction
 from django.db.models import QuerySet
+from django.utils.translation import ngettext
 
 from ..conf import settings
 from ..core import clock
@@ -124,6 +125,25 @@ def _refuse(verb: str, job_id: int, state: str, advice: str, *, by: str) -> Tran
 
 # Job verbs ---------------------------------------------------------------------------------
 
+
+def _logged(
+    verb: OperatorVerb,
+    job_id: int,
+    change: Callable[[int, str], ActionResult],
+    *,
+    by: str,
+    reason: str,
+    user_id: int | None,
+) -> ActionResult:
+    """One operator verb on one job: ``change(job_id, by)`` and its operator action log row
+    in one transaction. A refusal raised by ``change`` leaves neither the change nor a row."""
+    actor = Actor(check_by(by), user_id, reason)
+    with transaction.atomic(using=_alias()):
+        outcome = change(job_id, actor.by)
+        record(verb, actor, affected=1, job_ids=[job_id])
+    return outcome
+
+
 _RETRY_ADVICE: dict[str, str] = {
     JobState.READY: "it runs when a worker is free, so there is nothing to retry (check that its "
     "queue is not paused and a worker serves it: `manage.py litejobs doctor`).",
@@ -148,11 +168,7 @@ def retry(job_id: int, *, by: str, reason: str = "", user_id: int | None = None)
     bulk money action (retry the item from its action). The retry is written to the operator
     action log (``reason``, ``user_id``: the Django user who acted, if any) in its transaction.
     """
-    actor = Actor(check_by(by), user_id, reason)
-    with transaction.atomic(using=_alias()):
-        outcome = _retry_one(job_id, actor.by)
-        record(OperatorVerb.RETRY, actor, affected=1, job_ids=[job_id])
-    return outcome
+    return _logged(OperatorVerb.RETRY, job_id, _retry_one, by=by, reason=reason, user_id=user_id)
 
 
 def _retry_one(job_id: int, by: str) -> ActionResult:
@@ -252,11 +268,7 @@ def cancel(job_id: int, *, by: str, reason: str = "", user_id: int | None = None
     running job whose lease lapsed (its worker is gone) is cancelled at once. Written to the
     operator action log in its transaction.
     """
-    actor = Actor(check_by(by), user_id, reason)
-    with transaction.atomic(using=_alias()):
-        outcome = _cancel_one(job_id, actor.by)
-        record(OperatorVerb.CANCEL, actor, affected=1, job_ids=[job_id])
-    return outcome
+    return _logged(OperatorVerb.CANCEL, job_id, _cancel_one, by=by, reason=reason, user_id=user_id)
 
 
 def _cancel_one(job_id: int, by: str) -> ActionResult:
@@ -291,13 +303,14 @@ def _cancel_one(job_id: int, by: str) -> ActionResult:
 def promote(job_id: int, *, by: str, reason: str = "", user_id: int | None = None) -> ActionResult:
     """Run a scheduled job, or a failed job's pending retry, now instead of at its ``run_at``
     (written to the operator action log in its transaction)."""
-    actor = Actor(check_by(by), user_id, reason)
-    by = actor.by
-    now = clock.now()
-    with transaction.atomic(using=_alias()):
-        changed = _jobs().filter(pk=job_id, state__in=PROMOTABLE).update(run_at=now)
-        if changed:
-            record(OperatorVerb.PROMOTE, actor, affected=1, job_ids=[job_id])
+    return _logged(
+        OperatorVerb.PROMOTE, job_id, _promote_one, by=by, reason=reason, user_id=user_id
+    )
+
+
+def _promote_one(job_id: int, by: str) -> ActionResult:
+    """``promote`` without the log row: one conditional update."""
+    changed = _jobs().filter(pk=job_id, state__in=PROMOTABLE).update(run_at=clock.now())
     if not changed:
         state = _current_state(job_id)
         advice = (
@@ -321,31 +334,23 @@ def delete(job_id: int, *, by: str, reason: str = "", user_id: int | None = None
     follows (a schedule's occurrence, a bulk money item: see ``_followed``). Written to the
     operator action log in its transaction (the log keeps the id after the row is gone).
     """
-    actor = Actor(check_by(by), user_id, reason)
-    if _followed(job_id, actor.by):
-        raise _refuse(
-            "delete",
-            job_id,
-            _current_state(job_id),
+    return _logged(OperatorVerb.DELETE, job_id, _delete_one, by=by, reason=reason, user_id=user_id)
+
+
+def _delete_one(job_id: int, by: str) -> ActionResult:
+    """``delete`` without the log row: refused for a followed job, else one conditional
+    delete (its attempts and steps cascade)."""
+    if _followed(job_id, by):
+        advice = (
             "a schedule's occurrence or a bulk money item follows it; cancel it first and "
-            "delete it once it finished.",
-            by=actor.by,
+            "delete it once it finished."
         )
-    with transaction.atomic(using=_alias()):
-        _, counts = _jobs().filter(pk=job_id).exclude(state=JobState.RUNNING).delete()
-        deleted = counts.get(Job._meta.label, 0)
-        if deleted:
-            record(OperatorVerb.DELETE, actor, affected=deleted, job_ids=[job_id])
-    if not deleted:
-        state = _current_state(job_id)
-        raise _refuse(
-            "delete",
-            job_id,
-            state,
-            "a worker is running it; cancel it first and delete it once it stopped.",
-            by=actor.by,
-        )
-    logger.info("job deleted id=%s by=%s", job_id, actor.by)
+        raise _refuse("delete", job_id, _current_state(job_id), advice, by=by)
+    _, counts = _jobs().filter(pk=job_id).exclude(state=JobState.RUNNING).delete()
+    if not counts.get(Job._meta.label, 0):
+        advice = "a worker is running it; cancel it first and delete it once it stopped."
+        raise _refuse("delete", job_id, _current_state(job_id), advice, by=by)
+    logger.info("job deleted id=%s by=%s", job_id, by)
     return ActionResult(job_id, JobAction.DELETED, "deleted", f"Job {job_id} is deleted.")
 
 
@@ -522,6 +527,18 @@ def bulk(
         actor.by,
     )
     return {"affected": affected, "remaining": remaining}
+
+
+def bulk_summary(counts: Mapping[str, int]) -> str:
+    """What a ``bulk`` call did, in words: ``1 job changed; 3 matching jobs remain (...)``."""
+    affected, remaining = counts["affected"], counts["remaining"]
+    changed = ngettext("%(n)d job changed", "%(n)d jobs changed", affected) % {"n": affected}
+    if not remaining:
+        return f"{changed}; no matching job remains."
+    left = ngettext("%(n)d matching job remains", "%(n)d matching jobs remain", remaining) % {
+        "n": remaining
+    }
+    return f"{changed}; {left} (run it again for the rest)."
 
 
 # Retention ---------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from ..jobs import catalog
 from ..jobs.context import JobContext
 from ..jobs.declarations import JobDefinition
 from ..jobs.enqueue import PreparedRow, common_columns, insert_many
+from ..models.outbox import subscriber_key
 from ..sql.cursors import fetch_all, hot_cursor, run_query
 from .staging import StagedRow
 
@@ -204,7 +205,7 @@ class SubscriberDefinition(JobDefinition):
         envelope.__qualname__ = handler.__qualname__
         super().__init__(
             envelope,
-            key=lambda message_id: f"outbox:{message_id}",
+            key=subscriber_key,
             tenant=lambda tenant: tenant or None,
             **options,
         )
@@ -231,7 +232,7 @@ class SubscriberDefinition(JobDefinition):
         if picker is not None:
             rows = [
                 PreparedRow(
-                    f"outbox:{message.id}",
+                    subscriber_key(message.id),
                     message.tenant,
                     message.envelope(),
                     self._derived("concurrency key", picker, message.arguments(), max_length=200),

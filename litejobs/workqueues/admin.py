@@ -27,13 +27,13 @@ from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
-from ..admin.base import ReadOnlyAdmin, field_display
-from ..core import clock
+from ..admin.base import ReadOnlyAdmin, field_display, refused
+from ..core import clock, times
 from ..core.enums import FINISHED_ITEM, LIVE_ITEM, WorkItemState
 from ..core.registry import Registry
 from ..exceptions import InvalidInput, LitejobsError
 from ..models import WorkItem
-from . import commands, listing, times
+from . import commands, listing
 from . import declarations as queues
 from .errors import WorkQueueNotFound
 from .live import websocket_path
@@ -278,7 +278,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
         try:
             page = listing.page(queue.name, after=after, limit=per_page, **filters)
         except InvalidInput as error:
-            messages.error(request, str(error))
+            refused(request, error.args[0], error.code)
             after = None
             page = listing.page(queue.name, limit=per_page, **filters)
         total, capped = listing.count(queue.name, **filters)
@@ -377,7 +377,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
                     queue.name, action, ids, request.user, resolution=resolution or None
                 )
         except LitejobsError as error:
-            return self._answer(request, [], error=str(error))
+            return self._answer(request, [], error=error)
         return self._answer(request, outcomes)
 
     def _claim_next(self, request: HttpRequest, queue: queues.WorkQueue) -> commands.Outcome:
@@ -394,13 +394,19 @@ class WorkItemAdmin(ReadOnlyAdmin):
         )
 
     def _answer(
-        self, request: HttpRequest, outcomes: Sequence[commands.Outcome], *, error: str = ""
+        self,
+        request: HttpRequest,
+        outcomes: Sequence[commands.Outcome],
+        *,
+        error: LitejobsError | None = None,
     ) -> HttpResponse:
-        """JSON for the page's script (it redraws the rows); else messages and a redirect."""
+        """JSON for the page's script (it redraws the rows); else messages and a redirect.
+        Either way people read sentences: each refusal's code travels beside it."""
         if "application/json" in request.headers.get("Accept", ""):
             return JsonResponse(
                 {
-                    "error": error,
+                    "error": error.args[0] if error else "",
+                    "error_code": error.code if error else "",
                     "results": [
                         {"id": o.item_id, "ok": o.ok, "code": o.code, "message": o.message}
                         for o in outcomes
@@ -411,18 +417,18 @@ class WorkItemAdmin(ReadOnlyAdmin):
                 status=400 if error else 200,
             )
         if error:
-            messages.error(request, error)
+            refused(request, error.args[0], error.code)
         done = [o for o in outcomes if o.ok]
-        refused = [o for o in outcomes if not o.ok]
+        declined = [o for o in outcomes if not o.ok]
         if len(done) == 1:
             messages.success(request, done[0].message)
         elif done:
             ids = ", ".join(f"#{o.item_id}" for o in done[:20]) + (" …" if len(done) > 20 else "")
             messages.success(request, f"Done for {len(done)} items: {ids}.")
-        for outcome in refused[:10]:
-            messages.error(request, f"[{outcome.code}] {outcome.message}")
-        if len(refused) > 10:
-            messages.error(request, f"… and {len(refused) - 10} more refused.")
+        for outcome in declined[:10]:
+            refused(request, outcome.message, outcome.code)
+        if len(declined) > 10:
+            messages.error(request, f"… and {len(declined) - 10} more refused.")
         anchor = f"#item-{done[0].item_id}" if len(done) == 1 else ""
         return HttpResponseRedirect(request.get_full_path() + anchor)
 

@@ -29,7 +29,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import connections, models
 
 from ..conf import settings
-from ..core import clock
+from ..core import clock, times
 from ..core.durations import parse_duration
 from ..core.enums import (
     FINISHED_ITEM,
@@ -43,7 +43,6 @@ from ..models.workqueues import WorkItem
 from ..sql import query
 from ..sql.cursors import fetch_all
 from . import declarations as queues
-from . import times
 from .errors import ClaimRefused, WorkItemNotFound, WorkQueueForbidden
 
 __all__ = [

@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.conftest import wait_for
 
@@ -20,6 +24,27 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-sync",
 ]
+
+
+#: Every browser test: slow, on a database the web server shares, skipped without chromium.
+BROWSER_MARKS = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        not CHROMIUM.exists() or shutil.which("chromium") is None,
+        reason="needs Debian's chromium (.ci/run installs it: apt-get install chromium)",
+    ),
+]
+
+
+def signed_in_page(browser: Any, base: str, path: str, user: str = "admin") -> Any:
+    """A 1440 x 900 page signed in as ``user`` (password: the user name), opened at ``path``."""
+    page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
+    page.goto(f"{base}/admin/login/?next={path}")
+    page.fill("#id_username", user)
+    page.fill("#id_password", user)
+    page.click("input[type=submit]")
+    return page
 
 
 def free_port() -> int:

@@ -10,15 +10,13 @@ waits, a work queue).
 
 from __future__ import annotations
 
-import shutil
 from concurrent.futures import ThreadPoolExecutor
 
-import pytest
 from django.db import connections
 
 from litejobs import workqueues
 from litejobs.models import Job, JobState, OperatorAction, OperatorVerb
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_web
+from tests.browser.conftest import BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, signed_in_page, start_web
 from tests.conftest import ROOT, wait_for
 from tests.factories import JobFactory, UserFactory
 from tests.testapp.factories import DisputeFactory
@@ -26,14 +24,7 @@ from tests.testapp.jobs import record
 
 SHOTS = ROOT / ".litejobs" / "screenshots"
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not CHROMIUM.exists() or shutil.which("chromium") is None,
-        reason="needs Debian's chromium (.ci/run installs it: apt-get install chromium)",
-    ),
-]
+pytestmark = BROWSER_MARKS
 
 DONE_LEGEND = "#dashboard-charts li[data-series='done']"
 
@@ -70,11 +61,7 @@ def test_an_operator_watches_the_dashboard_and_acts_from_the_job_pages(processes
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
-            page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
-            page.goto(f"{base}/admin/login/?next=/admin/litejobs/")
-            page.fill("#id_username", "admin")
-            page.fill("#id_password", "admin")
-            page.click("input[type=submit]")
+            page = signed_in_page(browser, base, "/admin/litejobs/")
             page.wait_for_selector("#litejobs-dashboard", timeout=15_000)
             assert settled_done(page) == "done: 0"
 

@@ -8,25 +8,14 @@ driven by Playwright. The pages are saved under ``.litejobs/screenshots/``.
 
 from __future__ import annotations
 
-import shutil
-
-import pytest
-
 from litejobs.models import ReportRun
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_web
+from tests.browser.conftest import BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, start_web
 from tests.conftest import ROOT, wait_for
 from tests.reports_helpers import RANGE, reader, sales
 
 SHOTS = ROOT / ".litejobs" / "screenshots"
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not CHROMIUM.exists() or shutil.which("chromium") is None,
-        reason="needs Debian's chromium (.ci/run installs it: apt-get install chromium)",
-    ),
-]
+pytestmark = BROWSER_MARKS
 
 
 def staff(username: str, tenant: str):

@@ -8,28 +8,20 @@ LISTEN connection of every web process. The browser is Debian's chromium driven 
 
 from __future__ import annotations
 
-import shutil
 import time
 
 import pytest
 
 from litejobs import workqueues
 from litejobs.models import WorkItem, WorkItemState
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, start_web
+from tests.browser.conftest import BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, start_web
 from tests.factories import UserFactory
 from tests.testapp.factories import DisputeFactory
 
 #: How soon another person's page must show a claim (what live pages promise).
 LIVE_WITHIN = 1.0
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        not CHROMIUM.exists() or shutil.which("chromium") is None,
-        reason="needs Debian's chromium (.ci/run installs it: apt-get install chromium)",
-    ),
-]
+pytestmark = BROWSER_MARKS
 
 
 def sign_in(browser, base: str, username: str, path: str):

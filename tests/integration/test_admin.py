@@ -167,6 +167,18 @@ def test_the_detail_page_shows_lease_progress_and_error(admin_client, clock):
         assert expected in content
 
 
+def test_the_detail_page_says_a_job_has_no_steps_or_failed_attempts_in_words(admin_client, clock):
+    job = JobFactory(state=JobState.READY)
+    page = admin_client.get(reverse("admin:litejobs_job_change", args=[job.id])).content.decode()
+    assert "No steps." in page and "No failed attempts." in page
+    assert "column-number" not in page  # no table headers over no rows
+    JobAttempt.objects.create(
+        job=job, number=1, outcome="failed", error_class="E", finished_at=job.created_at
+    )
+    page = admin_client.get(reverse("admin:litejobs_job_change", args=[job.id])).content.decode()
+    assert "No failed attempts." not in page and "column-number" in page
+
+
 # Actions -----------------------------------------------------------------------------------
 
 

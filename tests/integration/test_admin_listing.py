@@ -267,3 +267,21 @@ def test_injection_like_payload_input_is_inert_data(admin_client, clock, typed):
     assert response.status_code == 200
     assert shown(response) == [target.id]
     assert Job.objects.filter(pk=decoy.id).exists()
+
+
+def test_the_listing_writes_times_to_the_second_with_the_full_timestamp_on_hover(
+    admin_client, clock
+):
+    created = datetime(2026, 3, 1, 11, 58, 7, 250000, tzinfo=UTC)
+    JobFactory(created_at=created, run_at=created)
+    page = admin_client.get(JOBS).content.decode()
+    assert (
+        '<time datetime="2026-03-01T11:58:07.250000+00:00" '
+        'title="2026-03-01 11:58:07.250000 UTC">11:58:07 UTC</time>'
+    ) in page
+
+
+def test_the_listing_lets_a_long_job_name_break_after_its_dots_and_underscores(admin_client, clock):
+    JobFactory(name="orders.ask_warehouse_to_ship")
+    page = admin_client.get(JOBS).content.decode()
+    assert "orders.<wbr>ask_<wbr>warehouse_<wbr>to_<wbr>ship</a>" in page

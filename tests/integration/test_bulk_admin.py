@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import html as html_text
+import io
+import json
 import re
 from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.core.management import call_command
 from django.db.models import F
 from django.urls import reverse
 from django_otp.plugins.otp_totp.models import TOTPDevice
@@ -161,6 +164,24 @@ def test_the_right_code_records_the_action_and_its_page_shows_every_outcome(
     assert "confirmed" in page and "already-confirmed" in page  # the attempts
     listing = client.get(reverse("admin:litejobs_bulkaction_changelist")).content.decode()
     assert "2 succeeded" in listing
+
+
+@pytest.mark.django_db
+def test_an_item_job_names_its_bulk_action_on_its_page_and_in_show(client, admin_client, clock):
+    finance = FinanceFactory()
+    client = signed_in(client, finance)
+    token = token_of(preview_page(client, [PayoutFactory(amount="10.00")]))
+    client.post(CONFIRM, {"token": token, "code": fresh_code(TOTPDevice.objects.get(user=finance))})
+    record = BulkAction.objects.get()
+    job_id = record.items.get().job_id
+
+    page = admin_client.get(reverse("admin:litejobs_job_change", args=[job_id])).content.decode()
+    record_page = reverse("admin:litejobs_bulkaction_change", args=[record.pk])
+    assert f'<a href="{record_page}">bulk action {record.pk}</a>' in page
+    out = io.StringIO()
+    call_command("litejobs", "show", str(job_id), "--json", stdout=out)
+    shown = json.loads(out.getvalue())
+    assert shown["bulk_action"] == record.pk and shown["outbox_message"] is None
 
 
 @pytest.mark.django_db

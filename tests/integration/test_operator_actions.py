@@ -2,6 +2,7 @@
 the CLI's workers / queues verbs and exit codes, and the read-only group."""
 
 import json
+import re
 from io import StringIO
 
 import pytest
@@ -196,7 +197,7 @@ def test_the_admin_bulk_over_the_filter(admin_client, admin_user, clock):
     page = admin_client.get(JOBS + query)
     assert f'href="{BULK}{query.replace("&", "&amp;")}"' in page.content.decode()
     form = admin_client.get(BULK + query)
-    assert form.status_code == 200 and "matches 5 job(s)" in form.content.decode()
+    assert form.status_code == 200 and "matches 5 jobs." in form.content.decode()
     response = admin_client.post(
         BULK + query, {"verb": "cancel", "limit": "2", "reason": "x"}, follow=True
     )
@@ -205,11 +206,26 @@ def test_the_admin_bulk_over_the_filter(admin_client, admin_user, clock):
         BULK + query, {"verb": "delete", "limit": "2", "reason": "junk"}, follow=True
     )
     shown = " ".join(str(m) for m in response.context["messages"])
-    assert "2 job(s) changed; 3 matching job(s) remain" in shown
+    assert "2 jobs changed; 3 matching jobs remain" in shown
     assert Job.objects.filter(state=JobState.DEAD, queue="default").count() == 3
     row = OperatorAction.objects.filter(verb="delete").get()
     assert (row.user_id, row.affected, row.reason) == (admin_user.pk, 2, "junk")
     assert row.filter == {"state": ["dead"], "queue": "default", "limit": 2}
+
+
+def test_the_admin_bulk_counts_one_job_in_the_singular(admin_client, clock):
+    dead_jobs(3)
+    query = "?state__exact=dead"
+
+    def delete(limit: str) -> str:
+        response = admin_client.post(
+            BULK + query, {"verb": "delete", "limit": limit, "reason": "junk"}, follow=True
+        )
+        return " ".join(str(m) for m in response.context["messages"])
+
+    assert "2 jobs changed; 1 matching job remains (run it again" in delete("2")
+    assert "matches 1 job." in admin_client.get(BULK + query).content.decode()
+    assert "1 job changed; no matching job remains." in delete("5")
 
 
 def test_the_admin_bulk_refuses_no_filter_and_a_search(admin_client, clock):
@@ -223,6 +239,13 @@ def test_the_admin_bulk_refuses_no_filter_and_a_search(admin_client, clock):
             response.content.decode()
         )
     assert not OperatorAction.objects.exists()
+
+
+def test_the_log_admin_filters_by_who_in_words(admin_client, clock):
+    operations.delete(JobFactory(state=JobState.DEAD).id, by="ops", reason="junk")
+    page = admin_client.get(reverse("admin:litejobs_operatoraction_changelist")).content.decode()
+    titles = [" ".join(t.split()) for t in re.findall(r"<summary>(.*?)</summary>", page, re.S)]
+    assert "By who" in titles and "By by" not in titles, titles
 
 
 def test_the_log_admin_is_read_only_for_everybody(admin_client, clock):
@@ -248,7 +271,7 @@ def test_cli_bulk_forms_answer_affected_and_remaining(clock):
     out, _ = litejobs("retry", "--state", "dead", "--limit", "2", "--reason", "r", "--json")
     assert json.loads(out) == {"affected": 2, "remaining": 3}
     out, _ = litejobs("delete", "--state", "dead", "--limit", "2")
-    assert "2 job(s) changed; 1 matching job(s) remain" in out
+    assert "2 jobs changed; 1 matching job remains" in out
     out, _ = litejobs("cancel", "--state", "ready", "--json")
     assert json.loads(out) == {"affected": 2, "remaining": 0}
     row = OperatorAction.objects.order_by("id").first()

@@ -129,6 +129,19 @@ def test_a_message_page_links_its_jobs_and_deliveries_and_nothing_is_editable(
     assert OutboxMessage.objects.filter(pk=message_id).exists()
 
 
+def test_a_subscriber_job_names_its_message_on_its_page_and_in_show(admin_client, clock):
+    message_id = stage("test.order-paid", {"order": 4})
+    publish()
+    message_page = reverse("admin:litejobs_outboxmessage_change", args=[message_id])
+    jobs = Job.objects.filter(key=f"outbox:{message_id}")
+    assert jobs.count() == 2  # one per subscriber of the topic
+    for job in jobs:
+        page = admin_client.get(reverse("admin:litejobs_job_change", args=[job.pk]))
+        assert f'<a href="{message_page}">outbox message {message_id}</a>' in page.content.decode()
+        shown = json.loads(show_json(job.pk))
+        assert shown["outbox_message"] == message_id and shown["bulk_action"] is None
+
+
 def test_an_endpoint_added_in_the_admin_is_validated_and_gets_a_secret(
     admin_client, clock, settings
 ):

@@ -108,13 +108,15 @@
     if (status === "mine" || status === "theirs") { watchExpiry(row, status, rowItem(row)); }
   });
 
-  function say(results, error) {
+  // People read sentences; a refusal's code rides in the line's class and data-code.
+  function say(results, error, errorCode) {
     messageList.replaceChildren();
-    const lines = error ? [{ ok: false, message: error }] : results;
+    const lines = error ? [{ ok: false, message: error, code: errorCode || "" }] : results;
     lines.forEach(function (line) {
       const li = document.createElement("li");
-      li.className = line.ok ? "success" : "error";
-      li.textContent = (line.ok || !line.code ? "" : "[" + line.code + "] ") + line.message;
+      li.className = line.ok ? "success" : ("error " + (line.code || "")).trim();
+      if (!line.ok && line.code) { li.dataset.code = line.code; }
+      li.textContent = line.message;
       messageList.append(li);
     });
     messageList.hidden = lines.length === 0;
@@ -148,7 +150,7 @@
       const answer = await response.json();
       syncClock(answer.now);
       (answer.items || []).forEach(function (item) { apply(item, true); });
-      say(answer.results || [], answer.error);
+      say(answer.results || [], answer.error, answer.error_code);
     } catch (failure) {
       say([], "The server did not answer; check your connection and try again.");
     } finally {

@@ -1,9 +1,10 @@
-"""How work-queue pages and messages write a claim's times: one format everywhere.
+"""How admin pages and messages write an instant: one format everywhere.
 
 To the second, in the current time zone, named (``13:00:05 UTC``); with the day too when the
-instant is not within hours of now (``02 Mar 13:00:05 UTC``). The queue page's script writes
-live changes the same way (``workqueue.js``), so a claim reads alike in a row, in the message
-that refused an action on it, and on the item's own page.
+instant is not within hours of now (``02 Mar 13:00:05 UTC``). The work-queue page's script
+writes live changes the same way (``workqueue.js``), so a claim reads alike in a row, in the
+message that refused an action on it, and on the item's own page; the job listing writes its
+times so too, the full timestamp in a tooltip (``full``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
-from ..core import clock
+from . import clock
 
 #: Instants further than this from now show their day too.
 DATE_AFTER = timedelta(hours=20)
@@ -32,3 +33,8 @@ def when(instant: datetime | None, now: datetime | None = None) -> str:
     local = timezone.localtime(instant)
     shape = "%d %b %H:%M:%S %Z" if abs(instant - now) >= DATE_AFTER else "%H:%M:%S %Z"
     return local.strftime(shape)
+
+
+def full(instant: datetime) -> str:
+    """The whole instant, in the current time zone: ``2026-03-02 13:00:05.123456 UTC``."""
+    return timezone.localtime(instant).strftime("%Y-%m-%d %H:%M:%S.%f %Z")
