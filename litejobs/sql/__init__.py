@@ -40,16 +40,11 @@ _BUCKETS = range(len(BUCKET_BOUNDS) + 1)
 _BOUNDS = "ARRAY[" + ", ".join(map(str, BUCKET_BOUNDS)) + "]::float8[]"
 
 
-def _bucket(seconds: str) -> str:
-    """The histogram bucket (0 ..) ``seconds`` falls in; NULL for NULL."""
-    return f"width_bucket({seconds}, {_BOUNDS})"
-
-
-def _bucket_counts(seconds: str) -> str:
-    """A ``bigint[]`` of how many ``seconds`` of the group fall in each histogram bucket
-    (NULLs in none): plain aggregates, nothing a function call would plan per statement."""
+def _bucket_counts(bucket_column: str) -> str:
+    """An array of how many rows of the group have each histogram bucket in ``bucket_column``
+    (a NULL bucket: in none)."""
     counts = ", ".join(
-        f"count(*) FILTER (WHERE {_bucket(seconds)} = {bucket})::bigint" for bucket in _BUCKETS
+        f"count(*) FILTER (WHERE {bucket_column} = {bucket})::bigint" for bucket in _BUCKETS
     )
     return f"ARRAY[{counts}]"
 
@@ -63,31 +58,40 @@ def _added(column: str) -> str:
 
 
 def _summed(column: str) -> str:
-    """The group's ``column`` arrays summed element by element (a ``bigint[]``)."""
+    """The group's ``column`` arrays summed element by element."""
     sums = ", ".join(f"sum({column}[{bucket + 1}])::bigint" for bucket in _BUCKETS)
     return f"ARRAY[{sums}]"
 
 
-def _one_hot(seconds: str) -> str:
-    """An ``integer[]`` holding 1 in the bucket ``seconds`` falls in, 0 elsewhere."""
-    flags = ", ".join(f"({_bucket(seconds)} = {bucket})::integer" for bucket in _BUCKETS)
+def _one_hot(bucket_column: str) -> str:
+    """An array holding 1 at the bucket in ``bucket_column`` (never NULL here), 0 elsewhere."""
+    flags = ", ".join(f"({bucket_column} = {bucket})::integer" for bucket in _BUCKETS)
     return f"ARRAY[{flags}]"
 
 
-def _bumped(column: str, seconds: str) -> str:
-    """An upsert's assignment adding one to the element of ``column`` that ``seconds`` (a
-    column of the conflicting row) falls in."""
-    element = f"{column}[{_bucket(f'EXCLUDED.{seconds}')} + 1]"
+def _bumped(column: str) -> str:
+    """An upsert's assignment adding one to the element of ``column`` where the conflicting
+    row's one-hot array holds its 1."""
+    element = f"{column}[array_position(EXCLUDED.{column}, 1::bigint)]"
     return f"{element} = counter.{element} + 1"
 
 
-_TIMED = """SELECT at, queue, name, outcome,
-               extract(epoch FROM at - started_at)::float8 AS duration,
-               -- GREATEST skips NULLs: a job that never started has no latency, not 0.
-               CASE WHEN started_at IS NOT NULL
-                    THEN GREATEST(extract(epoch FROM started_at - due_at)::float8, 0) END
-               AS latency
-        FROM settled"""
+# Each settled job's duration and latency, in seconds, and their buckets. ``width_bucket``
+# over an array is the costly call here: it runs once per job and value (OFFSET 0 keeps the
+# planner from copying it into every expression that reads the bucket).
+_TIMED = f"""SELECT at, queue, name, outcome, duration, latency,
+               width_bucket(duration, {_BOUNDS}) AS duration_bucket,
+               width_bucket(latency, {_BOUNDS}) AS latency_bucket
+        FROM (
+            SELECT at, queue, name, outcome,
+                   extract(epoch FROM at - started_at)::float8 AS duration,
+                   -- GREATEST skips NULLs: a job that never started has no latency, not 0.
+                   CASE WHEN started_at IS NOT NULL
+                        THEN GREATEST(extract(epoch FROM started_at - due_at)::float8, 0) END
+                   AS latency
+            FROM settled
+        ) AS seconds
+        OFFSET 0"""
 
 #: Adds the jobs of the CTE ``settled`` (columns queue, name, outcome, due_at, started_at, at)
 #: to the per-minute counters (``litejobs.models.minutes``), one upsert per group, on the
@@ -100,8 +104,8 @@ COUNT_SETTLED = f"""INSERT INTO litejobs_jobminute AS counter (
     )
     SELECT date_trunc('minute', at, 'UTC'), queue, name, outcome, pg_backend_pid(), count(*),
            count(duration), COALESCE(sum(duration), 0), COALESCE(sum(latency), 0),
-           {_bucket_counts("duration")},
-           {_bucket_counts("latency")}
+           {_bucket_counts("duration_bucket")},
+           {_bucket_counts("latency_bucket")}
     FROM (
         {_TIMED}
     ) AS timed
@@ -122,7 +126,7 @@ COUNT_COMPLETED = f"""INSERT INTO litejobs_jobminute AS counter (
         duration_buckets, latency_buckets
     )
     SELECT date_trunc('minute', at, 'UTC'), queue, name, outcome, pg_backend_pid(), 1, 1,
-           duration, latency, {_one_hot("duration")}, {_one_hot("latency")}
+           duration, latency, {_one_hot("duration_bucket")}, {_one_hot("latency_bucket")}
     FROM (
         {_TIMED}
     ) AS timed
@@ -131,8 +135,8 @@ COUNT_COMPLETED = f"""INSERT INTO litejobs_jobminute AS counter (
         timed = counter.timed + 1,
         duration_sum = counter.duration_sum + EXCLUDED.duration_sum,
         latency_sum = counter.latency_sum + EXCLUDED.latency_sum,
-        {_bumped("duration_buckets", "duration_sum")},
-        {_bumped("latency_buckets", "latency_sum")}"""
+        {_bumped("duration_buckets")},
+        {_bumped("latency_buckets")}"""
 
 #: Leases are written and compared on the database's clock unless a test clock supplies it.
 DB_NOW = "COALESCE(%(db_now)s::timestamptz, statement_timestamp())"
