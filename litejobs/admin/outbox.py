@@ -24,6 +24,7 @@ from django.utils.safestring import mark_safe
 from ..conf import settings
 from ..core import clock
 from ..core.durations import format_age
+from ..core.keys import subscriber_key
 from ..core.payloads import display_url
 from ..core.topics import declared_topics
 from ..exceptions import LitejobsError
@@ -36,7 +37,6 @@ from ..models import (
     WebhookDelivery,
     WebhookEndpoint,
 )
-from ..models.outbox import subscriber_key
 from ..models.webhooks import SECRET_MAX
 from ..outbox import operations as outbox_operations
 from ..outbox.declarations import shown_payload

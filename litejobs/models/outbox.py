@@ -11,17 +11,10 @@ import pgtrigger
 from django.db import models
 from django.db.models import Q
 
-__all__ = ["OUTBOX_CHANNEL", "OutboxMessage", "subscriber_key"]
+__all__ = ["OUTBOX_CHANNEL", "OutboxMessage"]
 
 #: Idle relays LISTEN here; every INSERT statement into the outbox notifies it once.
 OUTBOX_CHANNEL = "litejobs_outbox"
-
-
-def subscriber_key(message_id: int) -> str:
-    """The key of a subscriber's job for a message: one run per message, and the link from
-    the job back to it (the relay's SQL writes the same, ``'outbox:' || message.id``)."""
-    return f"outbox:{message_id}"
-
 
 _NOTIFY_STAGED = f"""
     IF EXISTS (SELECT 1 FROM staged) THEN

@@ -1,0 +1,12 @@
+"""The keys litejobs gives the jobs it enqueues for its own records: one run per record, and
+the link from the job back to it. Plain functions (no models), so anything may import them."""
+
+from __future__ import annotations
+
+__all__ = ["subscriber_key"]
+
+
+def subscriber_key(message_id: int) -> str:
+    """The key of a subscriber's job for an outbox message (the relay's SQL writes the same,
+    ``'outbox:' || message.id``)."""
+    return f"outbox:{message_id}"
