@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.db.models import Model
 from django.http import HttpRequest
 from django.utils.html import format_html
@@ -116,6 +118,16 @@ def refused(request: HttpRequest, message: str, code: str) -> None:
     messages.error(request, message, extra_tags=code)
 
 
+def refused_error(request: HttpRequest, error: LitejobsError) -> None:
+    """``refused`` for a litejobs error: its sentence, and its code in the tags."""
+    refused(request, error.args[0], error.code)
+
+
+def form_refused(form: forms.BaseForm, error: LitejobsError) -> None:
+    """A form's error for a litejobs error: its sentence shown, its code the error's code."""
+    form.add_error(None, ValidationError(error.args[0], code=error.code))
+
+
 def report(
     model_admin: admin.ModelAdmin[Any],
     request: HttpRequest,
@@ -131,7 +143,7 @@ def report(
         try:
             outcome = verb(key, by=by)
         except LitejobsError as error:
-            model_admin.message_user(request, str(error), messages.ERROR)
+            refused_error(request, error)
         else:
             shown = level(outcome) if level is not None else messages.SUCCESS
             model_admin.message_user(request, outcome.message, shown)
@@ -144,5 +156,8 @@ __all__ = [
     "acted_by",
     "duration_display",
     "field_display",
+    "form_refused",
+    "refused",
+    "refused_error",
     "report",
 ]

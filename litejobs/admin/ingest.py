@@ -45,7 +45,14 @@ from ..ingest.declarations import pipelines
 from ..ingest.errors import PipelineNotFound
 from ..models import ImportRefusal, ImportRun, IngestCount, OverflowEvent, SetAsideRecord
 from . import charts
-from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, acted_by
+from .base import (
+    ACTION_LIMIT,
+    ReadOnlyAdmin,
+    RecordInline,
+    acted_by,
+    form_refused,
+    refused_error,
+)
 from .jobs import CappedCountPaginator
 
 OVERVIEW_TEMPLATE = "admin/litejobs/ingest/pipelines.html"
@@ -214,7 +221,7 @@ class PipelineAdmin(ReadOnlyAdmin):
         try:
             outcome = runbook.replay(name, request.POST.get("replay", ""), by=acted_by(request))
         except LitejobsError as error:
-            self.message_user(request, str(error), messages.ERROR)
+            refused_error(request, error)
         else:
             self.message_user(request, outcome.message, messages.SUCCESS)
         return HttpResponseRedirect(pipeline_url(self.admin_site.name, name))
@@ -374,7 +381,7 @@ class SetAsideRecordAdmin(ReadOnlyAdmin):
             try:
                 outcome = runbook.replay(pipeline, reason, by=by)
             except LitejobsError as error:
-                self.message_user(request, str(error), messages.ERROR)
+                refused_error(request, error)
             else:
                 self.message_user(request, outcome.message, messages.SUCCESS)
         return None
@@ -578,7 +585,7 @@ class ImportRunAdmin(ReadOnlyAdmin):
                 by=acted_by(request),
             )
         except LitejobsError as error:
-            form.add_error(None, str(error))
+            form_refused(form, error)
             return None
         self.message_user(
             request,

@@ -18,7 +18,7 @@ from ..exceptions import LitejobsError
 from ..jobs import operations
 from ..jobs.operations import JobFilter
 from ..models import JobState
-from .base import acted_by
+from .base import acted_by, refused_error
 
 BULK_TEMPLATE = "admin/litejobs/job/bulk.html"
 #: The changelist's query parameters the bulk action reads, and those it may ignore (order,
@@ -139,7 +139,7 @@ class BulkOverFilterAdmin(admin.ModelAdmin):
                 user_id=request.user.pk,
             )
         except LitejobsError as error:
-            self.message_user(request, str(error), messages.ERROR)
+            refused_error(request, error)
             return
         self.message_user(
             request,

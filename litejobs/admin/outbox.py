@@ -42,7 +42,7 @@ from ..outbox import operations as outbox_operations
 from ..outbox.declarations import shown_payload
 from ..webhooks import endpoints
 from ..webhooks.delivery import deliver
-from .base import ACTION_LIMIT, ReadOnlyAdmin, acted_by
+from .base import ACTION_LIMIT, ReadOnlyAdmin, acted_by, refused_error
 from .jobs import CappedCountPaginator
 from .reasons import ask_reason, selected_hidden
 
@@ -360,7 +360,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             try:
                 endpoints.enable_endpoint(endpoint.pk, by=by)
             except LitejobsError as error:
-                self.message_user(request, str(error), messages.ERROR)
+                refused_error(request, error)
             else:
                 self.message_user(
                     request,
@@ -382,7 +382,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
                 try:
                     endpoints.disable_endpoint(endpoint.pk, reason=reason, by=by)
                 except LitejobsError as error:
-                    self.message_user(request, str(error), messages.ERROR)
+                    refused_error(request, error)
                 else:
                     self.message_user(
                         request, f"Endpoint {endpoint.pk} is disabled.", messages.SUCCESS

@@ -22,7 +22,7 @@ from ..core.durations import format_age
 from ..exceptions import LitejobsError
 from ..jobs import queues
 from ..models import QueueState
-from .base import ReadOnlyAdmin, acted_by
+from .base import ReadOnlyAdmin, acted_by, refused_error
 
 
 class QueueActionForm(forms.Form):
@@ -121,6 +121,6 @@ class QueueStateAdmin(ReadOnlyAdmin):
                     queues.resume(queue, by=by, reason=reason, user_id=user_id)
                     text = f"Queue {queue!r} is running: workers claim its due jobs."
             except LitejobsError as error:
-                self.message_user(request, str(error), messages.ERROR)
+                refused_error(request, error)
             else:
                 self.message_user(request, text, messages.SUCCESS)

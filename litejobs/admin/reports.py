@@ -41,7 +41,7 @@ from ..reports.errors import ReportDenied, ReportRefused
 from ..reports.output import ReportOutput
 from ..reports.params import VALUE_MAX, widest
 from ..reports.reports import Report
-from .base import ACTION_LIMIT, ReadOnlyAdmin, acted_by, report
+from .base import ACTION_LIMIT, ReadOnlyAdmin, acted_by, form_refused, report
 from .jobs import CappedCountPaginator
 
 REQUEST_TEMPLATE = "admin/litejobs/reportrun/request.html"
@@ -424,7 +424,7 @@ class ReportRunAdmin(ScopedAdmin):
         try:
             answer = declaration.request(user=request.user, params=form.params())
         except LitejobsError as error:
-            form.add_error(None, str(error))
+            form_refused(form, error)
             return None
         if isinstance(answer, ReportOutput):
             return answer.response()

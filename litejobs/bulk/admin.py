@@ -34,7 +34,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_post_parameters
 
 from .. import bulk
-from ..admin.base import ReadOnlyAdmin, refused
+from ..admin.base import ReadOnlyAdmin, refused_error
 from ..exceptions import InvalidInput, LitejobsError
 from ..models import BulkAction, BulkActionItem, BulkConfirmationAttempt, BulkItemState
 from ..workqueues import admin as workqueue_admin
@@ -198,7 +198,7 @@ class BulkActionAdmin(_ByActionAdmin):
                 return self._page(request, declared, None, error=error, status=403)
             raise
         except InvalidInput as error:
-            _refused(request, error)
+            refused_error(request, error)
             return HttpResponseRedirect(self._queue_url(declared))
         return self._page(request, declared, made)
 
@@ -260,7 +260,7 @@ class BulkActionAdmin(_ByActionAdmin):
                 "bulk-amount-invalid",
                 "bulk-action-unknown",
             ):
-                _refused(request, error)
+                refused_error(request, error)
                 return HttpResponseRedirect(self._queue_url(declared))
             return self._after_refusal(request, declared, token, error)
         record = done.bulk_action
@@ -291,9 +291,9 @@ class BulkActionAdmin(_ByActionAdmin):
         except (WorkQueueForbidden, BulkRefused) as error:
             if error.code in ("bulk-forbidden", "work-queue-forbidden"):
                 raise PermissionDenied(str(error)) from error
-            _refused(request, error)
+            refused_error(request, error)
         except LitejobsError as error:
-            _refused(request, error)
+            refused_error(request, error)
         else:
             messages.success(
                 request, f"Item #{item.work_item_id} runs again (same confirmation, same key)."
@@ -510,11 +510,6 @@ def _outcome(summary: bulk.Summary, count: int) -> str:
             f" ({', '.join(parts)})" if parts else ""
         )
     return ", ".join(parts) or "-"
-
-
-def _refused(request: HttpRequest, error: LitejobsError) -> None:
-    """Tell finance staff why, in words (the code in the message's tags)."""
-    refused(request, error.args[0], error.code)
 
 
 def _row_url(admin_site: AdminSite, model: type[Model] | None, object_id: str) -> str:

@@ -27,7 +27,7 @@ from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
-from ..admin.base import ReadOnlyAdmin, field_display, refused
+from ..admin.base import ReadOnlyAdmin, field_display, refused, refused_error
 from ..core import clock, times
 from ..core.enums import FINISHED_ITEM, LIVE_ITEM, WorkItemState
 from ..core.registry import Registry
@@ -278,7 +278,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
         try:
             page = listing.page(queue.name, after=after, limit=per_page, **filters)
         except InvalidInput as error:
-            refused(request, error.args[0], error.code)
+            refused_error(request, error)
             after = None
             page = listing.page(queue.name, limit=per_page, **filters)
         total, capped = listing.count(queue.name, **filters)
@@ -417,7 +417,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
                 status=400 if error else 200,
             )
         if error:
-            refused(request, error.args[0], error.code)
+            refused_error(request, error)
         done = [o for o in outcomes if o.ok]
         declined = [o for o in outcomes if not o.ok]
         if len(done) == 1:

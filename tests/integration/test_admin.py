@@ -18,7 +18,10 @@ WORKERS = reverse("admin:litejobs_worker_changelist")
 
 
 def texts(response) -> list[str]:
-    return [str(m) for m in get_messages(response.wsgi_request)]
+    return [
+        f"[{m.extra_tags}] {m}" if m.extra_tags else str(m)
+        for m in get_messages(response.wsgi_request)
+    ]
 
 
 def act(client, action, *ids):
@@ -180,6 +183,17 @@ def test_the_detail_page_says_a_job_has_no_steps_or_failed_attempts_in_words(adm
 
 
 # Actions -----------------------------------------------------------------------------------
+
+
+def test_a_refusal_reads_as_a_sentence_with_its_code_in_the_tags(admin_client):
+    """People read why in words; the stable code is the message's CSS class (for scripts,
+    tests and operators' tools), never a "[code]" at the start of the sentence."""
+    ready = JobFactory(state=JobState.READY, label="ready")
+    response = act(admin_client, "retry_jobs", ready.id)
+    [told] = get_messages(response.wsgi_request)
+    assert told.extra_tags == "retry-refused" and "retry-refused" in told.tags
+    assert str(told).startswith(f"Job {ready.id} ") and "[" not in str(told)
+    assert 'class="retry-refused error"' in response.content.decode()
 
 
 def test_retry_action_retries_and_reports_refusals(admin_client, clock):
