@@ -36,7 +36,14 @@ from ..models import (
     OutboxMessage,
     StepState,
 )
-from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, report, time_display
+from .base import (
+    ACTION_LIMIT,
+    ReadOnlyAdmin,
+    RecordInline,
+    field_display,
+    report,
+    time_display,
+)
 from .jobbulk import BulkOverFilterAdmin
 from .joblisting import CappedCountPaginator as CappedCountPaginator
 from .joblisting import (
@@ -265,7 +272,7 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
                     ("id", "name", "module"),
                     ("queue", "state_label", "tenant"),
                     ("key", "priority", "attempts_label"),
-                    ("run_at", "created_at", "started_at", "finished_at"),
+                    ("run_at_shown", "created_shown", "started_shown", "finished_shown"),
                     "created_by",
                 )
             },
@@ -295,9 +302,9 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
                 "classes": ("collapse",),
                 "fields": (
                     "lease_owner",
-                    "lease_expires_at",
+                    "lease_expires_shown",
                     "fence",
-                    "cancel_requested",
+                    "cancel_requested_shown",
                     "concurrency_key",
                     "concurrency_limit",
                     "traceparent",
@@ -345,7 +352,12 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
 
     run_at_shown = time_display(Job, "run_at")
     created_shown = time_display(Job, "created_at")
+    started_shown = time_display(Job, "started_at")
     finished_shown = time_display(Job, "finished_at")
+    lease_expires_shown = time_display(Job, "lease_expires_at")
+    cancel_requested_shown = field_display(
+        Job, "cancel_requested", lambda asked: "yes" if asked else "no"
+    )
 
     @admin.display(description="name")
     def name_shown(self, obj: Job) -> str:

@@ -1,11 +1,13 @@
 """The operator's admin: bounded listings, redacted details, actions through operations."""
 
+import re
 from datetime import timedelta
 
 import pytest
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
+from litejobs.core import times
 from litejobs.models import Job, JobAttempt, JobState, QueueState
 from tests.factories import JobFactory, UserFactory, WorkerFactory
 from tests.testapp.jobs import charge_card, flaky, record
@@ -168,6 +170,13 @@ def test_the_detail_page_shows_lease_progress_and_error(admin_client, clock):
     content = admin_client.get(reverse("admin:litejobs_job_change", args=[job.id])).content
     for expected in (b"worker-abc", b"42", b"halfway"):
         assert expected in content
+    # Instants to the second, as the listing writes them; a flag in words, not an icon.
+    shown = clock.now() + timedelta(seconds=7)
+    job.lease_expires_at = shown
+    job.save(update_fields=["lease_expires_at"])
+    page = admin_client.get(reverse("admin:litejobs_job_change", args=[job.id])).content.decode()
+    assert f'title="{times.full(shown)}">{times.when(shown)}</time>' in page
+    assert re.search(r"Cancel requested:</label>\s*<div class=\"readonly\">no</div>", page)
 
 
 def test_the_detail_page_says_a_job_has_no_steps_or_failed_attempts_in_words(admin_client, clock):
