@@ -148,6 +148,9 @@ def test_held_rows_read_well_in_the_light_and_the_dark_theme(processes, scheme, 
             page.fill("#id_password", "alice")
             page.click("input[type=submit]")
             page.wait_for_selector(f'#item-{theirs.pk}[data-status="theirs"]')
+            # A changed row's background fades in (a CSS transition): read the colours it
+            # settles on, not a frame of the fade.
+            page.wait_for_function("document.getAnimations().length === 0")
             for item in (mine, theirs):
                 assert _contrast(page, f"#item-{item.pk} td.wq-claim") >= 7, (scheme, theme)
         finally:
