@@ -90,3 +90,13 @@ SELECT name, outcome, sum(timed)::bigint AS timed, sum(duration_sum) AS duration
        sum(duration_buckets[15])::bigint AS d15
 FROM litejobs_jobminute
 GROUP BY name, outcome
+
+-- name: dashboard_version
+-- What the live dashboard polls about once a second while a page is open
+-- (litejobs.live.watcher): jobs settled in the current and the previous minute (the primary
+-- key's range on minute), running jobs (the leases' partial index) and live workers. Any
+-- change of it means the dashboard shows something else; completions fire no NOTIFY.
+SELECT (SELECT COALESCE(sum(count), 0)::bigint FROM litejobs_jobminute
+        WHERE minute >= date_trunc('minute', {db_now}, 'UTC') - interval '1 minute') AS settled,
+       (SELECT count(*) FROM litejobs_job WHERE state = 'running') AS running,
+       (SELECT count(*) FROM litejobs_worker WHERE lease_expires_at > {db_now}) AS workers
