@@ -43,25 +43,18 @@ class Watcher(Listening):
     application_name: ClassVar[str] = "litejobs-dashboard"
     resync: ClassVar[dict[str, Any]] = CHANGED
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._notified = False
-
-    def _heard(self, _notify: psycopg.Notify) -> None:
-        self._notified = True
-
     async def serve(self, conn: psycopg.AsyncConnection) -> None:
         """Poll the version, wake at a notification, and tell pages when either moved."""
-        conn.add_notify_handler(self._heard)  # also those arriving while a query runs
-        self._notified = False
         version = await read_version(conn)
         while self.subscribers:
-            if not self._notified:
-                async for _ in conn.notifies(timeout=POLL, stop_after=1):
-                    pass
+            notified = False
+            # Wakes at the first notification; those that came meanwhile (during a query, the
+            # quiet pause) are read too, all at once: one message for a burst.
+            async for _ in conn.notifies(timeout=POLL, stop_after=1):
+                notified = True
             fresh = await read_version(conn)
-            if self._notified or fresh != version:
-                self._notified, version = False, fresh
+            if notified or fresh != version:
+                version = fresh
                 await self.broadcast(CHANGED)
                 await asyncio.sleep(QUIET)
 
