@@ -4,9 +4,10 @@ Every dashboard page of a process (each event loop: one per daphne or uvicorn wo
 one connection (``Watcher``), opened when the first page subscribes and closed when the last
 one leaves. It listens on the jobs' channel (``litejobs_jobs``: fired at commit when jobs
 become claimable, so an enqueue shows at once) and, about once a second, reads a cheap version
-of the board (``dashboard_version``: jobs settled in the current and previous minute, running
-jobs, live workers): completions fire no NOTIFY, their path being the hot one, and the
-per-minute counters they write already say that something settled. Either tells each page
+of the board (``dashboard_version``: jobs settled in the current and previous minute, the last
+claim's fence, live workers): completions and claims fire no NOTIFY, their paths being the hot
+ones, and the per-minute counters and the fence sequence they write already say that something
+settled or started. Either tells each page
 ``{"op": "changed"}``, at most once every ``QUIET`` seconds; the page then fetches itself again.
 After a database outage the pages are told the same once the connection is back.
 """
@@ -60,7 +61,7 @@ class Watcher(Listening):
 
 
 async def read_version(conn: psycopg.AsyncConnection) -> tuple[Any, ...]:
-    """The board's version: equal versions show the same settled, running and worker counts."""
+    """The board's version: it moves when jobs settle or are claimed and when workers come or go."""
     async with conn.cursor(row_factory=tuple_row) as cursor:
         await cursor.execute(query("dashboard_version"), {"db_now": clock.lease_instant()})
         return tuple(await cursor.fetchone() or ())

@@ -121,7 +121,7 @@ def test_a_job_enqueued_elsewhere_tells_the_page_at_once(clock, viewer):
     async_to_sync(scenario)()
 
 
-def test_a_job_completed_by_the_worker_path_tells_the_page(clock, viewer):
+def test_a_job_claimed_then_completed_by_the_worker_path_tells_the_page(clock, viewer):
     job = record.enqueue(label="to finish")
 
     def claim():
@@ -141,10 +141,11 @@ def test_a_job_completed_by_the_worker_path_tells_the_page(clock, viewer):
             assert transitions.complete(cursor, held, now=clock.now(), result_json=None)
 
     async def scenario():
-        held = await database_sync_to_async(claim)()
-        assert held.id == job.id
         socket = await open_dashboard(viewer)
-        await database_sync_to_async(complete)(held)  # no NOTIFY: the version moved
+        held = await database_sync_to_async(claim)()  # no NOTIFY: the fence moved
+        assert held.id == job.id
+        assert await changed(socket)
+        await database_sync_to_async(complete)(held)  # no NOTIFY: the settled count moved
         assert await changed(socket)
         await socket.disconnect()
 
