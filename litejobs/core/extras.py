@@ -2,10 +2,10 @@
 
 The core (jobs, schedules, the outbox, webhooks, the admin) needs only Django, psycopg,
 django-pgtrigger and croniter. Live admin pages (the work queues, the dashboard) need channels
-(``litejobs[live]``), bulk
-money actions django-otp (``litejobs[otp]``), the metrics view prometheus-client
-(``litejobs[metrics]``), OpenTelemetry spans opentelemetry-api (``litejobs[otel]``: without it
-``litejobs.core.otel`` does nothing); ``litejobs[all]`` brings every one.
+(``litejobs[live]``), bulk money actions django-otp (``litejobs[otp]``), the metrics view
+prometheus-client (``litejobs[metrics]``), OpenTelemetry spans opentelemetry-api
+(``litejobs[otel]``: without it ``litejobs.core.otel`` does nothing); ``litejobs[all]`` brings
+every one.
 """
 
 from __future__ import annotations
