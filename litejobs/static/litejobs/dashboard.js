@@ -2,7 +2,8 @@
 // its dashboard part swapped in. With the live channel (data-live: the dashboard's websocket
 // path, when litejobs[live] is installed) it reloads when the server says something changed,
 // at most once a second; without it, or while the socket is down (it is retried with backoff),
-// every data-refresh-seconds. No framework; a failed fetch keeps the last one.
+// every data-refresh-seconds. The socket's state rides in the part's data-live-state
+// (connecting, live, offline). No framework; a failed fetch keeps the last one.
 (function () {
   "use strict";
   var GAP = 1000; // at most one fetch a second when told of changes
@@ -10,6 +11,7 @@
   var lastFetch = 0;
   var queued = null;
   var stale = false;
+  var liveState = "";
 
   function current() { return document.getElementById("litejobs-dashboard"); }
   function reload() {
@@ -19,9 +21,17 @@
       .then(function (html) {
         var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("litejobs-dashboard");
         var shown = current();
-        if (fresh && shown) { shown.replaceWith(fresh); }
+        if (fresh && shown) {
+          if (liveState) { fresh.dataset.liveState = liveState; }
+          shown.replaceWith(fresh);
+        }
       })
       .catch(function () {});
+  }
+  function setLive(state) {
+    liveState = state;
+    var shown = current();
+    if (shown) { shown.dataset.liveState = state; }
   }
   function soon() {
     if (document.hidden) { stale = true; return; }
@@ -45,11 +55,13 @@
     function connect() {
       var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
       var socket;
+      setLive("connecting");
       try { socket = new WebSocket(scheme + window.location.host + path); } catch (e) { retry(); return; }
       socket.onmessage = function (message) {
         var data = JSON.parse(message.data);
         if (data.op === "ready") {
           attempts = 0;
+          setLive("live");
           refreshEvery(LIVE_REFRESH);
           soon(); // what changed between the render and the socket's opening
         } else if (data.op === "changed") {
@@ -57,6 +69,7 @@
         }
       };
       socket.onclose = function (closed) {
+        setLive("offline");
         refreshEvery(seconds * 1000);
         if (closed.code !== 4403) { retry(); } // 4403: not allowed, the periodic refresh stays
       };
