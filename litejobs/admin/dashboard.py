@@ -6,7 +6,8 @@ The charts read the per-minute counters (``litejobs.jobs.minutes``), never the j
 queue table is one GROUP BY over live and dead jobs (``queues.queue_overview``), the problems
 ``doctor``'s own (``litejobs.doctor.diagnose``). The page is drawn by the template tag
 ``litejobs_dashboard`` in ``admin/litejobs/app_index.html`` and reloads its dashboard part
-every ``REFRESH_SECONDS`` (``litejobs/dashboard.js``, no framework).
+(``litejobs/dashboard.js``, no framework): at once when its websocket says something changed
+(``litejobs.live``, with ``litejobs[live]``), else every ``REFRESH_SECONDS``.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from ..core.durations import format_age
 from ..core.enums import JobState, MinuteOutcome
 from ..doctor import diagnose
 from ..jobs import minutes, queues
+from ..live.watcher import websocket_path
 from ..models import Job, Worker
 from . import charts
 
-#: How often the page reloads its dashboard part.
+#: How often the page reloads its dashboard part without its websocket.
 REFRESH_SECONDS = 5
 #: A due job waiting longer is a backlog (as ``doctor``'s default).
 MAX_READY_AGE = timedelta(minutes=5)
@@ -107,6 +109,7 @@ def dashboard(site_name: str) -> dict[str, Any]:
         "workers": _workers(site_name),
         "problems": _problems(now, jobs_url),
         "refresh_seconds": REFRESH_SECONDS,
+        "live_path": websocket_path(),
     }
 
 

@@ -1,10 +1,11 @@
 """The optional packages behind litejobs' extras, and the error naming the one to install.
 
 The core (jobs, schedules, the outbox, webhooks, the admin) needs only Django, psycopg,
-django-pgtrigger and croniter. Live work-queue pages need channels (``litejobs[live]``), bulk
-money actions django-otp (``litejobs[otp]``), the metrics view prometheus-client
-(``litejobs[metrics]``), OpenTelemetry spans opentelemetry-api (``litejobs[otel]``: without it
-``litejobs.core.otel`` does nothing); ``litejobs[all]`` brings every one.
+django-pgtrigger and croniter. Live admin pages (the work queues, the dashboard) need channels
+(``litejobs[live]``), bulk money actions django-otp (``litejobs[otp]``), the metrics view
+prometheus-client (``litejobs[metrics]``), OpenTelemetry spans opentelemetry-api
+(``litejobs[otel]``: without it ``litejobs.core.otel`` does nothing); ``litejobs[all]`` brings
+every one.
 """
 
 from __future__ import annotations

@@ -90,3 +90,15 @@ SELECT name, outcome, sum(timed)::bigint AS timed, sum(duration_sum) AS duration
        sum(duration_buckets[15])::bigint AS d15
 FROM litejobs_jobminute
 GROUP BY name, outcome
+
+-- name: dashboard_version
+-- What the live dashboard polls about once a second while a page is open
+-- (litejobs.live.watcher): jobs settled in the current and the previous minute (the primary
+-- key's range on minute), the last fence handed out (every claim takes one: read from the
+-- sequence, not from the jobs, whose running ones the planner may look for through every live
+-- job) and the live workers. Any change of it means the dashboard shows something else;
+-- completions and claims fire no NOTIFY.
+SELECT (SELECT COALESCE(sum(count), 0)::bigint FROM litejobs_jobminute
+        WHERE minute >= date_trunc('minute', {db_now}, 'UTC') - interval '1 minute') AS settled,
+       (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM litejobs_fence) AS claimed,
+       (SELECT count(*) FROM litejobs_worker WHERE lease_expires_at > {db_now}) AS workers

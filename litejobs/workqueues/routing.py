@@ -18,8 +18,9 @@
         ),
     })
 
-The queue pages connect to ``/ws/litejobs/workqueues/<queue>/`` (``websocket_path``); mount
-the patterns at the root of your websocket router.
+The queue pages connect to ``/ws/litejobs/workqueues/<queue>/`` (``websocket_path``); the face
+``litejobs.routing`` adds the dashboard's (``litejobs.live.routing``). Mount the patterns at
+the root of your websocket router.
 """
 
 from django.urls import path

@@ -1,6 +1,6 @@
 """An operator in a real browser: the dashboard's numbers move when a real worker finishes a
-job, a dead job is retried and a scheduled one cancelled from their own pages, and every
-action is in the operator action log.
+job (told live over its websocket), a dead job is retried and a scheduled one cancelled from
+their own pages, and every action is in the operator action log.
 
 The web server (``manage.py runserver``, as ``make demo`` runs it) and the worker are separate
 processes sharing the test database; the browser is Debian's chromium driven by Playwright.
@@ -27,6 +27,7 @@ SHOTS = ROOT / ".litejobs" / "screenshots"
 pytestmark = BROWSER_MARKS
 
 DONE_LEGEND = "#dashboard-charts li[data-series='done']"
+LIVE = '#litejobs-dashboard[data-live-state="live"]'
 
 
 def state_of(job_id: int) -> str:
@@ -65,12 +66,18 @@ def test_an_operator_watches_the_dashboard_and_acts_from_the_job_pages(processes
             page.wait_for_selector("#litejobs-dashboard", timeout=15_000)
             assert settled_done(page) == "done: 0"
 
-            # A worker finishes the ready job: the page, reloading itself, shows it done.
+            # Over daphne the page follows the server live: its periodic reload is then once a
+            # minute, so seeing the job done sooner is the server's "changed" at work.
+            page.wait_for_selector(LIVE, timeout=15_000)
+            page.wait_for_timeout(1_500)  # the reload at the socket's opening is done
+
+            # A worker finishes the ready job: the page, told it changed, shows it done.
             processes.worker()
             page.wait_for_function(
                 f"document.querySelector(\"{DONE_LEGEND}\").innerText.trim() === 'done: 1'",
                 timeout=30_000,
             )
+            assert page.locator(LIVE).count() == 1  # still live: not the fallback's reloads
             page.screenshot(path=str(SHOTS / "dashboard.png"), full_page=True)
 
             # The scheduled job's page says why it waits; Cancel ends it.

@@ -19,6 +19,7 @@ from django.test import Client
 from django.utils import timezone
 
 from litejobs import workqueues
+from litejobs.live import access
 from litejobs.routing import websocket_path, websocket_urlpatterns
 from litejobs.workqueues import consumers, listing, live
 from tests.factories import UserFactory
@@ -173,7 +174,7 @@ def test_a_page_whose_session_ends_stops_receiving_and_the_socket_closes(
 ):
     alice, bob, _ = reviewers
     item = workqueues.enqueue_item("disputes", DisputeFactory())
-    monkeypatch.setattr(consumers, "PERMISSION_RECHECK", 0)  # read it again for every event
+    monkeypatch.setattr(access, "PERMISSION_RECHECK", 0)  # read it again for every event
     browser, socket = signed_in_socket(bob)
     session_key = browser.session.session_key
 
@@ -211,7 +212,7 @@ def test_a_user_who_loses_the_queue_stops_receiving_and_the_socket_closes(
 ):
     alice, bob, _ = reviewers
     item = workqueues.enqueue_item("disputes", DisputeFactory())
-    monkeypatch.setattr(consumers, "PERMISSION_RECHECK", 0)  # read it again for every event
+    monkeypatch.setattr(access, "PERMISSION_RECHECK", 0)  # read it again for every event
 
     def take_away_from_bob():
         if revoke == "deactivate":
@@ -242,9 +243,9 @@ def test_the_permission_is_read_again_at_most_every_few_seconds(clock, reviewers
     alice, bob, _ = reviewers
     item = workqueues.enqueue_item("disputes", DisputeFactory())
     reads = []
-    monkeypatch.setattr(consumers, "PERMISSION_RECHECK", 60)
-    real = consumers._still_allowed
-    monkeypatch.setattr(consumers, "_still_allowed", lambda *a: reads.append(a) or real(*a))
+    monkeypatch.setattr(access, "PERMISSION_RECHECK", 60)
+    real = access.Guard.still_allowed
+    monkeypatch.setattr(access.Guard, "still_allowed", lambda *a: reads.append(a) or real(*a))
 
     async def scenario():
         socket = await open_page(bob, [item.pk])

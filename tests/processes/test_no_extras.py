@@ -38,6 +38,9 @@ planned = Scheduler(install_signals=False, only=["noextras.tick"]).step().planne
 user = get_user_model().objects.create_superuser("admin", "admin@example.com", "pw")
 client = Client()
 client.force_login(user)
+dashboard = client.get(reverse("admin:app_list", args=["litejobs"])).content.decode()
+# The dashboard without channels: the periodic refresh alone, no websocket named.
+dashboard_refresh = "data-live" not in dashboard and "reloads every 5 seconds" in dashboard
 pages = {
     url: client.get(url).status_code
     for url in (
@@ -73,7 +76,7 @@ except ImproperlyConfigured as error:
     metrics = str(error)
 print(json.dumps({
     "missing": missing, "job": enqueued, "planned": planned, "pages": pages,
-    "live_note": live_note, "otp": otp, "metrics": metrics,
+    "live_note": live_note, "dashboard_refresh": dashboard_refresh, "otp": otp, "metrics": metrics,
     "loaded": [
         n for n in ("channels", "django_otp", "prometheus_client", "opentelemetry")
         if n in sys.modules
@@ -117,6 +120,7 @@ def test_a_project_without_the_extras_runs_jobs_schedules_the_outbox_and_the_adm
     assert report["planned"] >= 1
     assert set(report["pages"].values()) == {200}
     assert report["live_note"]  # the queue page works and says it has no live updates
+    assert report["dashboard_refresh"]  # the dashboard reloads itself, names no websocket
     [(check_id, message)] = report["otp"]
     assert check_id == "litejobs.E050" and "[extra-missing]" in message
     assert 'pip install "litejobs[otp]"' in message

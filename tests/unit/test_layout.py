@@ -35,7 +35,12 @@ ADD_ONS = {"litejobs.workqueues", "litejobs.bulk", "litejobs.metrics", "litejobs
 CORE_LEAVES = {"litejobs.conf", "litejobs.exceptions"}
 #: Where each optional package may be imported (litejobs[live], [otp], [metrics]).
 EXTRAS = {
-    "channels": {"litejobs.workqueues.consumers", "litejobs.workqueues.routing"},
+    "channels": {
+        "litejobs.live.consumers",
+        "litejobs.live.routing",
+        "litejobs.workqueues.consumers",
+        "litejobs.workqueues.routing",
+    },
     "daphne": set(),
     "django_otp": {"litejobs.bulk.devices"},
     "opentelemetry": {"litejobs.core.otel"},
@@ -305,10 +310,7 @@ DOCUMENTED = [
     ("litejobs.workflows.Step", "litejobs.workflows.Step"),
     ("litejobs.workflows.Compensation", "litejobs.workflows.Compensation"),
     ("litejobs.workflows.use_case", "litejobs.workflows.use_case"),
-    (
-        "litejobs.routing.websocket_urlpatterns",
-        "litejobs.workqueues.routing.websocket_urlpatterns",
-    ),
+    ("litejobs.routing.websocket_path", "litejobs.workqueues.live.websocket_path"),
     ("litejobs.views.metrics", "litejobs.metrics.views.metrics"),
     ("litejobs.webhooks.verify_signature", "litejobs.webhooks.signing.verify_signature"),
     ("litejobs.webhooks.verify_request", "litejobs.webhooks.signing.verify_request"),
