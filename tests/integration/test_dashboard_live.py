@@ -5,7 +5,6 @@ whose session ended."""
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 
 import pytest
@@ -27,6 +26,7 @@ from litejobs.live import access, consumers, watcher
 from litejobs.management.roles import READ_ONLY_GROUP, sync_read_only_group
 from litejobs.routing import websocket_urlpatterns
 from tests.factories import UserFactory
+from tests.live_helpers import eventually, sessions_named
 from tests.testapp.jobs import record
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -59,20 +59,7 @@ async def changed(socket: WebsocketCommunicator, timeout: float = 3.0) -> bool:
 
 
 def watcher_connections() -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s "
-            "AND datname = current_database()",
-            [watcher.Watcher.application_name],
-        )
-        return cursor.fetchone()[0]
-
-
-async def eventually(predicate, timeout: float = 5.0):
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not await database_sync_to_async(predicate)():
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.05)
+    return sessions_named(watcher.Watcher.application_name)
 
 
 @pytest.fixture

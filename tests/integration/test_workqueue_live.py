@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from asgiref.sync import async_to_sync
 from channels.auth import AuthMiddlewareStack
@@ -23,6 +21,7 @@ from litejobs.live import access
 from litejobs.routing import websocket_path, websocket_urlpatterns
 from litejobs.workqueues import consumers, listing, live
 from tests.factories import UserFactory
+from tests.live_helpers import eventually, sessions_named
 from tests.testapp.factories import DisputeFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -52,19 +51,7 @@ async def open_page(user, ids) -> WebsocketCommunicator:
 
 
 def listen_connections() -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'litejobs-live' "
-            "AND datname = current_database()"
-        )
-        return cursor.fetchone()[0]
-
-
-async def eventually(predicate, timeout: float = 5.0):
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not await database_sync_to_async(predicate)():
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.05)
+    return sessions_named("litejobs-live")
 
 
 def test_the_consumer_receives_an_update_when_someone_claims(clock, reviewers):
