@@ -21,7 +21,7 @@ from urllib.parse import urlencode
 from django.urls import reverse
 
 from ..conf import settings
-from ..core import clock
+from ..core import clock, times
 from ..core.diagnostics import Problem
 from ..core.durations import format_age
 from ..core.enums import JobState, MinuteOutcome
@@ -103,6 +103,7 @@ def dashboard(site_name: str) -> dict[str, Any]:
     jobs_url = reverse(f"{site_name}:litejobs_job_changelist")
     return {
         "now": now,
+        "now_shown": times.when(now, now),
         "states": [state.label for state in BOARD_STATES],
         "queues": _queues(now, jobs_url),
         "charts": [chart for window in WINDOWS for chart in _charts(window, now)],

@@ -623,9 +623,11 @@ def problems(*, now: datetime, lease_now: datetime) -> list[Problem]:
         problems.append(
             Problem(
                 "dead-jobs",
-                f"{dead_count} job(s) died in the last day (attempts spent or a permanent "
-                "error). Read their errors with `manage.py litejobs show ID`, fix the cause, "
-                "then `manage.py litejobs retry ID`.",
+                ngettext("%(n)d job died", "%(n)d jobs died", dead_count)
+                % {"n": dead_count}
+                + " in the last day (attempts spent or a permanent error). Read their errors "
+                "with `manage.py litejobs show ID`, fix the cause, then `manage.py litejobs "
+                "retry ID`.",
                 count=dead_count,
                 job_ids=_ids(dead),
             )
@@ -637,8 +639,14 @@ def problems(*, now: datetime, lease_now: datetime) -> list[Problem]:
         problems.append(
             Problem(
                 "lease-lapsed",
-                f"{lapsed_count} running job(s) hold leases that lapsed: their worker stopped "
-                "renewing (crashed, killed or cut off). A live worker reaps them at its next "
+                ngettext(
+                    "%(n)d running job holds a lease that lapsed",
+                    "%(n)d running jobs hold leases that lapsed",
+                    lapsed_count,
+                )
+                % {"n": lapsed_count}
+                + ": their worker stopped renewing (crashed, killed or cut off). A live worker "
+                "reaps them at its next "
                 "heartbeat and runs them again; if none does, start `manage.py runworker`.",
                 count=lapsed_count,
                 job_ids=_ids(lapsed),
@@ -652,7 +660,9 @@ def problems(*, now: datetime, lease_now: datetime) -> list[Problem]:
         problems.append(
             Problem(
                 "unknown-job",
-                f"{handed_back_count} job(s) wait for a worker whose code can run them (their "
+                ngettext("%(n)d job waits", "%(n)d jobs wait", handed_back_count)
+                % {"n": handed_back_count}
+                + " for a worker whose code can run them (their "
                 f"name, or their payload version, is newer than the workers that claimed them: "
                 f"{', '.join(names)}). Deploy the release that declares them to every worker; "
                 f"each is dead-lettered UNKNOWN_JOB_GRACE ({_shown('UNKNOWN_JOB_GRACE')}) after "

@@ -261,7 +261,7 @@ def test_doctor_is_0_when_healthy_and_3_with_a_dead_job(clock):
     [problem] = report["problems"]
     assert (problem["code"], problem["job_ids"]) == ("dead-jobs", [dead.id])
     out, _ = failing(3, "doctor")
-    assert out.startswith("[dead-jobs] 1 job(s) died in the last day")
+    assert out.startswith("[dead-jobs] 1 job died in the last day")
 
 
 def test_doctor_max_ready_age(clock):

@@ -12,6 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from litejobs.core import times
 from litejobs.jobs import minutes
 from litejobs.models import Job, JobState
 from tests.factories import JobFactory, QueueStateFactory, WorkerFactory, counter_rows
@@ -117,9 +118,13 @@ def test_lapsed_leases_are_called_out_with_their_fix_and_the_jobs(admin_client, 
         lease_expires_at=clock.now() - timedelta(minutes=5),
     )
     html = admin_client.get(INDEX).content.decode()
+    assert f"As of {times.when(clock.now())};" in html  # to the second, its zone named
     item = re.search(r'<li class="problem" data-code="lease-lapsed">(.*?)</li>', html, re.S)
     assert item, html
-    assert "start `manage.py runworker`" in unescape(item.group(1))
+    # One sentence, counted once, in words; then the link to the jobs it names.
+    text = re.sub(r"<[^>]+>", "", unescape(item.group(1)))
+    assert text.startswith("1 running job holds a lease that lapsed: their worker stopped")
+    assert "start `manage.py runworker`" in text and text.endswith(". List the job")
     href = unescape(re.search(r'href="([^"]+)"', item.group(1)).group(1))
     assert parse_qs(urlsplit(href).query) == {"id__in": [str(lost.id)]}
     assert [job.id for job in admin_client.get(href).context["cl"].result_list] == [lost.id]
