@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, TypeVar, cast
 
@@ -47,7 +48,7 @@ async def connect(alias: str, application_name: str) -> psycopg.AsyncConnection:
     return await psycopg.AsyncConnection.connect(**params)
 
 
-class Listening:
+class Listening(ABC):
     """One event loop's LISTEN connection on ``channel`` and the callbacks of its pages, by key
     (a queue's name, or one key for every dashboard)."""
 
@@ -131,10 +132,10 @@ class Listening:
                 if conn is not None:
                     await conn.close()
 
+    @abstractmethod
     async def serve(self, conn: psycopg.AsyncConnection) -> None:
         """Tell the pages of the changes ``conn`` learns of while it is up and anyone listens;
         a database error ends it (the connection is then made again)."""
-        raise NotImplementedError
 
     async def send(self, key: str, event: dict[str, Any]) -> None:
         """Hand ``event`` to the callbacks of ``key``'s pages."""

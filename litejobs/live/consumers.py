@@ -9,6 +9,7 @@ socket closed with ``CLOSE_FORBIDDEN`` at the next event after the re-check inte
 from __future__ import annotations
 
 import logging
+from abc import ABC, abstractmethod
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -29,16 +30,16 @@ CLOSE_UNAVAILABLE = 4503
 DASHBOARD_PERMISSION = "litejobs.view_job"
 
 
-class PageConsumer(AsyncJsonWebsocketConsumer):
+class PageConsumer(AsyncJsonWebsocketConsumer, ABC):
     """One open live page: its user's admission and re-checks, and its subscription."""
 
     guard: Guard
     listening: Listening | None = None
     key = ""
 
+    @abstractmethod
     def allows(self, user: Any) -> bool:
         """Whether the page shows to ``user`` (already known to be active staff)."""
-        raise NotImplementedError
 
     async def admit(self) -> bool:
         """Whether the scope's user may open the page; the socket is closed if not."""
