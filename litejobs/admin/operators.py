@@ -1,7 +1,8 @@
 """The operator action log in the admin: read-only, newest first, filtered by verb and who.
 
-Nobody adds, changes or deletes a row here (superusers included): it is the record of every
-retry, cancel, run now, delete, pause and resume, from the admin and the CLI alike.
+Nobody adds, changes or deletes a row here (superusers included), and the database refuses it
+anywhere else: it is the record of every change an operator made, from the admin and the CLI
+alike.
 """
 
 from __future__ import annotations
@@ -26,12 +27,12 @@ class WhoFilter(admin.AllValuesFieldListFilter):
 class OperatorActionAdmin(ReadOnlyAdmin):
     """Who did what, to which jobs or queue, how many it changed, when and why."""
 
-    list_display = ("at", "by", "verb", "target", "affected", "reason")
+    list_display = ("at", "by", "verb", "target", "changed", "affected", "reason")
     list_filter = ("verb", ("by", WhoFilter))
     search_fields = ("by", "reason")
     ordering = ("-at", "-id")
     date_hierarchy = None
-    fields = ("at", "by", "user", "verb", "target", "affected", "reason")
+    fields = ("at", "by", "user", "verb", "target", "changed", "affected", "reason")
     readonly_fields = fields
 
     @admin.display(description="on")
@@ -40,9 +41,15 @@ class OperatorActionAdmin(ReadOnlyAdmin):
         if obj.job_ids:
             ids = ", ".join(str(job_id) for job_id in obj.job_ids)
             return f"job{'s' if len(obj.job_ids) > 1 else ''} {ids}"
-        words = {"state": "state", "name": "job", "queue": "queue", "tenant": "tenant"}
+        words = {"name": "job", "run": "report run", "endpoint": "webhook endpoint"}
         parts = []
         for key, value in (obj.filter or {}).items():
             shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
             parts.append(f"limit {shown}" if key == "limit" else f"{words.get(key, key)} {shown}")
         return "; ".join(parts) or "-"
+
+    @admin.display(description="changed")
+    def changed(self, obj: OperatorAction) -> str:
+        """Each setting changed, from its old value to its new one."""
+        changes = [f"{field} {old} → {new}" for field, (old, new) in obj.change.items()]
+        return "; ".join(changes) or "-"

@@ -112,6 +112,15 @@ class OperatorVerb(models.TextChoices):
     DELETE = "delete", "Delete"
     PAUSE = "pause", "Pause queue"
     RESUME = "resume", "Resume queue"
+    SCHEDULE_DISABLE = "schedule-disable", "Disable schedule"
+    SCHEDULE_ENABLE = "schedule-enable", "Enable schedule"
+    SCHEDULE_REPLAY = "schedule-replay", "Replay occurrence"
+    IMPORT_START = "import-start", "Start import"
+    INGEST_REPLAY = "ingest-replay", "Replay set-aside records"
+    REPORT_CANCEL = "report-cancel", "Cancel report run"
+    REPORT_LIMITS = "report-limits", "Change report limits"
+    ENDPOINT_DISABLE = "endpoint-disable", "Disable webhook endpoint"
+    ENDPOINT_ENABLE = "endpoint-enable", "Enable webhook endpoint"
 
 
 class StepState(models.TextChoices):

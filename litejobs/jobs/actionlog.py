@@ -1,8 +1,9 @@
 """Writing the operator action log (``OperatorAction``): one row per change an operator made.
 
-Every operator verb (``litejobs.jobs.operations``, ``litejobs.jobs.queues``) calls ``record``
-inside the transaction of its change, so the row commits with the change or not at all; a
-refused action changes nothing and leaves no row.
+Every operator verb (on jobs and queues here; on schedules, imports, report runs and limits and
+webhook endpoints in their features) calls ``record`` inside the transaction of its change, so
+the row commits with the change or not at all; a refused action changes nothing and leaves no
+row.
 """
 
 from __future__ import annotations
@@ -37,8 +38,11 @@ def record(
     affected: int,
     job_ids: Iterable[int] = (),
     filter: Mapping[str, Any] | None = None,
+    change: Mapping[str, tuple[Any, Any]] | None = None,
 ) -> OperatorAction:
-    """Write one log row (call it inside the action's transaction)."""
+    """Write one log row (call it inside the action's transaction). ``filter`` names what the
+    action matched or acted on (``{"schedule": name}``); ``change`` maps each setting it
+    changed to its old and new value."""
     return OperatorAction.objects.using(settings.DATABASE).create(
         at=clock.now(),
         by=actor.by,
@@ -46,6 +50,7 @@ def record(
         verb=verb,
         job_ids=list(job_ids),
         filter=dict(filter or {}),
+        change={field: list(values) for field, values in (change or {}).items()},
         affected=affected,
         reason=(actor.reason or "").strip()[:REASON_MAX],
     )

@@ -16,6 +16,7 @@ from django.db.models import Q
 
 from ..core.enums import UNFINISHED_BULK_ITEM, BulkItemState
 from .people import person
+from .trails import no_delete
 
 #: At most one unfinished item per work item: its violation is a coded refusal, not a crash.
 UNFINISHED_ITEM_CONSTRAINT = "litejobs_bulkitem_unfinished_once"
@@ -24,13 +25,7 @@ _DELETE_PROTECTED = "litejobs: bulk money records are an audit trail and are nev
 
 
 def _no_delete(name: str) -> pgtrigger.Trigger:
-    return pgtrigger.Trigger(
-        name=name,
-        when=pgtrigger.Before,
-        operation=pgtrigger.Delete,
-        func=f"RAISE EXCEPTION '{_DELETE_PROTECTED}' USING ERRCODE = 'check_violation'; "
-        "RETURN NULL;",
-    )
+    return no_delete(name, _DELETE_PROTECTED)
 
 
 class BulkAction(models.Model):

@@ -1,8 +1,10 @@
-"""The operator action log: one row per change an operator made to jobs or queues.
+"""The operator action log: one row per change an operator made (jobs, queues, schedules,
+imports, report runs and limits, webhook endpoints).
 
 Written by ``litejobs.jobs.actionlog`` in the transaction of the change itself, so a row
-exists exactly when the change committed. Nothing edits or deletes a row afterwards (the
-admin shows the log read-only): it is the record of who did what, to what, and why.
+exists exactly when the change committed. Nothing edits or deletes a row afterwards: triggers
+refuse it, and the admin shows the log read-only. It is the record of who did what, to what,
+and why.
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ from django.db import models
 
 from ..core.enums import OperatorVerb
 from .people import person
+from .trails import append_only
 
 __all__ = ["OperatorAction"]
 
 
 class OperatorAction(models.Model):
-    """Who (``by``, ``user``) did what (``verb``) to which jobs or queue (``job_ids`` or
-    ``filter``), how many it affected, when and why."""
+    """Who (``by``, ``user``) did what (``verb``) to which jobs or other record (``job_ids`` or
+    ``filter``), what it changed (``change``), how many it affected, when and why."""
 
     id = models.BigAutoField(primary_key=True)
     at = models.DateTimeField()
@@ -32,8 +35,15 @@ class OperatorAction(models.Model):
         default=dict,
         blank=True,
         encoder=DjangoJSONEncoder,
-        help_text="What a bulk action matched (state, name, queue, tenant, ids, limit), or the "
-        "queue a pause or resume switched.",
+        help_text="What a bulk action matched (state, name, queue, tenant, ids, limit), or what "
+        "the action named: the queue, schedule, occurrence, pipeline, import, report run, report "
+        "or webhook endpoint.",
+    )
+    change = models.JSONField(
+        default=dict,
+        blank=True,
+        encoder=DjangoJSONEncoder,
+        help_text="What a setting change changed: each field's old and new value.",
     )
     affected = models.PositiveIntegerField(default=0)
     reason = models.TextField(blank=True, default="")
@@ -43,6 +53,7 @@ class OperatorAction(models.Model):
         ordering = ["-at", "-id"]
         verbose_name = "operator action"
         indexes = [models.Index(fields=["-at"], name="litejobs_operatoraction_at")]
+        triggers = append_only("litejobs_operatoraction", "operator actions")
 
     def __str__(self) -> str:
         return f"{self.get_verb_display()} by {self.by} at {self.at:%Y-%m-%d %H:%M:%S}"

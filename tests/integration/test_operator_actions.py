@@ -9,12 +9,13 @@ import pytest
 from django.contrib import admin
 from django.contrib.auth.models import Group
 from django.core.management import call_command
+from django.db import DatabaseError, transaction
 from django.test import RequestFactory
 from django.urls import NoReverseMatch, reverse
 
 from litejobs.core.enums import OperatorVerb
 from litejobs.exceptions import InvalidInput, TransitionRefused
-from litejobs.jobs import operations, queues
+from litejobs.jobs import actionlog, operations, queues
 from litejobs.jobs.operations import JobFilter
 from litejobs.models import Job, JobAttempt, JobState, OperatorAction, QueueState
 from tests.factories import JobAttemptFactory, JobFactory, UserFactory, WorkerFactory
@@ -261,6 +262,34 @@ def test_the_log_admin_is_read_only_for_everybody(admin_client, clock):
     assert not model_admin.has_change_permission(request, row)
     assert not model_admin.has_delete_permission(request, row)
     assert not model_admin.get_actions(request)
+
+
+def test_the_log_is_append_only_in_the_database_and_keeps_who_when_the_user_goes(clock):
+    user = UserFactory()
+    operations.delete(JobFactory(state=JobState.DEAD).id, by="ops", reason="junk", user_id=user.pk)
+    row = OperatorAction.objects.get()
+    with pytest.raises(DatabaseError, match="Cannot update"), transaction.atomic():
+        OperatorAction.objects.filter(pk=row.pk).update(reason="nothing to see")
+    with pytest.raises(DatabaseError, match="never deleted"), transaction.atomic():
+        OperatorAction.objects.filter(pk=row.pk).delete()
+    user.delete()
+    kept = OperatorAction.objects.get()
+    assert (kept.by, kept.reason, kept.user_id) == ("ops", "junk", None)
+
+
+def test_a_setting_change_logs_each_old_and_new_value_and_the_admin_says_it(admin_client, clock):
+    actor = actionlog.Actor("ops", reason="partner asked")
+    actionlog.record(
+        OperatorVerb.REPORT_LIMITS,
+        actor,
+        affected=1,
+        filter={"report": "sales"},
+        change={"max_concurrent": (2, 4)},
+    )
+    row = OperatorAction.objects.get()
+    assert (row.filter, row.change) == ({"report": "sales"}, {"max_concurrent": [2, 4]})
+    page = admin_client.get(reverse("admin:litejobs_operatoraction_changelist")).content.decode()
+    assert "report sales" in page and "max_concurrent 2 → 4" in page
 
 
 # The CLI -----------------------------------------------------------------------------------
