@@ -15,7 +15,13 @@ from django.urls import reverse
 from litejobs.core import times
 from litejobs.jobs import minutes
 from litejobs.models import Job, JobState
-from tests.factories import JobFactory, QueueStateFactory, WorkerFactory, counter_rows
+from tests.factories import (
+    JobFactory,
+    QueueStateFactory,
+    UserFactory,
+    WorkerFactory,
+    counter_rows,
+)
 from tests.testapp.jobs import record, send_email
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -136,3 +142,28 @@ def test_the_models_stay_listed_beside_the_dashboard(admin_client):
     assert JOBS in sidebar
     assert reverse("admin:litejobs_worker_changelist") in sidebar
     assert "litejobs/dashboard.js" in html
+
+
+def test_a_user_who_may_not_view_jobs_is_told_why_and_sees_no_queue_worker_or_problem(
+    client, clock
+):
+    """A tenant's report user is staff and sees the litejobs section (their report runs), but
+    not the dashboard: it shows every tenant's queues, pause reasons, problems, worker hosts
+    and running jobs."""
+    QueueStateFactory(name="payroll", reason="bank file late")
+    worker = WorkerFactory(host="ops-host-7")
+    JobFactory(state=JobState.DEAD, label="dead")
+    reader = UserFactory(username="north", permissions=["litejobs.view_reportrun"])
+    client.force_login(reader)
+    response = client.get(INDEX)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert 'id="dashboard-refused"' in html and "Can view job" in html
+    for secret in ("payroll", "bank file late", "ops-host-7", worker.id, "dead-jobs"):
+        assert secret not in html
+    assert 'id="litejobs-dashboard"' not in html
+    assert reverse("admin:litejobs_reportrun_changelist") in html  # what they may open
+
+    client.force_login(UserFactory(username="reader", permissions=["litejobs.view_job"]))
+    assert "bank file late" in client.get(INDEX).content.decode()
+
