@@ -10,11 +10,13 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import Model
 from django.http import HttpRequest
+from django.urls import URLPattern
 from django.utils.html import format_html
 
 from ..core import times
 from ..core.durations import format_duration
 from ..exceptions import LitejobsError
+from . import refusals
 
 #: Jobs one admin action may touch: a select-across of a million rows is refused, not run.
 ACTION_LIMIT = 500
@@ -37,7 +39,31 @@ class NoHandEdits:
         return False
 
 
-class ReadOnlyAdmin(NoHandEdits, admin.ModelAdmin):
+class AdminPages(admin.ModelAdmin):
+    """What every litejobs model admin's pages share: litejobs' stylesheet
+    (``litejobs/admin.css``: the breadcrumbs, tables that scroll inside their box), and
+    refusals told in the admin's chrome, why and the way back (``refusals``), for its own
+    views as for Django's."""
+
+    class Media:
+        css = {"all": ("litejobs/admin.css",)}
+
+    @property
+    def urls(self) -> list[URLPattern]:
+        """Every view of ``get_urls``, its 403 and 404 answered in the admin's chrome."""
+        return [
+            URLPattern(
+                pattern.pattern,
+                refusals.in_chrome(self, pattern.callback),
+                pattern.default_args,
+                pattern.name,
+            )
+            for pattern in self.get_urls()
+            if isinstance(pattern, URLPattern)
+        ]
+
+
+class ReadOnlyAdmin(NoHandEdits, AdminPages):
     """Rows only the engine writes.
 
     Operators act through explicit actions (``has_operate_permission``), never by editing a
@@ -151,6 +177,7 @@ def report(
 
 __all__ = [
     "ACTION_LIMIT",
+    "AdminPages",
     "ReadOnlyAdmin",
     "RecordInline",
     "acted_by",

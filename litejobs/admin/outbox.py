@@ -42,7 +42,7 @@ from ..outbox import operations as outbox_operations
 from ..outbox.declarations import shown_payload
 from ..webhooks import endpoints
 from ..webhooks.delivery import deliver
-from .base import ACTION_LIMIT, ReadOnlyAdmin, acted_by, refused_error
+from .base import ACTION_LIMIT, AdminPages, ReadOnlyAdmin, acted_by, refused_error
 from .jobs import CappedCountPaginator
 from .reasons import ask_reason, selected_hidden
 
@@ -260,7 +260,7 @@ _VIEWER_FIELDS = ("shown_url", "topics_label", "tenant", "description")
 
 
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(admin.ModelAdmin):
+class WebhookEndpointAdmin(AdminPages):
     """Endpoints: add and edit them (validated), enable or disable them with a reason."""
 
     form = EndpointForm

@@ -41,7 +41,7 @@ from ..reports.errors import ReportDenied, ReportRefused
 from ..reports.output import ReportOutput
 from ..reports.params import VALUE_MAX, widest
 from ..reports.reports import Report
-from .base import ACTION_LIMIT, ReadOnlyAdmin, acted_by, form_refused, report
+from .base import ACTION_LIMIT, AdminPages, ReadOnlyAdmin, acted_by, form_refused, report
 from .jobs import CappedCountPaginator
 
 REQUEST_TEMPLATE = "admin/litejobs/reportrun/request.html"
@@ -605,7 +605,7 @@ class LimitsForm(forms.ModelForm):
 
 
 @admin.register(ReportLimits)
-class ReportLimitsAdmin(admin.ModelAdmin):
+class ReportLimitsAdmin(AdminPages):
     """Every declared report's limits (its declaration seeds the row), changed by users with
     the change permission on report limits; a new request and a new run read them."""
 
