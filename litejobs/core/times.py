@@ -4,7 +4,8 @@ To the second, in the current time zone, named (``13:00:05 UTC``); with the day 
 instant is not within hours of now (``02 Mar 13:00:05 UTC``). The work-queue page's script
 writes live changes the same way (``workqueue.js``), so a claim reads alike in a row, in the
 message that refused an action on it, and on the item's own page; the job listing writes its
-times so too, the full timestamp in a tooltip (``full``).
+times so too, the full timestamp in a tooltip (``full``); ``ago`` says how far from now, beside
+it where that helps (an audit row, a pause).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from . import clock
+from .durations import format_age
 
 #: Instants further than this from now show their day too.
 DATE_AFTER = timedelta(hours=20)
@@ -33,6 +35,14 @@ def when(instant: datetime | None, now: datetime | None = None) -> str:
     local = timezone.localtime(instant)
     shape = "%d %b %H:%M:%S %Z" if abs(instant - now) >= DATE_AFTER else "%H:%M:%S %Z"
     return local.strftime(shape)
+
+
+def ago(instant: datetime, now: datetime | None = None) -> str:
+    """How far from now, beside an instant where it helps: ``4m 10s ago``, ``in 2h``."""
+    now = clock.now() if now is None else now
+    if instant <= now:
+        return f"{format_age(now - instant)} ago"
+    return f"in {format_age(instant - now)}"
 
 
 def full(instant: datetime) -> str:

@@ -281,6 +281,8 @@ def problems(*, now: datetime, lease_now: datetime, max_ready_age: timedelta) ->
                     f"{switch.changed_by or 'unknown'} ({switch.reason or 'no reason given'}); "
                     f"{count} due job(s) wait, the oldest for {format_age(age)}. Resume it with "
                     f"`manage.py litejobs resume {queue}`.",
+                    where=queue,
+                    count=count,
                 )
             )
             continue
@@ -292,6 +294,7 @@ def problems(*, now: datetime, lease_now: datetime, max_ready_age: timedelta) ->
                     f"the {format_age(max_ready_age)} threshold (--max-ready-age); {count} "
                     "job(s) are due. Add workers or concurrency, or look for slow jobs "
                     "holding the workers.",
+                    where=queue,
                     count=count,
                 )
             )
@@ -301,6 +304,7 @@ def problems(*, now: datetime, lease_now: datetime, max_ready_age: timedelta) ->
                     "no-worker",
                     f"Queue {queue!r} has {count} due job(s) and no live worker serves it. "
                     f"Start `manage.py runworker` (all queues) or `runworker --queues {queue}`.",
+                    where=queue,
                     count=count,
                 )
             )

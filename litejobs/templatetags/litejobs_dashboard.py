@@ -23,4 +23,4 @@ def litejobs_dashboard(context: template.Context) -> dict[str, Any]:
     if user is None or not user.has_perm(DASHBOARD_PERMISSION):
         return {"refused": True}
     site_name = getattr(request, "current_app", None) or "admin"
-    return dashboard(site_name)
+    return {**dashboard(site_name, user), "csrf_token": context.get("csrf_token")}

@@ -12,9 +12,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from litejobs.admin import charts
 from litejobs.core import times
 from litejobs.jobs import minutes
-from litejobs.models import Job, JobState
+from litejobs.models import BUCKET_BOUNDS, Job, JobMinute, JobState, MinuteOutcome
 from tests.factories import (
     JobFactory,
     QueueStateFactory,
@@ -100,7 +101,7 @@ def test_the_charts_are_drawn_from_the_counters_not_the_job_table(admin_client, 
     Job.objects.all().delete()  # purged: the counters still remember them
     html = admin_client.get(INDEX).content.decode()
     for chart_id in ("settled-last-hour", "settled-last-day"):
-        assert _legend(html, chart_id)["done"] == "3"
+        assert _legend(html, chart_id)["done"] == "3 jobs"
     assert "latest" in _legend(html, "latency-last-hour")["p50"]
 
 
@@ -111,7 +112,7 @@ def _drawn_charts(html: str) -> list[str]:
 def test_the_hourly_rollup_leaves_every_chart_drawn_as_it_was(admin_client, clock):
     counter_rows(clock.now())
     before = _drawn_charts(admin_client.get(INDEX).content.decode())
-    assert len(before) == 4 and _legend(before[2], "settled-last-day")["done"] != "0"
+    assert len(before) == 4 and _legend(before[2], "settled-last-day")["done"] != "0 jobs"
     assert minutes.fold_minutes(clock.now()) > 0
     assert _drawn_charts(admin_client.get(INDEX).content.decode()) == before
 
@@ -124,13 +125,13 @@ def test_lapsed_leases_are_called_out_with_their_fix_and_the_jobs(admin_client, 
         lease_expires_at=clock.now() - timedelta(minutes=5),
     )
     html = admin_client.get(INDEX).content.decode()
-    assert f"As of {times.when(clock.now())};" in html  # to the second, its zone named
+    assert f">{times.when(clock.now())}</time>." in html  # to the second, its zone named
     item = re.search(r'<li class="problem" data-code="lease-lapsed">(.*?)</li>', html, re.S)
     assert item, html
     # One sentence, counted once, in words; then the link to the jobs it names.
     text = re.sub(r"<[^>]+>", "", unescape(item.group(1)))
     assert text.startswith("1 running job holds a lease that lapsed: their worker stopped")
-    assert "start `manage.py runworker`" in text and text.endswith(". List the job")
+    assert "`" not in text and text.endswith("start one. Open the job")
     href = unescape(re.search(r'href="([^"]+)"', item.group(1)).group(1))
     assert parse_qs(urlsplit(href).query) == {"id__in": [str(lost.id)]}
     assert [job.id for job in admin_client.get(href).context["cl"].result_list] == [lost.id]
@@ -167,3 +168,39 @@ def test_a_user_who_may_not_view_jobs_is_told_why_and_sees_no_queue_worker_or_pr
     client.force_login(UserFactory(username="reader", permissions=["litejobs.view_job"]))
     assert "bank file late" in client.get(INDEX).content.decode()
 
+
+def test_p95_wait_is_never_above_the_longest_wait_there_was(admin_client, clock):
+    """One job waited 61 s: its bucket runs from 60 s to 5 min, and interpolating in it read
+    a p95 of 4m 48s, longer than any job waited."""
+    latency = [0] * (len(BUCKET_BOUNDS) + 1)
+    latency[BUCKET_BOUNDS.index(60) + 1] = 1
+    JobMinute.objects.create(
+        minute=clock.now().replace(second=0, microsecond=0),
+        queue="default",
+        name=record.name,
+        outcome=MinuteOutcome.DONE,
+        shard=1,
+        count=1,
+        timed=1,
+        duration_sum=0.2,
+        latency_sum=61.0,
+        duration_buckets=[1] + [0] * len(BUCKET_BOUNDS),
+        latency_buckets=latency,
+    )
+    assert minutes.quantile(0.95, latency) == pytest.approx(288)  # what the bucket alone says
+    html = admin_client.get(INDEX).content.decode()
+    for chart_id in ("latency-last-hour", "latency-last-day"):
+        assert _legend(html, chart_id)["p95"] == "1m 1s (latest)"
+
+
+def test_the_settled_chart_counts_jobs_and_events_and_never_paints_dead_green(admin_client, clock):
+    counter_rows(clock.now())
+    html = admin_client.get(INDEX).content.decode()
+    legend = _legend(html, "settled-last-hour")
+    assert legend["done"].endswith(" jobs") and legend["dead"].endswith(" jobs")
+    assert legend["failed, retry pending"].endswith(" events")
+    assert legend["lease lapsed"].endswith(" events")
+    dead = re.search(r'<li data-series="dead"><svg[^>]*><rect[^>]*fill="([^"]+)"', html)
+    assert dead.group(1) == charts.VERMILLION
+    for bar in re.findall(r'<rect class="bar" data-series="dead"[^>]*fill="([^"]+)"', html):
+        assert bar == charts.VERMILLION
