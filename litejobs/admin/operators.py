@@ -31,8 +31,9 @@ class OperatorActionAdmin(ReadOnlyAdmin):
     list_filter = ("verb", ("by", WhoFilter))
     search_fields = ("by", "reason")
     ordering = ("-at", "-id")
+    times_ago = ("at",)
     date_hierarchy = None
-    fields = ("at", "by", "user", "verb", "target", "changed", "affected", "reason")
+    fields = ("at", "by", "user_name", "verb", "target", "changed", "affected", "reason")
     readonly_fields = fields
 
     @admin.display(description="on")
@@ -47,6 +48,12 @@ class OperatorActionAdmin(ReadOnlyAdmin):
             shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
             parts.append(f"limit {shown}" if key == "limit" else f"{words.get(key, key)} {shown}")
         return "; ".join(parts) or "-"
+
+    @admin.display(description="user")
+    def user_name(self, obj: OperatorAction) -> str:
+        """The admin user who acted, named: not a link to the user's page, which few who read
+        the log may open."""
+        return obj.user.get_username() if obj.user is not None else "-"
 
     @admin.display(description="changed")
     def changed(self, obj: OperatorAction) -> str:

@@ -300,15 +300,16 @@ class WebhookEndpointAdmin(AdminPages):
             main = (None, {"fields": ("url", "topics", "tenant", "description", "secret")})
         if obj is None:
             return (main,)
-        return (main, ("State", {"fields": self.readonly_fields}))
+        return (main, ("State", {"fields": self._instants(self.readonly_fields)}))
 
     def get_readonly_fields(
         self, request: HttpRequest, obj: WebhookEndpoint | None = None
-    ) -> tuple[str, ...]:
+    ) -> tuple[Any, ...]:
         """The state (and, for viewers, everything they are shown)."""
+        state = tuple(super().get_readonly_fields(request, obj))
         if obj is not None and not self.has_change_permission(request, obj):
-            return (*self.readonly_fields, *_VIEWER_FIELDS)
-        return tuple(self.readonly_fields)
+            return (*state, *_VIEWER_FIELDS)
+        return state
 
     def save_model(
         self, request: HttpRequest, obj: WebhookEndpoint, form: Any, change: bool

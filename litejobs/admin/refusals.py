@@ -10,6 +10,7 @@ the page still offers that login page should its session end meanwhile.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -33,17 +34,25 @@ def in_chrome(model_admin: admin.ModelAdmin[Any], view: View) -> View:
         try:
             return view(request, *args, **kwargs)
         except PermissionDenied as refusal:
-            return page(model_admin, request, 403, _forbidden_why(model_admin, request, refusal))
+            said, code = _said(refusal)
+            why = said or _forbidden_why(model_admin, request)
+            return page(model_admin, request, 403, why, code)
         except Http404 as missing:
-            return page(model_admin, request, 404, _missing_why(model_admin, missing))
+            said, code = _said(missing)
+            return page(model_admin, request, 404, said or _missing_why(model_admin), code)
 
     return answered
 
 
 def page(
-    model_admin: admin.ModelAdmin[Any], request: HttpRequest, status: int, why: str
+    model_admin: admin.ModelAdmin[Any],
+    request: HttpRequest,
+    status: int,
+    why: str,
+    code: str = "",
 ) -> TemplateResponse:
-    """The refusal page: ``why``, and the ways back this viewer may follow."""
+    """The refusal page: ``why`` (``code``, when it has one, in its ``data-code``), and the
+    ways back this viewer may follow."""
     site = model_admin.admin_site
     opts = model_admin.opts
     context = {
@@ -52,6 +61,7 @@ def page(
         "subtitle": None,
         "opts": opts,
         "why": why,
+        "code": code,
         "ways": ways_back(model_admin, request),
         "login_url": f"{reverse(f'{site.name}:login')}?next={request.path}",
         "status": status,
@@ -77,17 +87,21 @@ def ways_back(model_admin: admin.ModelAdmin[Any], request: HttpRequest) -> list[
     return found
 
 
-def _said(error: Exception) -> str:
-    """What the exception says, when it says something (Django's own carry nothing)."""
-    return " ".join(str(arg) for arg in error.args if isinstance(arg, str)).strip()
+#: A litejobs error's code as ``str()`` prefixes it: the page tells the sentence (the code rides
+#: in the page's ``data-code``, for operators and scripts).
+CODED = re.compile(r"^\[(?P<code>[a-z0-9-]+)\]\s*")
 
 
-def _forbidden_why(
-    model_admin: admin.ModelAdmin[Any], request: HttpRequest, refusal: PermissionDenied
-) -> str:
-    said = _said(refusal)
-    if said:
-        return said
+def _said(error: Exception) -> tuple[str, str]:
+    """What the exception says (Django's own say nothing), and the code it carries."""
+    said = " ".join(str(arg) for arg in error.args if isinstance(arg, str)).strip()
+    coded = CODED.match(said)
+    if coded is None:
+        return said, ""
+    return said[coded.end() :], coded["code"]
+
+
+def _forbidden_why(model_admin: admin.ModelAdmin[Any], request: HttpRequest) -> str:
     opts = model_admin.opts
     who = request.user.get_username()
     if not model_admin.has_view_or_change_permission(request):
@@ -102,8 +116,8 @@ def _forbidden_why(
     )
 
 
-def _missing_why(model_admin: admin.ModelAdmin[Any], missing: Http404) -> str:
-    return _said(missing) or (
+def _missing_why(model_admin: admin.ModelAdmin[Any]) -> str:
+    return (
         f"There is nothing here among the {model_admin.opts.verbose_name_plural}: what this "
         "address named may have been deleted, purged after its retention, or mistyped."
     )

@@ -24,11 +24,10 @@ from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils import timezone
 from django.utils.html import format_html
 
 from ..conf import settings
-from ..core import clock
+from ..core import clock, times
 from ..core.durations import format_age, format_duration, parse_duration
 from ..core.enums import REPORT_LIVE, ReportState
 from ..core.errors import InvalidInput
@@ -135,7 +134,7 @@ class ScopedAdmin(ReadOnlyAdmin):
 
 
 def _instant(value: datetime) -> str:
-    return timezone.localtime(value).strftime("%Y-%m-%d %H:%M:%S")
+    return times.when(value)
 
 
 def _relative(value: datetime | None) -> str:

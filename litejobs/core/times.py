@@ -10,7 +10,7 @@ it where that helps (an audit row, a pause).
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 
 from django.utils import timezone
 
@@ -26,13 +26,16 @@ def zone_label() -> str:
     return timezone.localtime(clock.now()).strftime("%Z") or timezone.get_current_timezone_name()
 
 
-def when(instant: datetime | None, now: datetime | None = None) -> str:
+def when(
+    instant: datetime | None, now: datetime | None = None, *, zone: tzinfo | None = None
+) -> str:
     """``13:00:05 UTC``; ``02 Mar 13:00:05 UTC`` when not within hours of ``now`` (the
-    clock's now when not given); ``?`` for no instant."""
+    clock's now when not given); ``?`` for no instant. In ``zone`` when given (a schedule's
+    own), else in the current time zone."""
     if instant is None:
         return "?"
     now = clock.now() if now is None else now
-    local = timezone.localtime(instant)
+    local = instant.astimezone(zone) if zone is not None else timezone.localtime(instant)
     shape = "%d %b %H:%M:%S %Z" if abs(instant - now) >= DATE_AFTER else "%H:%M:%S %Z"
     return local.strftime(shape)
 
