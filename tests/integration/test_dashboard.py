@@ -15,7 +15,16 @@ from django.urls import reverse
 from litejobs.admin import charts
 from litejobs.core import times
 from litejobs.jobs import minutes
-from litejobs.models import BUCKET_BOUNDS, Job, JobMinute, JobState, MinuteOutcome
+from litejobs.models import (
+    BUCKET_BOUNDS,
+    Job,
+    JobMinute,
+    JobState,
+    MinuteOutcome,
+    OperatorAction,
+    OperatorVerb,
+    QueueState,
+)
 from tests.factories import (
     JobFactory,
     QueueStateFactory,
@@ -204,3 +213,52 @@ def test_the_settled_chart_counts_jobs_and_events_and_never_paints_dead_green(ad
     assert dead.group(1) == charts.VERMILLION
     for bar in re.findall(r'<rect class="bar" data-series="dead"[^>]*fill="([^"]+)"', html):
         assert bar == charts.VERMILLION
+
+
+def _forms(html: str, code: str) -> list[tuple[str, list[tuple[str, str]], str]]:
+    """A problem's buttons: each form's target, fields and label."""
+    item = re.search(rf'<li class="(?:problem|note)" data-code="{code}">(.*?)</li>', html, re.S)
+    assert item, f"no {code}"
+    return [
+        (unescape(action), re.findall(r'name="([^"]+)" value="([^"]*)"', body), label)
+        for action, body, label in re.findall(
+            r'<form method="post" action="([^"]+)"[^>]*>(.*?)<button[^>]*>([^<]+)</button>',
+            item.group(1),
+            re.S,
+        )
+    ]
+
+
+def test_a_problem_offers_the_admins_own_action_and_pressing_it_acts(admin_client, clock):
+    dead = JobFactory(state=JobState.DEAD, label="died", finished_at=clock.now())
+    QueueStateFactory(name="default", reason="bank file late")
+    record.enqueue(label="waits")
+    html = admin_client.get(INDEX).content.decode()
+    text = re.sub(r"<[^>]+>", "", unescape(html))
+    assert "manage.py" not in text and "`" not in text  # words, not command lines
+
+    [(url, fields, label)] = _forms(html, "dead-jobs")
+    assert label == "Retry it" and url == JOBS
+    posted: dict[str, list[str]] = {}
+    for name, value in fields:
+        posted.setdefault(name, []).append(value)
+    admin_client.post(url, posted)
+    dead.refresh_from_db()
+    assert dead.state == JobState.READY
+
+    [(url, fields, label)] = _forms(html, "queue-paused")
+    assert label == "Resume"
+    admin_client.post(url, dict(fields))
+    assert not QueueState.objects.get(name="default").paused
+    assert OperatorAction.objects.filter(verb=OperatorVerb.RESUME).count() == 1
+
+
+def test_a_viewer_who_may_not_act_is_offered_no_button(client, clock):
+    JobFactory(state=JobState.DEAD, label="died", finished_at=clock.now())
+    QueueStateFactory(name="default", reason="bank file late")
+    record.enqueue(label="waits")
+    client.force_login(UserFactory(username="reader", permissions=["litejobs.view_job"]))
+    html = client.get(INDEX).content.decode()
+    dashboard = html.split('id="litejobs-dashboard"')[1].split('id="dashboard-charts"')[0]
+    assert "<form" not in dashboard
+    assert "Open the job" in html  # what they may follow stays a link
