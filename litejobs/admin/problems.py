@@ -184,11 +184,11 @@ def _queue_paused(problem: Problem, seen: Seen) -> Worded:
     row = seen.queues.get(problem.where, {})
     by = f" by {row['changed_by']}" if row.get("changed_by") else ""
     since = f" since {row['changed_at']}" if row.get("changed_at") else ""
-    reason = f": {row['reason']}" if row.get("reason") else " (no reason given)"
-    text = (
-        f"Queue {problem.where} is paused{since}{by}{reason}. "
-        f"{_jobs(problem.count)} due wait for it to resume."
-    )
+    reason = f": {row['reason'].rstrip('. ')}" if row.get("reason") else " (no reason given)"
+    due = ngettext("%(n)d due job waits", "%(n)d due jobs wait", problem.count) % {
+        "n": problem.count
+    }
+    text = f"Queue {problem.where} is paused{since}{by}{reason}. {due} for it to resume."
     resume: Action | None = None
     if seen.may("change_queuestate"):
         resume = Action(

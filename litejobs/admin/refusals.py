@@ -82,7 +82,7 @@ def ways_back(model_admin: admin.ModelAdmin[Any], request: HttpRequest) -> list[
         found.append((str(opts.verbose_name_plural).capitalize(), url))
     if request.user.has_module_perms(opts.app_label):
         url = reverse(f"{site.name}:app_list", kwargs={"app_label": opts.app_label})
-        found.append((f"{opts.app_config.verbose_name}: what you may open", url))
+        found.append((f"The {opts.app_config.verbose_name} pages you may open", url))
     found.append(("Home", reverse(f"{site.name}:index")))
     return found
 

@@ -163,7 +163,7 @@ def test_a_refusal_is_a_page_of_the_admin_with_the_way_back(processes):
             assert response.status == 403
             assert "may not see jobs" in page.inner_text("#refused-why")
             assert page.locator("#header").count() == 1  # the admin's own chrome
-            page.click("#refused-ways a >> text=what you may open")
+            page.click("#refused-ways a >> text=pages you may open")
             page.wait_for_selector("#dashboard-refused")
             assert page.url.endswith(DASHBOARD)
         finally:
