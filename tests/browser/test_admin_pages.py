@@ -139,12 +139,47 @@ def test_badges_meet_wcag_aa_in_the_light_and_the_dark_theme(processes, scheme, 
                     f"document.getElementById('dashboard-live').dataset.state = '{state}'"
                 )
                 assert contrast(page, "#dashboard-live") >= AA, (theme, state)
+            page.goto(base + reverse("admin:litejobs_workitem_queue", args=["disputes"]))
+            page.wait_for_selector('#wq-live[data-state="live"]', timeout=15_000)
+            for state in ("live", "offline", "off"):
+                page.evaluate(f"document.getElementById('wq-live').dataset.state = '{state}'")
+                assert contrast(page, "#wq-live") >= AA, (theme, state)
             page.goto(base + reverse("admin:litejobs_job_changelist"))
             settled(page)
             for state in JobState.values:
                 badge = f".litejobs-state-{state}"
                 assert page.locator(badge).count(), state
                 assert contrast(page, badge) >= AA, (theme, state)
+        finally:
+            browser.close()
+
+
+def test_the_badge_says_offline_while_the_live_channel_is_down(processes):
+    UserFactory(username="admin", is_superuser=True)
+    base = start_web(processes, "web")
+    refused = []
+
+    def refuse(socket) -> None:  # the live channel is down: the socket closes at once
+        refused.append(socket)
+        socket.close(code=1011, reason="down")
+
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1440, "height": 900})
+            page = context.new_page()
+            page.route_web_socket("**/ws/litejobs/dashboard/", refuse)
+            page.goto(f"{base}/admin/login/?next={DASHBOARD}")
+            page.fill("#id_username", "admin")
+            page.fill("#id_password", "admin")
+            page.click("input[type=submit]")
+            badge = page.locator("#dashboard-live")
+            page.wait_for_selector('#dashboard-live[data-state="offline"]', timeout=15_000)
+            assert badge.inner_text() == "offline: reloads every 5 s"
+            page.wait_for_timeout(5_500)  # a periodic reload swaps the part: the badge stays
+            assert badge.get_attribute("data-state") == "offline" and refused
         finally:
             browser.close()
 
