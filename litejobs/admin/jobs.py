@@ -49,11 +49,13 @@ from .joblisting import CappedCountPaginator as CappedCountPaginator
 from .joblisting import (
     CreatedFilter,
     FinishedFilter,
+    IdsFilter,
     KeyFilter,
     KeysetChangeList,
     NameFilter,
     PayloadFilter,
     QueueFilter,
+    StateFilter,
     TenantFilter,
 )
 
@@ -244,7 +246,7 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
     )
     list_display_links = ("id", "name_shown")
     list_filter = (
-        "state",
+        StateFilter,
         QueueFilter,
         NameFilter,
         TenantFilter,
@@ -252,6 +254,7 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
         CreatedFilter,
         FinishedFilter,
         PayloadFilter,
+        IdsFilter,
     )
     search_fields = ("key", "name", "id")
     search_help_text = "An exact job id, idempotency key or job name."
