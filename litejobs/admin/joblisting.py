@@ -490,6 +490,15 @@ class InputFilter(admin.ListFilter, ABC):
         """The boxes always show."""
         return True
 
+    def summary(self) -> str:
+        """The typed values as people read them: ``acme``, ``from 2026-12-01 to 2026-12-02``."""
+        labelled = len(self.boxes) > 1
+        return " ".join(
+            f"{label} {self.used_parameters[name]}" if labelled else str(self.used_parameters[name])
+            for name, label, _, _ in self.boxes
+            if name in self.used_parameters
+        )
+
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
         """The jobs the typed values match; refused input: a message and no jobs."""
         if not self.used_parameters:

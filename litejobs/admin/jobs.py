@@ -50,6 +50,7 @@ from .joblisting import (
     CreatedFilter,
     FinishedFilter,
     IdsFilter,
+    InputFilter,
     KeyFilter,
     KeysetChangeList,
     NameFilter,
@@ -83,7 +84,10 @@ class JobChangeList(KeysetChangeList):
         for spec in self.filter_specs:
             if not getattr(spec, "used_parameters", None):
                 continue
-            shown = [str(c["display"]) for c in spec.choices(self) if c.get("selected")]
+            if isinstance(spec, InputFilter):
+                shown = [spec.summary()]
+            else:
+                shown = [str(c["display"]) for c in spec.choices(self) if c.get("selected")]
             chosen.append(f"{spec.title}: {', '.join(shown)}")
         if self.query:
             chosen.append(f"search: {self.query}")

@@ -18,6 +18,16 @@ from .base import ReadOnlyAdmin
 JOBS_SHOWN = 20
 
 
+#: The order a filter's conditions read in (the database keeps its keys in its own order):
+#: a bulk action's job conditions first, its limit last.
+FILTER_ORDER = ("state", "queue", "name", "tenant", "ids")
+
+
+def _in_order(item: tuple[str, Any]) -> tuple[bool, int]:
+    key = item[0]
+    return key == "limit", FILTER_ORDER.index(key) if key in FILTER_ORDER else len(FILTER_ORDER)
+
+
 class WhoFilter(admin.AllValuesFieldListFilter):
     """The ``by`` column's filter, titled "By who" (its field's name would read "By by")."""
 
@@ -44,8 +54,7 @@ class OperatorActionAdmin(ReadOnlyAdmin):
         long list of jobs is cut here and shown whole on the row's page."""
         words = {"name": "job", "run": "report run", "endpoint": "webhook endpoint"}
         parts = []
-        # The database keeps the keys in its own order: the limit goes last, as typed.
-        for key, value in sorted((obj.filter or {}).items(), key=lambda item: item[0] == "limit"):
+        for key, value in sorted((obj.filter or {}).items(), key=_in_order):
             shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
             parts.append(f"limit {shown}" if key == "limit" else f"{words.get(key, key)} {shown}")
         if obj.job_ids:

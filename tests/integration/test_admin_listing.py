@@ -407,3 +407,12 @@ def test_the_ids_filter_lists_the_jobs_named(admin_client, clock):
         jobs[2].id,
         jobs[0].id,
     ]
+
+
+def test_an_empty_listing_names_the_typed_filters_too(admin_client, clock):
+    JobFactory(label="x")
+    params = {"tenant": "acme", "created_at_from": "2026-12-01", "payload": "label=y"}
+    content = " ".join(admin_client.get(JOBS, params).content.decode().split())
+    assert "No job matches tenant: acme; created: from 2026-12-01; payload: label=y." in content, (
+        content
+    )
