@@ -144,3 +144,18 @@ def test_the_models_stay_listed_beside_the_dashboard(admin_client):
     assert JOBS in sidebar
     assert reverse("admin:litejobs_worker_changelist") in sidebar
     assert "litejobs/dashboard.js" in html
+
+
+def test_a_problem_counting_more_jobs_than_it_names_links_to_the_newest_it_names(
+    admin_client, clock
+):
+    dead = [JobFactory(state=JobState.DEAD, label=f"d{i}") for i in range(12)]
+    html = admin_client.get(INDEX).content.decode()
+    item = re.search(r'<li class="problem" data-code="dead-jobs">(.*?)</li>', html, re.S)
+    assert item, html
+    link = re.search(r'<a class="problem-jobs" href="([^"]+)">([^<]+)</a>', item.group(1))
+    assert link.group(2) == "List the newest 10"
+    named = [int(i) for i in parse_qs(urlsplit(unescape(link.group(1))).query)["ids"][0].split(",")]
+    assert named == [job.id for job in reversed(dead[2:])]
+    listed = admin_client.get(unescape(link.group(1))).context["cl"]
+    assert [job.id for job in listed.result_list] == named

@@ -8,7 +8,7 @@ from io import StringIO
 import pytest
 from django.contrib import admin
 from django.contrib.auth.models import Group
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import DatabaseError, transaction
 from django.test import RequestFactory
 from django.urls import NoReverseMatch, reverse
@@ -428,6 +428,13 @@ def test_cli_bulk_forms_answer_affected_and_remaining(clock):
     assert json.loads(out) == {"affected": 2, "remaining": 0}
     row = OperatorAction.objects.order_by("id").first()
     assert row.filter == {"state": ["dead"], "limit": 2} and row.reason == "r"
+
+
+@pytest.mark.parametrize("verb", ["list", "retry"])
+def test_the_cli_filters_no_payload_so_a_sensitive_value_cannot_be_matched_there(clock, verb):
+    """The job list's payload filter is the admin's only: no verb of the CLI takes one."""
+    with pytest.raises(CommandError, match=r"unrecognized arguments|a job id is"):
+        litejobs(verb, "--state", "dead", "--payload", "card_number=4111111111111111")
 
 
 @pytest.mark.parametrize("verb", ["retry", "cancel", "promote", "delete"])
