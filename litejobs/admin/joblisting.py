@@ -733,7 +733,7 @@ def _searched(
         (hiding if any(_overlap(path, f) for f in hidden) else searched).append(definition.name)
     if job_name and hiding:
         raise _hidden(path, f"job {job_name[:80]} declares it sensitive=, so its pages redact it")
-    return searched, sorted(hiding)
+    return ([job_name] if job_name else searched), sorted(hiding)
 
 
 def _unsearched(field: str, jobs: list[str]) -> str:

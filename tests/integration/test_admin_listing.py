@@ -416,3 +416,9 @@ def test_an_empty_listing_names_the_typed_filters_too(admin_client, clock):
     assert "No job matches tenant: acme; created: from 2026-12-01; payload: label=y." in content, (
         content
     )
+
+
+def test_a_django_tasks_rows_are_searched_by_payload_once_the_task_is_chosen(admin_client, clock):
+    task = JobFactory(name="task:tests.testapp.tasks.add", key="t1", payload={"args": [1, 2]})
+    params = {"payload": "args=[1, 2]", "name": task.name}
+    assert shown(admin_client.get(JOBS, params)) == [task.id]
