@@ -31,6 +31,8 @@ BULK_TEMPLATE = "admin/litejobs/job/bulk.html"
 #: shows.
 FILTER_PARAMETERS = (STATE, QUEUE, NAME, IDS)
 IGNORED_PARAMETERS = ("o", "p", AFTER, BEFORE)
+#: Job ids the page names (the rest counted).
+IDS_SHOWN = 20
 
 
 class JobBulkForm(forms.Form):
@@ -90,7 +92,10 @@ def _described(found: JobFilter) -> str:
     parts = [f"state {found.states[0]}"] if found.states else []
     parts += [f"queue {found.queue}"] if found.queue else []
     parts += [f"job {found.name}"] if found.name else []
-    parts += [f"jobs {', '.join(map(str, found.ids))}"] if found.ids else []
+    if found.ids:
+        more = len(found.ids) - IDS_SHOWN
+        ids = ", ".join(map(str, found.ids[:IDS_SHOWN])) + (f" and {more} more" if more > 0 else "")
+        parts.append(f"jobs {ids}")
     return ", ".join(parts)
 
 
