@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import urlencode
 
 from django.urls import reverse
 
@@ -30,6 +29,7 @@ from ..jobs import minutes, queues
 from ..live.watcher import websocket_path
 from ..models import Job, Worker
 from . import charts
+from .joblisting import listing_url
 
 #: How often the page reloads its dashboard part without its websocket.
 REFRESH_SECONDS = 5
@@ -114,16 +114,15 @@ def dashboard(site_name: str) -> dict[str, Any]:
     }
 
 
-def _link(jobs_url: str, **filters: Any) -> str:
-    return f"{jobs_url}?{urlencode(filters)}"
-
-
 def _queues(now: datetime, jobs_url: str) -> list[dict[str, Any]]:
     return [
         {
             "name": summary.name,
             "counts": [
-                (summary.counts[state.value], _link(jobs_url, queue=summary.name, state=state))
+                (
+                    summary.counts[state.value],
+                    listing_url(jobs_url, queue=summary.name, state=state),
+                )
                 for state in BOARD_STATES
             ],
             "paused": summary.paused,
@@ -227,11 +226,14 @@ def _problems(now: datetime, jobs_url: str) -> list[dict[str, Any]]:
 
 
 def _problem(problem: Problem, jobs_url: str) -> dict[str, Any]:
-    ids = ",".join(str(job_id) for job_id in problem.job_ids)
+    """A problem, linked to the jobs it names (the newest ones when it names fewer than it
+    counts), through the listing's ids filter, which the bulk action over a filter accepts."""
+    ids = problem.job_ids
     return {
         "code": problem.code,
         "message": problem.message,
-        "count": problem.count,
-        "url": _link(jobs_url, id__in=ids) if ids else "",
+        "count": len(ids),
+        "newest": len(ids) < problem.count,
+        "url": listing_url(jobs_url, ids=ids) if ids else "",
         "note": False,
     }

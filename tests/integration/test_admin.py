@@ -54,7 +54,7 @@ def test_the_listing_shows_due_jobs_as_due_and_filters_by_state_queue_and_name(a
     response = admin_client.get(JOBS)
     content = response.content.decode()
     assert "ready (due)" in content
-    response = admin_client.get(JOBS, {"state": "scheduled", "queue": "default"})
+    response = admin_client.get(JOBS, {"state__exact": "scheduled", "queue": "default"})
     assert {j.id for j in response.context["cl"].result_list} == {due.id, later.id}
     response = admin_client.get(JOBS, {"name": "testapp.charge_card"})
     assert list(response.context["cl"].result_list) == []
@@ -299,7 +299,7 @@ def test_the_queue_overview_counts_jobs_per_state(
     default = rows["default"]
     assert [count for count, _ in default["counts"]] == [2, 0, 0, 1, 1]
     assert default["oldest_due"] == "3m"
-    assert "queue=default&amp;state=dead" in response.content.decode()
+    assert "state__exact=dead&amp;queue=default" in response.content.decode()
 
 
 def test_pause_and_resume_from_the_overview(admin_client, clock):
