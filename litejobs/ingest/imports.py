@@ -25,7 +25,7 @@ from ..jobs.declarations import JobDefinition
 from ..models import ImportRefusal, ImportRun
 from .declarations import IMPORT_JOB, Declaration, pipelines
 from .errors import ImportRefused
-from .processing import Item, Tally, process
+from .processing import Item, KeyRefused, Tally, key_of, process
 from .reader import Format, Page, read_header, read_page
 
 __all__ = ["import_file", "run_import"]
@@ -130,11 +130,9 @@ def _items(declaration: Declaration, page: Page) -> list[Item]:
     items = []
     for record in page.records:
         try:
-            key = declaration.key(record)
-        except Exception as error:
-            items.append(Item.of("", record, error=f"its key= raised {type(error).__name__}"))
-            continue
-        items.append(Item.of(str(key), record))
+            items.append(Item.of(key_of(declaration, record), record))
+        except KeyRefused as refused:
+            items.append(Item.of("", record, error=str(refused)))
     return items
 
 
