@@ -13,9 +13,10 @@ def price_in_eur(record, sources): ...       # the enriched record
 
 catalog = pipeline("shop.catalog", steps=[parse, price_in_eur], drop_reasons=Reason,
                    sources={"rates": RATES}, key=lambda r: r["sku"], columns=["sku", "price"],
-                   sink=save_product, buffer=Buffer(capacity=100_000, overflow="block"))
+                   sink=save_product, buffer=Buffer(capacity=100_000, overflow="block"),
+                   files=Files(prefix="feeds/catalog/"))
 catalog.feed(records)                        # inside the caller's transaction
-catalog.import_file("feeds/catalog.csv")     # from Django storage; a worker runs it
+catalog.import_file("feeds/catalog/2026-06.csv")  # one of its files=; a worker runs it
 catalog.stats()   # {"accepted": n, "dropped": {"discontinued": n, ...}, "errored": n}
 
 @catalog.consumer("vendor-a")                # a pull source paged by cursor
@@ -60,15 +61,16 @@ class Pipeline(Declaration):
         overflow applies (``ingest-buffer-full`` when it blocks in vain)."""
         return buffer.feed(self, records)
 
-    def import_file(self, name: str, *, format: str = "csv", storage: str = "default") -> ImportRun:
-        """Import a file of Django storage (``format="csv"`` with the declared columns as its
-        header, or ``"ndjson"``); a worker runs it, resumable from its last page. Answers
-        the ``ImportRun`` that shows its progress and error report."""
+    def import_file(self, name: str, *, format: str = "csv") -> ImportRun:
+        """Import the file ``name`` (a relative name in the storage of ``files=``, under its
+        folder; ``format="csv"`` with the declared columns as its header, or ``"ndjson"``);
+        a worker runs it, resumable from its last page. Answers the ``ImportRun`` that shows
+        its progress and error report."""
         # Imported here: imports reads the records, which load only once Django is ready,
         # and this module is part of ``import litejobs``.
         from . import imports
 
-        return imports.import_file(self, name, format=format, storage=storage)
+        return imports.import_file(self, name, format=format)
 
     def stats(self) -> dict[str, Any]:
         """``{"accepted": n, "dropped": {reason: n}, "errored": n}`` since it began."""

@@ -9,9 +9,8 @@ import pytest
 from django.test import override_settings
 
 from litejobs import Buffer, Freshness, drop, enrich, pipeline
-from litejobs.ingest import Files
 from litejobs.exceptions import DeclarationError, LitejobsError
-from litejobs.ingest import SourceUndeclared
+from litejobs.ingest import Files, SourceUndeclared
 from litejobs.ingest import declarations as registry
 from litejobs.ingest.checks import check_pipelines
 from litejobs.ingest.declarations import Sources

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from litejobs.core.errors import InvalidInput
-from litejobs.ingest.errors import ImportRefused
 from litejobs.ingest import reader
+from litejobs.ingest.errors import ImportRefused
 from litejobs.ingest.reader import (
     CHUNK_SIZE,
     HEADER_BYTES,
@@ -454,7 +454,9 @@ def csv_files(draw):
         code = {"width": "field-count", "encoding": "encoding-invalid"}.get(kind)
         if kind != "blank" and len(content) > limit:
             code = "record-too-large"
-        nul = kind == "row" and next((h for h, v in zip(header, values) if "\0" in v), None)
+        nul = kind == "row" and next(
+            (h for h, v in zip(header, values, strict=True) if "\0" in v), None
+        )
         if code:
             refusals.append(refused(line, len(data), code))
         elif nul:
@@ -530,12 +532,12 @@ def test_any_csv_is_cut_where_the_csv_module_cuts_it(body, size, chunk):
         for line, offset, row in rows
         if len(row) != 2 or nul(row)
     ]
+    assert (page.end, page.line) == (len(data), data.count(b"\n") + 1)
 
 
 def nul(row):
     """The column of the first field of ``row`` (h1, h2) holding a NUL character, if any."""
     return next((f"h{n}" for n, value in enumerate(row, start=1) if "\0" in value), None)
-    assert (page.end, page.line) == (len(data), data.count(b"\n") + 1)
 
 
 @st.composite
