@@ -222,3 +222,27 @@ def test_a_registry_answers_none_for_an_undeclared_name_on_every_python():
     with pytest.raises(Exception) as missing:
         registry.pipelines["tests.nowhere"]
     assert missing.value.code == "pipeline-unknown"
+
+
+@pytest.mark.parametrize("retention", [10**12, "100000d", {"days": 1}])
+def test_an_ingest_retention_no_date_can_reach_back_is_a_check_error(settings, clock, retention):
+    """10**12 seconds once passed the check, then the daily purge raised OverflowError."""
+    from litejobs.checks import check_settings
+    from litejobs.ingest import retention as purging
+
+    settings.LITEJOBS = {"INGEST_RETENTION": retention}
+    [error] = [e for e in check_settings() if "INGEST_RETENTION" in e.msg]
+    assert error.id == "litejobs.E004" and "[settings-invalid]" in error.msg
+    with pytest.raises(LitejobsError) as refused:
+        purging.purge(now=clock.now())
+    assert refused.value.code == "duration-invalid"
+
+
+def test_every_duration_setting_is_bounded_by_one_ceiling(settings):
+    from litejobs.conf import DURATION_SETTING_MAX
+    from litejobs.conf import settings as litejobs_settings
+
+    settings.LITEJOBS = {"LEASE": DURATION_SETTING_MAX, "RETENTION": {"done": "36501d"}}
+    assert litejobs_settings.duration("LEASE") == DURATION_SETTING_MAX
+    with pytest.raises(LitejobsError, match=r"LITEJOBS\['RETENTION'\]\['done'\] must be at most"):
+        litejobs_settings.retention("done")
