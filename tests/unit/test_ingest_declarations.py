@@ -246,3 +246,17 @@ def test_every_duration_setting_is_bounded_by_one_ceiling(settings):
     assert litejobs_settings.duration("LEASE") == DURATION_SETTING_MAX
     with pytest.raises(LitejobsError, match=r"LITEJOBS\['RETENTION'\]\['done'\] must be at most"):
         litejobs_settings.retention("done")
+
+
+def test_files_from_a_storage_storages_does_not_define_are_a_check_error(settings):
+    from litejobs.ingest.checks import check_pipeline_files
+
+    declared = declare(columns=["sku"], files=Files(prefix="feeds/", storage="vendor"))
+    registry.pipelines.register(declared.name, declared)
+    try:
+        [error] = check_pipeline_files()
+        assert error.id == "litejobs.E076" and "'vendor'" in error.msg
+        settings.STORAGES = {**settings.STORAGES, "vendor": settings.STORAGES["default"]}
+        assert check_pipeline_files() == []
+    finally:
+        registry.pipelines.unregister(declared.name)
