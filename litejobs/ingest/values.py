@@ -28,7 +28,7 @@ class Unstorable(enum.Enum):
     KEY_NOT_TEXT = "a field name that is no text"
 
 
-#: Values that hold nothing PostgreSQL refuses but a non-finite float (checked apart).
+#: Values PostgreSQL keeps whatever they are.
 _PLAIN = frozenset({int, bool, type(None)})
 
 
