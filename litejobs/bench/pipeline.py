@@ -16,7 +16,7 @@ from typing import Any
 from django.db import connections
 
 from ..conf import settings
-from ..ingest import Buffer, Pipeline, drop, enrich, pipeline
+from ..ingest import Buffer, Files, Pipeline, drop, enrich, pipeline
 from ..ingest.declarations import pipelines
 from ..sql.cursors import hot_cursor
 from . import files, floor
@@ -68,8 +68,9 @@ def sku(record: Mapping[str, Any]) -> str:
     return str(record["sku"])
 
 
-def declare() -> Pipeline:
-    """Declare W11's pipeline in this process; answers it."""
+def declare(storage: str = "") -> Pipeline:
+    """Declare W11's pipeline in this process, importing the files of the bench's ``storage``
+    (an alias of this bench run's, when it imports one); answers it."""
     return pipeline(
         NAME,
         steps=[discontinued, price_in_eur],
@@ -81,13 +82,14 @@ def declare() -> Pipeline:
         batch_size=PAGE,
         # Room for any W11F feed in one call: the bench measures the feed, not the overflow.
         buffer=Buffer(capacity=10_000_000),
+        files=Files(prefix="", storage=storage) if storage else None,
     )
 
 
 @contextmanager
-def declared() -> Iterator[Pipeline]:
+def declared(storage: str = "") -> Iterator[Pipeline]:
     """W11's pipeline, declared while the block runs."""
     try:
-        yield declare()
+        yield declare(storage)
     finally:
         pipelines.unregister(NAME)
