@@ -2,21 +2,27 @@
 and CSV's header row of the declared column names, in order), then one part per page.
 
 CSV follows RFC 4180 as spreadsheets read it: comma-separated, fields quoted when they hold a
-comma, a quote or a line break, CRLF between rows, an empty field for NULL. NDJSON is one JSON
-object per line (LF). Both are encoded in the report's declared encoding; a value the encoding
-cannot hold stops the run (``report-unencodable``) rather than write a replacement character.
+comma, a quote or a line break, CRLF between rows, an empty field for NULL. A field holding a
+semicolon or a tab is quoted too: a spreadsheet that splits fields on either would otherwise
+cut it in two, the second part starting a formula. NDJSON is one JSON object per line (LF).
+Both are encoded in the report's declared encoding; a value the encoding cannot hold stops
+the run (``report-unencodable``) rather than write a replacement character.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
 from django.http import HttpResponse
+from django.http.response import HttpResponseBase
+from django.utils.cache import patch_cache_control
 
 from ..core.enums import ReportFormat
 from .declarations import Declaration
@@ -24,6 +30,12 @@ from .errors import ReportRefused
 
 CONTENT_TYPES = {ReportFormat.CSV: "text/csv", ReportFormat.NDJSON: "application/x-ndjson"}
 _VALUES = itemgetter(slice(1, None))
+#: The separators other than the comma a spreadsheet may split a field on.
+OTHER_SEPARATORS = (";", "\t")
+#: What makes a field quoted: ``csv``'s own reasons, and the other separators.
+_QUOTED = re.compile(r'[,"\r\n;\t]')
+#: The most bytes UTF-8 takes for one character (every encoding takes at least one).
+UTF8_MOST = 4
 
 
 @dataclass(frozen=True)
@@ -71,7 +83,25 @@ def body(declaration: Declaration, rows: Sequence[Sequence[Any]]) -> bytes:
         buffer = io.StringIO()
         csv.writer(buffer).writerows(map(_VALUES, rows))
         text = buffer.getvalue()
+        if any(separator in text for separator in OTHER_SEPARATORS):  # rare: a slower way
+            text = "".join(map(_line, rows))
     return encode(declaration, text)
+
+
+def _line(row: Sequence[Any]) -> str:
+    """A row as ``csv`` writes it, with fields holding a semicolon or a tab quoted too."""
+    values = row[1:]
+    if len(values) == 1 and not values[0]:
+        return '""\r\n'  # a lone empty field, quoted so the line is not read as no field
+    return ",".join(map(_field, values)) + "\r\n"
+
+
+def _field(value: str | None) -> str:
+    if value is None:
+        return ""
+    if _QUOTED.search(value):
+        return '"' + value.replace('"', '""') + '"'
+    return value
 
 
 def encode(declaration: Declaration, text: str) -> bytes:

@@ -495,6 +495,65 @@ def test_every_formula_trigger_is_escaped_outside_formula_columns(clock, ann, le
     assert values["amount"] == "-5.00"  # a number, never escaped
 
 
+@pytest.mark.parametrize(
+    ("note", "written"),
+    [
+        ("x;=cmd|' /C calc'!A0", "\"x;'=cmd|' /C calc'!A0\""),
+        ("x\t=cmd", '"x\t\'=cmd"'),
+        ("a;+1;-2;@3", "\"a;'+1;'-2;'@3\""),
+        ("x\t\t=y", "\"x\t'\t'=y\""),
+        ("=a;=b", "\"'=a;'=b\""),
+        ("fish; chips", '"fish; chips"'),  # quoted, nothing to escape
+        ('say "x;=y"', '"say ""x;\'=y"""'),
+    ],
+)
+def test_a_formula_after_a_semicolon_or_a_tab_is_quoted_and_escaped(clock, ann, note, written):
+    sales("north", 1, note=note, formula=note)
+    answer = reports.sales.request(user=ann, params=RANGE)
+    line = answer.content.decode().split("\r\n")[1]
+    assert f",{written}," in line  # the note: a spreadsheet splitting on ; or tab keeps it whole
+    # A declared formula column is written as it is, quoted for its separators.
+    assert line.split(f"{written},", 1)[1].startswith('"')
+    import csv
+    import io
+
+    [header, row] = list(csv.reader(io.StringIO(answer.content.decode(), newline="")))
+    values = dict(zip(header, row, strict=True))
+    assert values["formula"] == note
+    # A spreadsheet that ignores the quotes and splits on ; or a tab starts no formula.
+    for separator in (";", "\t"):
+        for cell in written.strip('"').split(separator)[1:]:
+            assert not cell.startswith(("=", "+", "-", "@", "\t")), cell
+
+
+def test_a_page_with_a_separator_is_written_as_csv_writes_the_others(clock, ann, declared):
+    from django.db.models import TextField, Value
+
+    sales("north", 3, note="", formula="")
+    Sale.objects.filter(number="N00000").update(note='plain, "quoted"\nline')
+    Sale.objects.filter(number="N00001").update(note="semi;colon")
+    import csv
+    import io
+
+    nulls = declared(
+        "tests.nulls",
+        columns=["number", "note", "nothing"],
+        query=lambda params, tenant: reports.sales_query(params, tenant).annotate(
+            nothing=Value(None, output_field=TextField())
+        ),
+    )
+    answer = nulls.request(user=ann, params=RANGE)
+    rows = list(csv.reader(io.StringIO(answer.content.decode(), newline="")))
+    assert rows[1:] == [
+        ["N00000", 'plain, "quoted"\nline', ""],
+        ["N00001", "semi;colon", ""],
+        ["N00002", "", ""],
+    ]
+    text = answer.content.decode()
+    assert 'N00000,"plain, ""quoted""\nline",\r\n' in text  # NULL: an empty field, as csv
+    assert 'N00001,"semi;colon",\r\nN00002,,\r\n' in text
+
+
 def test_the_output_matches_the_golden_file_byte_for_byte(clock, ann):
     sales("north", 3, note='says "hi", then\nleaves', formula="")
     Sale.objects.filter(number="N00002").update(customer="Zoë Ångström", note="")
