@@ -52,7 +52,22 @@ class ReportOutput:
         """The output as an attachment."""
         response = HttpResponse(self.content, content_type=self.content_type)
         response["Content-Disposition"] = f'attachment; filename="{self.filename}"'
+        private(response)
         return response
+
+
+def private(response: HttpResponseBase) -> None:
+    """Keep an output out of every cache (shared or the browser's): it is one user's read."""
+    patch_cache_control(response, private=True, no_store=True)
+
+
+def room_for(declaration: Declaration, left: int) -> int:
+    """The bytes of UTF-8 values that may still come when the output has ``left`` bytes
+    left: as many in UTF-8; in another encoding, where a character takes one byte or more
+    and UTF-8 up to four, four times as many (a read cut past that is past ``left``)."""
+    if codecs.lookup(declaration.encoding).name == "utf-8":
+        return max(left, 0)
+    return max(left, 0) * UTF8_MOST
 
 
 def content_type(declaration: Declaration) -> str:

@@ -140,12 +140,35 @@ def shaped(
     )
 
 
+def bounded(declaration: Declaration, shaped_rows: Statement, room: int) -> Statement:
+    """``shaped_rows`` cut where its values pass ``room`` bytes of UTF-8 (as PostgreSQL holds
+    them): the rows that start within it, so at most one row more is handed over. Written,
+    each value takes at least as many bytes (``output.room_for`` makes ``room`` so), so a
+    page the cut shortened is past its bytes left once written.
+
+    The values are counted as the output writes them (after escaping), below an
+    ``OFFSET 0`` that keeps PostgreSQL from computing them twice."""
+    count = 1 if declaration.format is ReportFormat.NDJSON else len(declaration.columns)
+    names = [f"v{i}" for i in range(count)]
+    size = " + ".join(f"coalesce(octet_length(out.{name}), 0)" for name in names)
+    listed = ", ".join(f"sized.{name}" for name in names)
+    # The window has no ORDER BY: it sums the rows in the order the page hands them over.
+    sql = (
+        f"SELECT sized.k, {listed} FROM (SELECT out.*, sum({size}) OVER (ROWS BETWEEN "
+        "UNBOUNDED PRECEDING AND 1 PRECEDING) AS before FROM "
+        f"({shaped_rows.sql} OFFSET 0) AS out (k, {', '.join(names)})) AS sized "
+        "WHERE coalesce(sized.before, 0) <= %s"
+    )
+    return Statement(sql, (*shaped_rows.params, room))
+
+
 def _csv_value(declaration: Declaration, index: int, type_oid: int | None) -> str:
     value = f"page.c{index}"
     formula = declaration.columns[index] in declaration.formula_columns
     if formula or type_oid in PLAIN_TYPES:
         return f"{value}::text"
-    return _ESCAPE.format(value=value, leads=_LEAD_CODES)
+    inner = _INNER.format(value=value, lead_class=_LEAD_CLASS)
+    return _ESCAPE.format(value=value, leads=_LEAD_CODES, inner=inner)
 
 
 def describe(cursor: Any, inner: Statement) -> list[int]:
