@@ -1,5 +1,6 @@
 """Reports' records: each report's limits (setting rows an operator changes in the admin),
-the runs the worker writes page by page, and the audit row each run leaves.
+the runs the worker writes page by page, and the audit trail of every read (append-only:
+the database refuses to change or delete a row).
 
 A ``ReportRun`` records where its output stands: the parts written so far (one per page, in
 the run's storage directory) and the primary key its last page ended at, moved in the

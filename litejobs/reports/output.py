@@ -3,8 +3,10 @@ and CSV's header row of the declared column names, in order), then one part per 
 
 CSV follows RFC 4180 as spreadsheets read it: comma-separated, fields quoted when they hold a
 comma, a quote or a line break, CRLF between rows, an empty field for NULL. A field holding a
-semicolon or a tab is quoted too: a spreadsheet that splits fields on either would otherwise
-cut it in two, the second part starting a formula. NDJSON is one JSON object per line (LF).
+semicolon or a tab is quoted too, and a formula's lead right after either gets the ``'`` a
+leading one gets in SQL (``query``), outside ``formula_columns``: a spreadsheet that splits
+fields on them would otherwise cut ``x;=cmd`` in two, the second part a formula. Pages
+without either (nearly all) are written by ``csv`` alone. NDJSON is one JSON object per line (LF).
 Both are encoded in the report's declared encoding; a value the encoding cannot hold stops
 the run (``report-unencodable``) rather than write a replacement character.
 """
@@ -27,6 +29,7 @@ from django.utils.cache import patch_cache_control
 from ..core.enums import ReportFormat
 from .declarations import Declaration
 from .errors import ReportRefused
+from .query import FORMULA_LEADS
 
 CONTENT_TYPES = {ReportFormat.CSV: "text/csv", ReportFormat.NDJSON: "application/x-ndjson"}
 _VALUES = itemgetter(slice(1, None))
@@ -34,6 +37,8 @@ _VALUES = itemgetter(slice(1, None))
 OTHER_SEPARATORS = (";", "\t")
 #: What makes a field quoted: ``csv``'s own reasons, and the other separators.
 _QUOTED = re.compile(r'[,"\r\n;\t]')
+#: A formula's lead right after another separator (the lead stays, an ``'`` goes before it).
+_LEAD_AFTER_SEPARATOR = re.compile(f"(?<=[;\t])(?=[{re.escape(''.join(FORMULA_LEADS))}])")
 #: The most bytes UTF-8 takes for one character (every encoding takes at least one).
 UTF8_MOST = 4
 
@@ -99,21 +104,25 @@ def body(declaration: Declaration, rows: Sequence[Sequence[Any]]) -> bytes:
         csv.writer(buffer).writerows(map(_VALUES, rows))
         text = buffer.getvalue()
         if any(separator in text for separator in OTHER_SEPARATORS):  # rare: a slower way
-            text = "".join(map(_line, rows))
+            escaped = [name not in declaration.formula_columns for name in declaration.columns]
+            text = "".join(_line(row, escaped) for row in rows)
     return encode(declaration, text)
 
 
-def _line(row: Sequence[Any]) -> str:
-    """A row as ``csv`` writes it, with fields holding a semicolon or a tab quoted too."""
+def _line(row: Sequence[Any], escaped: list[bool]) -> str:
+    """A row as ``csv`` writes it, with fields holding a semicolon or a tab quoted too, and
+    a lead after either escaped in the columns ``escaped`` marks."""
     values = row[1:]
     if len(values) == 1 and not values[0]:
         return '""\r\n'  # a lone empty field, quoted so the line is not read as no field
-    return ",".join(map(_field, values)) + "\r\n"
+    return ",".join(map(_field, values, escaped)) + "\r\n"
 
 
-def _field(value: str | None) -> str:
+def _field(value: str | None, escaped: bool) -> str:
     if value is None:
         return ""
+    if escaped:
+        value = _LEAD_AFTER_SEPARATOR.sub("'", value)
     if _QUOTED.search(value):
         return '"' + value.replace('"', '""') + '"'
     return value

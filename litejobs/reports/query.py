@@ -3,10 +3,11 @@ paged by primary key, compiled by Django with every value a bound parameter, the
 PostgreSQL writes each row's values the way the output needs them.
 
 For CSV each value arrives as text; a text value starting with ``=``, ``+``, ``-``, ``@``, a
-tab or a carriage return gets a leading ``'`` (a spreadsheet would run it as a formula), as
-does such a lead after a semicolon or a tab within it, unless its column is one of the
-report's ``formula_columns``. Numbers, dates, times, booleans
-and UUIDs are written as PostgreSQL writes them and never escaped (``-5.00`` stays a number).
+tab or a carriage return gets a leading ``'`` (a spreadsheet would run it as a formula)
+unless its column is one of the report's ``formula_columns`` (``output`` escapes such a lead
+after a semicolon or a tab inside a value, on the rare page that has one). Numbers, dates,
+times, booleans and UUIDs are written as PostgreSQL writes them and never escaped (``-5.00``
+stays a number).
 For NDJSON each row arrives as one JSON object, keyed by the declared column names in their
 declared order.
 """
@@ -34,19 +35,11 @@ PLAIN_TYPES = frozenset({16, 20, 21, 23, 26, 700, 701, 1082, 1083, 1114, 1184, 1
 UNKEYED = "litejobs_no_key"
 #: A text value with a formula's lead escaped. The lead is compared by its code (``ascii``:
 #: one integer per value), not as a one-character text (``left``: a new text per value, then
-#: six text comparisons): the page's query costs PostgreSQL a third less. A lead after a
-#: semicolon or a tab inside the value is escaped too (``x;=cmd`` is written ``x;'=cmd``, and
-#: quoted): a spreadsheet that splits fields on either would start a formula there. Looking
-#: for them first (``strpos``) keeps the regular expression off the values without them.
-_ESCAPE = "CASE WHEN ascii({value}::text) IN ({leads}) THEN '''' || {inner} ELSE {inner} END"
-_INNER = (
-    "CASE WHEN strpos({value}::text, ';') + strpos({value}::text, chr(9)) > 0 "
-    r"THEN regexp_replace({value}::text, '([;\t])(?={lead_class})', '\1''', 'g') "
-    "ELSE {value}::text END"
+#: six text comparisons): the page's query costs PostgreSQL a third less.
+_ESCAPE = (
+    "CASE WHEN ascii({value}::text) IN ({leads}) THEN '''' || {value}::text ELSE {value}::text END"
 )
 _LEAD_CODES = ", ".join(str(ord(lead)) for lead in FORMULA_LEADS)
-#: The leads as a regular expression's bracket (PostgreSQL reads ``\t`` and ``\r`` in it).
-_LEAD_CLASS = r"[=+@\t\r-]"
 
 
 @dataclass(frozen=True)
@@ -167,8 +160,7 @@ def _csv_value(declaration: Declaration, index: int, type_oid: int | None) -> st
     formula = declaration.columns[index] in declaration.formula_columns
     if formula or type_oid in PLAIN_TYPES:
         return f"{value}::text"
-    inner = _INNER.format(value=value, lead_class=_LEAD_CLASS)
-    return _ESCAPE.format(value=value, leads=_LEAD_CODES, inner=inner)
+    return _ESCAPE.format(value=value, leads=_LEAD_CODES)
 
 
 def describe(cursor: Any, inner: Statement) -> list[int]:
