@@ -7,7 +7,9 @@ reports whose permission they hold, for the tenant each report's ``tenant=`` giv
 nothing of the others (another tenant's run page is a 404). Requesting goes through
 ``Report.request`` and downloading through ``litejobs.reports.views.download``, which check
 the permission and the tenant again. Cancelling needs the change permission on report runs,
-changing a report's limits the change permission on report limits.
+changing a report's limits the change permission on report limits; both ask why, and go to
+the operator action log (``litejobs.reports.operating``) with who, why and, for limits, each
+value's old and new.
 """
 
 from __future__ import annotations

@@ -39,6 +39,8 @@ logger = logging.getLogger(__name__)
 
 #: The page of a link past its time.
 EXPIRED_TEMPLATE = "admin/litejobs/reportrun/link_expired.html"
+#: What that page shows a user who may not use the admin: none of its navigation.
+OUTSIDE_THE_ADMIN = {"available_apps": [], "is_nav_sidebar_enabled": False}
 
 
 def _refuse(request: HttpRequest, status: int, code: str, run_id: object = "-") -> Exception:
@@ -93,6 +95,7 @@ def _expired(
     request.current_app = site.name
     context = {
         **site.each_context(request),
+        **({} if site.has_permission(request) else OUTSIDE_THE_ADMIN),
         "title": "This download link has expired",
         "run_id": link.run_id,
         "run_url": _run_page(request, site, run),
@@ -108,11 +111,9 @@ def _run_page(request: HttpRequest, site: admin.AdminSite, run: ReportRun | None
     declaration = reports.get(run.report) if run is not None else None
     if run is None or declaration is None:
         return ""
-    may = user.is_superuser or (
-        user.is_active
-        and user.is_staff
-        and user.has_perm("litejobs.view_reportrun")
-        and _reads(declaration, user, run)
+    may = site.has_permission(request) and (
+        user.is_superuser
+        or (user.has_perm("litejobs.view_reportrun") and _reads(declaration, user, run))
     )
     if not may:
         return ""

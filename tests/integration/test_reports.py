@@ -545,6 +545,10 @@ def test_a_link_past_its_ttl_is_refused(clock, ann, run_worker, client):
     ann.user_permissions.add(Permission.objects.get(codename="view_reportrun"))
     client.force_login(User.objects.get(pk=ann.pk))
     assert f'<a href="{run_page}">' in client.get(link).content.decode()
+    User.objects.filter(pk=ann.pk).update(is_staff=False)  # a user of the project's own pages
+    page = client.get(link).content.decode()
+    assert "Open the run for a new link: report run" in page
+    assert 'href="/admin/' not in page  # no way into the admin they cannot follow
 
 
 def test_outputs_are_kept_out_of_every_cache(clock, ann, run_worker, client):
