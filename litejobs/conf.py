@@ -105,7 +105,8 @@ DEFAULTS: dict[str, Any] = {
     # the storage (an alias of Django's STORAGES) their outputs are written to, a directory
     # per tenant under litejobs/reports/ (keep it private: downloads go through litejobs' view),
     "REPORT_STORAGE": "default",
-    # and how long a download link stays valid (each download checks the user again).
+    # and how long a download link stays valid, at most a day (each download checks the user
+    # again; a link never outlives the output it names).
     "REPORT_LINK_TTL": "5m",
     # A bearer token a Prometheus scraper may send to read /metrics (litejobs.views.metrics);
     # None: only signed-in staff users may. At least 32 characters (litejobs.E060).
