@@ -1029,7 +1029,7 @@ def test_a_bad_report_input_is_refused_with_its_code(
 def test_a_report_link_ttl_of_ages_fails_the_settings_check(settings):
     from litejobs.reports.checks import check_report_settings
 
-    settings.LITEJOBS = {"REPORT_LINK_TTL": 10**12}
+    settings.LITEJOBS = {"REPORT_LINK_TTL": "30d"}  # past a century it is litejobs.E004's
     [error] = check_report_settings()
     assert error.id == "litejobs.E084"
     assert "[settings-invalid] LITEJOBS['REPORT_LINK_TTL'] is at most 1d" in error.msg
