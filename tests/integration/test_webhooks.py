@@ -14,13 +14,16 @@ from urllib.parse import quote
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.urls import reverse
 
+from litejobs.core.enums import OperatorVerb
 from litejobs.exceptions import SignatureInvalid, WebhookError
 from litejobs.jobs import operations
 from litejobs.models import (
     DeliveryState,
     Job,
     JobState,
+    OperatorAction,
     WebhookDelivery,
     WebhookEndpoint,
 )
@@ -621,6 +624,45 @@ def test_disable_needs_a_reason_and_unknown_endpoints_are_named(clock):
     with pytest.raises(Exception) as unknown:
         enable_endpoint(endpoint.pk + 100, by="ops")
     assert unknown.value.code == "webhook-endpoint-not-found"
+
+
+@pytest.mark.django_db
+def test_enabling_and_disabling_an_endpoint_is_in_the_operator_action_log(clock):
+    endpoint = create_endpoint("https://93.184.215.14/hooks", ["*"])
+    disable_endpoint(endpoint.pk, reason="receiver migrating", by="ops")
+    enable_endpoint(endpoint.pk, by="dev", reason="migrated")
+    with pytest.raises(Exception) as unknown:
+        disable_endpoint(endpoint.pk + 100, reason="x", by="ops")
+    assert unknown.value.code == "webhook-endpoint-not-found"
+    rows = OperatorAction.objects.order_by("pk").values_list(
+        "verb", "by", "reason", "filter", "change"
+    )
+    where = {"endpoint": endpoint.pk, "url": "https://93.184.215.14/…"}
+    assert list(rows) == [
+        (
+            OperatorVerb.ENDPOINT_DISABLE,
+            "ops",
+            "receiver migrating",
+            where,
+            {"enabled": [True, False]},
+        ),
+        (OperatorVerb.ENDPOINT_ENABLE, "dev", "migrated", where, {"enabled": [False, True]}),
+    ]
+
+
+@pytest.mark.django_db
+def test_the_admins_endpoint_actions_log_the_user(clock, client, admin_user):
+    endpoint = create_endpoint("https://93.184.215.14/hooks", ["*"])
+    client.force_login(admin_user)
+    listing = reverse("admin:litejobs_webhookendpoint_changelist")
+    selected = {"action": "disable_endpoints", "_selected_action": [str(endpoint.pk)]}
+    client.post(listing, {**selected, "apply": "1", "reason": "rotating"})
+    client.post(listing, {"action": "enable_endpoints", "_selected_action": [str(endpoint.pk)]})
+    rows = OperatorAction.objects.order_by("pk").values_list("verb", "by", "user_id", "reason")
+    assert list(rows) == [
+        (OperatorVerb.ENDPOINT_DISABLE, "admin", admin_user.pk, "rotating"),
+        (OperatorVerb.ENDPOINT_ENABLE, "admin", admin_user.pk, ""),
+    ]
 
 
 @pytest.mark.django_db(transaction=True)
