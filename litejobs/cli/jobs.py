@@ -224,12 +224,15 @@ def handle_list(command: BaseCommand, options: dict[str, Any]) -> int:
 
 
 def job_details(job: Job) -> dict[str, Any]:
-    """Every column of the row as JSON values, the payload redacted, plus the attempts."""
+    """Every column of the row as JSON values, the payload redacted (and its sensitive values
+    blanked out of the result and progress), plus the attempts."""
     data: dict[str, Any] = {}
     for field in Job._meta.concrete_fields:
         value = getattr(job, field.attname)
         data[field.name] = iso(value) if isinstance(value, datetime) else value
     data["payload"] = operations.safe_payload(job.name, job.payload)
+    for shown in ("result", "progress"):
+        data[shown] = operations.safe_output(job.name, job.payload, data[shown])
     data.update(origins.origin_ids(job))
     data["state_label"] = operations.state_label(job.state, job.run_at, clock.now())
     reason = waiting.explain_one(job)

@@ -139,6 +139,20 @@ def _forms(value: Any, into: set[str]) -> None:
             _forms(nested, into)
 
 
+def blank_out(value: Any, scrub: Scrubber) -> Any:
+    """A JSON value (a job's result, its progress) with ``scrub`` applied to every string in
+    it, keys included; a number whose text holds a sensitive value reads ``REDACTED``."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value if scrub(str(value)) == str(value) else REDACTED
+    if isinstance(value, dict):
+        return {scrub(str(key)): blank_out(nested, scrub) for key, nested in value.items()}
+    if isinstance(value, list):
+        return [blank_out(nested, scrub) for nested in value]
+    return value
+
+
 def scrub(text: str, payload: Any, sensitive: Iterable[str]) -> str:
     """``text`` (an error message, a traceback, a log line) with sensitive payload values
     blanked out; see ``Scrubber`` (build one to scrub several texts of one run)."""

@@ -24,7 +24,7 @@ from ..core import clock
 from ..core.diagnostics import Problem
 from ..core.durations import format_duration
 from ..core.enums import CLAIMABLE, LIVE, TERMINAL, JobAction, JobState, OperatorVerb
-from ..core.payloads import REDACTED, redact
+from ..core.payloads import REDACTED, Scrubber, blank_out, redact
 from ..core.registry import Registry
 from ..exceptions import InvalidInput, JobNotFound, LitejobsError, TransitionRefused
 from ..models import Job
@@ -593,19 +593,37 @@ def state_label(state: str, run_at: datetime | None, now: datetime) -> str:
     return str(state)
 
 
+def _hidden(name: str, payload: Any) -> tuple[str, ...] | None:
+    """The payload fields to hide wherever a job shows: its declaration's ``sensitive`` (and
+    what an add-on adds); ``None`` for a job no installed app declares."""
+    try:
+        return catalog.sensitive_of(catalog.get(name), payload)
+    except LitejobsError:
+        return None
+
+
 def safe_payload(name: str, payload: Any) -> Any:
     """The payload as it may be shown: the declaration's ``sensitive`` fields redacted.
 
     A row whose job no installed app declares shows every value redacted: nothing says which
     of its fields are safe.
     """
-    try:
-        sensitive = catalog.sensitive_of(catalog.get(name), payload)
-    except LitejobsError:
+    sensitive = _hidden(name, payload)
+    if sensitive is None:
         if isinstance(payload, dict):
             return dict.fromkeys(payload, REDACTED)
         return REDACTED
     return redact(payload, sensitive)
+
+
+def safe_output(name: str, payload: Any, value: Any) -> Any:
+    """A job's result or latest progress as it may be shown: the values of its payload's
+    sensitive fields blanked out wherever they appear in it (a body may return or report
+    them); for a job no installed app declares, every payload value."""
+    sensitive = _hidden(name, payload)
+    if sensitive is None:
+        sensitive = tuple(payload) if isinstance(payload, dict) else ()
+    return blank_out(value, Scrubber(payload, sensitive)) if sensitive else value
 
 
 def _ids(queryset: QuerySet[Job]) -> tuple[int, ...]:

@@ -86,6 +86,24 @@ def test_show_prints_the_row_and_its_history_with_the_payload_redacted(clock, ru
     assert "[redacted]" in text and "failed attempts: 1" in text
 
 
+def test_show_blanks_sensitive_values_out_of_the_result_and_progress(clock):
+    card = "4111111111111111"
+    job = JobFactory(
+        name=charge_card.name,
+        payload={"card_number": card},
+        state=JobState.DONE,
+        result={"receipt": f"charged {card}"},
+        progress={"done": 1, "total": 1, "note": f"charging {card}"},
+    )
+    out, _ = litejobs("show", str(job.id), "--json")
+    data = json.loads(out)
+    assert card not in out
+    assert data["result"] == {"receipt": "charged [redacted]"}
+    assert data["progress"]["note"] == "charging [redacted]"
+    text, _ = litejobs("show", str(job.id))
+    assert card not in text and "charging [redacted]" in text
+
+
 def test_show_of_a_missing_job_exits_1(clock):
     _, err = failing(1, "show", "424242")
     assert err.startswith("[job-not-found] No job has id 424242")
