@@ -17,10 +17,10 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import psycopg
-from django.db import ProgrammingError
+from django.db import DatabaseError, OperationalError
 
 from ..conf import settings
-from ..exceptions import MigrationsUnapplied
+from ..exceptions import DatabaseUnreachable, LitejobsError, MigrationsUnapplied
 from ..runtime.startup import database_checks
 
 if TYPE_CHECKING:
@@ -67,20 +67,35 @@ def accept_after_the_verb(subparsers: Subparsers, options: list[Action]) -> None
 
 
 def run_verb(command: BaseCommand, options: dict[str, Any]) -> int:
-    """Run the verb's handler. On a database where litejobs' tables are missing it raises
-    ``MigrationsUnapplied`` (saying which migrations to apply) instead of the driver's error."""
+    """Run the verb's handler. On a database it cannot use it raises what ``doctor`` reports
+    instead of the driver's error: ``DatabaseUnreachable`` (no connection) or
+    ``MigrationsUnapplied`` (litejobs' tables are missing; it names the migrations to apply)."""
     try:
         code: int = options["handler"](command, options)
-    except ProgrammingError as error:
-        if not isinstance(error.__cause__, psycopg.errors.UndefinedTable):
+    except (DatabaseError, psycopg.Error) as error:
+        refusal = _unusable_database(error)
+        if refusal is None:
             raise
-        checked = database_checks(settings.DATABASE, waited=timedelta(0))
-        unapplied = [m for m in checked if m.id == "litejobs.E043"]
-        if not unapplied:
-            raise
-        message = unapplied[0].msg.removeprefix("[migrations-unapplied] ")
-        raise MigrationsUnapplied(f"{message} {unapplied[0].hint}") from error
+        raise refusal from error
     return code
+
+
+def _unusable_database(error: Exception) -> LitejobsError | None:
+    """Why the database cannot serve a verb, as ``doctor``'s checks word it, or ``None`` when
+    ``error`` is another one (a bug to show as it is). Django wraps the driver's errors; a
+    litejobs statement on a psycopg cursor raises them as they are."""
+    driver = error if isinstance(error, psycopg.Error) else error.__cause__
+    if not isinstance(error, OperationalError | psycopg.OperationalError) and not isinstance(
+        driver, psycopg.errors.UndefinedTable
+    ):
+        return None
+    refusals = {"litejobs.E042": DatabaseUnreachable, "litejobs.E043": MigrationsUnapplied}
+    for checked in database_checks(settings.DATABASE, waited=timedelta(0)):
+        kind = refusals.get(checked.id or "")
+        if kind is not None:
+            message = checked.msg.split("] ", 1)[-1]
+            return kind(f"{message} {checked.hint or ''}".strip())
+    return None
 
 
 def add_json_flag(parser: ArgumentParser) -> None:
