@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import importlib
 import json
+import logging
 import pkgutil
 from argparse import SUPPRESS, ArgumentParser, _SubParsersAction
 from datetime import timedelta
@@ -26,6 +27,7 @@ from ..runtime.startup import database_checks
 if TYPE_CHECKING:
     from argparse import Action
 
+    from django.core.checks import CheckMessage
     from django.core.management.base import BaseCommand, CommandParser
 
     #: What each verb module's ``register`` receives: the subcommands of ``manage.py litejobs``.
@@ -38,6 +40,8 @@ EXIT_PROBLEMS = 3
 
 #: The code of a bad usage answered in JSON (an unknown verb or option, a malformed value).
 USAGE_INVALID = "usage-invalid"
+#: The code of a refusal to run because Django's system checks found errors, answered in JSON.
+CHECKS_FAILED = "checks-failed"
 
 
 def register_all(subparsers: Subparsers) -> None:
@@ -111,13 +115,46 @@ def emit(command: BaseCommand, options: dict[str, Any], data: Any, text: str) ->
         command.stdout.write(text)
 
 
-def refuse(command: BaseCommand, as_json: bool, code: str, message: str) -> None:
+def refuse(
+    command: BaseCommand,
+    as_json: bool,
+    code: str,
+    message: str,
+    details: dict[str, Any] | None = None,
+) -> None:
     """Print a refusal: ``[code] message`` on stderr, or with ``--json`` the JSON object
-    ``{"code": ..., "message": ...}`` on stdout (and nothing else there)."""
+    ``{"code": ..., "message": ...}`` (and ``details``, if any) on stdout, and nothing else
+    there."""
     if as_json:
-        command.stdout.write(json.dumps({"code": code, "message": message}, sort_keys=True))
+        answer = {**(details or {}), "code": code, "message": message}
+        command.stdout.write(json.dumps(answer, sort_keys=True))
     else:
         command.stderr.write(f"[{code}] {message}")
+
+
+def refuse_checks(command: BaseCommand, issues: list[CheckMessage]) -> None:
+    """With ``--json``, Django's system checks found errors: one JSON object on stdout, the
+    ``checks-failed`` refusal listing each (id, level, message, hint, object)."""
+    refuse(
+        command,
+        True,
+        CHECKS_FAILED,
+        f"System checks found {len(issues)} serious "
+        f"{'issue' if len(issues) == 1 else 'issues'} ({', '.join(i.id or '?' for i in issues)}); "
+        "nothing ran. Fix them (`manage.py check` lists them too).",
+        {
+            "checks": [
+                {
+                    "id": issue.id,
+                    "level": logging.getLevelName(issue.level),
+                    "message": issue.msg,
+                    "hint": issue.hint,
+                    "object": str(issue.obj) if issue.obj is not None else None,
+                }
+                for issue in issues
+            ]
+        },
+    )
 
 
 def usage(command: BaseCommand, options: dict[str, Any], message: str) -> int:

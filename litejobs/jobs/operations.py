@@ -30,8 +30,9 @@ from ..exceptions import InvalidInput, JobNotFound, LitejobsError, TransitionRef
 from ..models import Job
 from ..sql import query
 from ..sql.cursors import fetch_one
-from . import catalog, minutes
+from . import catalog, minutes, waiting
 from .actionlog import Actor, record
+from .steps import HELD
 
 logger = logging.getLogger(__name__)
 
@@ -630,11 +631,44 @@ def _ids(queryset: QuerySet[Job]) -> tuple[int, ...]:
     return tuple(queryset.order_by("-pk").values_list("pk", flat=True)[:PROBLEM_IDS])
 
 
+def _held_for_operator() -> list[Problem]:
+    """``held-for-operator``: jobs whose ``once=True`` step's outcome is unknown, each waiting
+    for ``resolve-step`` (the oldest first; nothing else will ever run them)."""
+    held = _jobs().filter(state=JobState.WAITING, run_at__gte=HELD)
+    count = held.count()
+    if not count:
+        return []
+    ids = tuple(held.order_by("pk").values_list("pk", flat=True)[:PROBLEM_IDS])
+    steps = waiting.unknown_steps(ids)
+    commands = "; ".join(
+        f"`{waiting.resolve_command(job_id, name)}`"
+        for job_id in ids
+        for name in steps.get(job_id, ())[:1]
+    )
+    return [
+        Problem(
+            "held-for-operator",
+            ngettext(
+                "%(n)d job is held for an operator",
+                "%(n)d jobs are held for an operator",
+                count,
+            )
+            % {"n": count}
+            + ": a once=True step was started but its outcome was never recorded (its worker "
+            "stopped mid-step), so it is not run again blindly. Check whether it took effect, "
+            f"then say so: {commands}.",
+            count=count,
+            job_ids=ids,
+        )
+    ]
+
+
 def problems(*, now: datetime, lease_now: datetime) -> list[Problem]:
-    """What ``doctor`` reports about jobs: recent dead jobs (``dead-jobs``), running jobs
-    whose lease lapsed (``lease-lapsed``, judged on the database's clock, as the workers judge
-    it) and jobs waiting for a worker whose code can run them (``unknown-job``)."""
-    problems: list[Problem] = []
+    """What ``doctor`` reports about jobs: jobs held for an operator (``held-for-operator``),
+    recent dead jobs (``dead-jobs``), running jobs whose lease lapsed (``lease-lapsed``,
+    judged on the database's clock, as the workers judge it) and jobs waiting for a worker
+    whose code can run them (``unknown-job``)."""
+    problems: list[Problem] = _held_for_operator()
     dead = _jobs().filter(state=JobState.DEAD, finished_at__gte=now - DEAD_LOOKBACK)
     dead_count = dead.count()
     if dead_count:
