@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
-from .core.durations import format_duration, parse_duration
-from .core.errors import InvalidInput, LitejobsError
+from .core.durations import parse_duration
+from .core.errors import LitejobsError
 from .core.project import litejobs_settings
 
 DEFAULTS: dict[str, Any] = {
@@ -113,10 +113,6 @@ DEFAULTS: dict[str, Any] = {
     "METRICS_TOKEN": None,
 }
 
-#: The longest any duration setting may be (``RETENTION``'s included): a longer one is a slip
-#: (``10**12`` seconds) that would pass for a duration and then overflow the date arithmetic
-#: it takes part in (``now - INGEST_RETENTION``); litejobs.E004 and E020 report it.
-DURATION_SETTING_MAX = timedelta(days=36_500)
 #: The shortest ``METRICS_TOKEN`` accepted (a shorter one grants nothing; litejobs.E060).
 METRICS_TOKEN_MIN = 32
 #: Whole-number settings and the range each may take (litejobs.E004 reports a value outside it).
@@ -229,23 +225,12 @@ class Settings:
         """How long finished rows in ``state`` are kept."""
         retention = {**DEFAULTS["RETENTION"], **self.RETENTION}
         shown = f"LITEJOBS['RETENTION'][{state!r}]"
-        return _bounded(parse_duration(retention[state], name=shown), shown)
+        return parse_duration(retention[state], name=shown)
 
 
 def _positive_duration(value: Any, name: str) -> timedelta:
     shown = f"LITEJOBS[{name!r}]"
-    return _bounded(parse_duration(value, name=shown, allow_zero=False), shown)
-
-
-def _bounded(duration: timedelta, shown: str) -> timedelta:
-    """``duration`` when at most ``DURATION_SETTING_MAX``, else ``duration-invalid``."""
-    if duration > DURATION_SETTING_MAX:
-        raise InvalidInput(
-            f"{shown} must be at most {DURATION_SETTING_MAX.days} days (100 years); got "
-            f"{format_duration(duration)}.",
-            code="duration-invalid",
-        )
-    return duration
+    return parse_duration(value, name=shown, allow_zero=False)
 
 
 settings = Settings()

@@ -411,13 +411,13 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
 
     @admin.display(description="result")
     def result_shown(self, obj: Job) -> str:
-        """The body's JSON result, indented."""
-        return _pre(obj.result)
+        """The body's JSON result, indented, its payload's sensitive values blanked out."""
+        return _pre(operations.safe_output(obj.name, obj.payload, obj.result))
 
     @admin.display(description="progress")
     def progress_shown(self, obj: Job) -> str:
-        """The latest ``ctx.progress(...)`` the body reported."""
-        return _pre(obj.progress)
+        """The latest ``ctx.progress(...)`` the body reported, sensitive values blanked out."""
+        return _pre(operations.safe_output(obj.name, obj.payload, obj.progress))
 
     @admin.display(description="created by")
     def created_by(self, obj: Job) -> str:

@@ -358,7 +358,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         by = acted_by(request)
         for endpoint in queryset[:ACTION_LIMIT]:
             try:
-                endpoints.enable_endpoint(endpoint.pk, by=by)
+                endpoints.enable_endpoint(endpoint.pk, by=by, user_id=request.user.pk)
             except LitejobsError as error:
                 refused_error(request, error)
             else:
@@ -380,7 +380,9 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             by = acted_by(request)
             for endpoint in rows:
                 try:
-                    endpoints.disable_endpoint(endpoint.pk, reason=reason, by=by)
+                    endpoints.disable_endpoint(
+                        endpoint.pk, reason=reason, by=by, user_id=request.user.pk
+                    )
                 except LitejobsError as error:
                     refused_error(request, error)
                 else:

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+import psycopg
 from django.db import connections
 
 from ..conf import settings
@@ -59,8 +60,12 @@ def write(record: Mapping[str, Any]) -> None:
     """The sink: the record's row created or updated by sku, in one prepared statement on the
     pipeline's connection (in the page's transaction): the least a sink called once per
     record can send. A sink through Django's cursor pays its client-side binding on top."""
+    values = [record[column] for column in COLUMNS]
     with hot_cursor(connections[settings.DATABASE]) as cursor:
-        cursor.execute(UPSERT, [record[column] for column in COLUMNS], prepare=True)
+        if isinstance(cursor, psycopg.Cursor):
+            cursor.execute(UPSERT, values, prepare=True)
+        else:  # Django's query-logging wrapper (DEBUG = True), which takes no prepare=
+            cursor.execute(UPSERT, values)
 
 
 def sku(record: Mapping[str, Any]) -> str:

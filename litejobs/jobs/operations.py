@@ -25,14 +25,15 @@ from ..core import clock
 from ..core.diagnostics import Problem
 from ..core.durations import format_duration
 from ..core.enums import CLAIMABLE, LIVE, TERMINAL, JobAction, JobState, OperatorVerb
-from ..core.payloads import REDACTED, redact
+from ..core.payloads import REDACTED, Scrubber, blank_out, redact
 from ..core.registry import Registry
 from ..exceptions import InvalidInput, JobNotFound, LitejobsError, TransitionRefused
 from ..models import Job
 from ..sql import query
 from ..sql.cursors import fetch_one
-from . import catalog, minutes
+from . import catalog, minutes, waiting
 from .actionlog import Actor, record
+from .steps import HELD
 
 logger = logging.getLogger(__name__)
 
@@ -643,30 +644,81 @@ def state_label(state: str, run_at: datetime | None, now: datetime) -> str:
     return str(state)
 
 
+def _hidden(name: str, payload: Any) -> tuple[str, ...] | None:
+    """The payload fields to hide wherever a job shows: its declaration's ``sensitive`` (and
+    what an add-on adds); ``None`` for a job no installed app declares."""
+    try:
+        return catalog.sensitive_of(catalog.get(name), payload)
+    except LitejobsError:
+        return None
+
+
 def safe_payload(name: str, payload: Any) -> Any:
     """The payload as it may be shown: the declaration's ``sensitive`` fields redacted.
 
     A row whose job no installed app declares shows every value redacted: nothing says which
     of its fields are safe.
     """
-    try:
-        sensitive = catalog.sensitive_of(catalog.get(name), payload)
-    except LitejobsError:
+    sensitive = _hidden(name, payload)
+    if sensitive is None:
         if isinstance(payload, dict):
             return dict.fromkeys(payload, REDACTED)
         return REDACTED
     return redact(payload, sensitive)
 
 
+def safe_output(name: str, payload: Any, value: Any) -> Any:
+    """A job's result or latest progress as it may be shown: the values of its payload's
+    sensitive fields blanked out wherever they appear in it (a body may return or report
+    them); for a job no installed app declares, every payload value."""
+    sensitive = _hidden(name, payload)
+    if sensitive is None:
+        sensitive = tuple(payload) if isinstance(payload, dict) else ()
+    return blank_out(value, Scrubber(payload, sensitive)) if sensitive else value
+
+
 def _ids(queryset: QuerySet[Job]) -> tuple[int, ...]:
     return tuple(queryset.order_by("-pk").values_list("pk", flat=True)[:PROBLEM_IDS])
 
 
+def _held_for_operator() -> list[Problem]:
+    """``held-for-operator``: jobs whose ``once=True`` step's outcome is unknown, each waiting
+    for ``resolve-step`` (the oldest first; nothing else will ever run them)."""
+    held = _jobs().filter(state=JobState.WAITING, run_at__gte=HELD)
+    count = held.count()
+    if not count:
+        return []
+    ids = tuple(held.order_by("pk").values_list("pk", flat=True)[:PROBLEM_IDS])
+    steps = waiting.unknown_steps(ids)
+    commands = "; ".join(
+        f"`{waiting.resolve_command(job_id, name)}`"
+        for job_id in ids
+        for name in steps.get(job_id, ())[:1]
+    )
+    return [
+        Problem(
+            "held-for-operator",
+            ngettext(
+                "%(n)d job is held for an operator",
+                "%(n)d jobs are held for an operator",
+                count,
+            )
+            % {"n": count}
+            + ": a once=True step was started but its outcome was never recorded (its worker "
+            "stopped mid-step), so it is not run again blindly. Check whether it took effect, "
+            f"then say so: {commands}.",
+            count=count,
+            job_ids=ids,
+        )
+    ]
+
+
 def problems(*, now: datetime, lease_now: datetime) -> list[Problem]:
-    """What ``doctor`` reports about jobs: recent dead jobs (``dead-jobs``), running jobs
-    whose lease lapsed (``lease-lapsed``, judged on the database's clock, as the workers judge
-    it) and jobs waiting for a worker whose code can run them (``unknown-job``)."""
-    problems: list[Problem] = []
+    """What ``doctor`` reports about jobs: jobs held for an operator (``held-for-operator``),
+    recent dead jobs (``dead-jobs``), running jobs whose lease lapsed (``lease-lapsed``,
+    judged on the database's clock, as the workers judge it) and jobs waiting for a worker
+    whose code can run them (``unknown-job``)."""
+    problems: list[Problem] = _held_for_operator()
     dead = _jobs().filter(state=JobState.DEAD, finished_at__gte=now - DEAD_LOOKBACK)
     dead_count = dead.count()
     if dead_count:

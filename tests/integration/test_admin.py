@@ -101,6 +101,22 @@ def test_the_detail_page_redacts_sensitive_values(admin_user, client, clock, run
     assert JobAttempt.objects.filter(job_id=enqueued.id).count() == 1
 
 
+def test_the_detail_page_blanks_sensitive_values_out_of_the_result_and_progress(
+    admin_client, clock
+):
+    card = "4111111111111111"
+    job = JobFactory(
+        name=charge_card.name,
+        payload={"card_number": card},
+        state=JobState.DONE,
+        result={"receipt": f"charged {card}"},
+        progress={"done": 1, "total": 1, "note": f"charging {card}"},
+    )
+    content = admin_client.get(reverse("admin:litejobs_job_change", args=[job.id])).content
+    assert card not in content.decode()
+    assert "charged [redacted]" in content.decode() and "charging [redacted]" in content.decode()
+
+
 def shown_fields(response, fieldset: str) -> dict[str, str]:
     """The read-only values a job page shows in one fieldset, by field name."""
     for shown in response.context["adminform"]:

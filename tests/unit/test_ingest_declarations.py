@@ -239,12 +239,12 @@ def test_an_ingest_retention_no_date_can_reach_back_is_a_check_error(settings, c
 
 
 def test_every_duration_setting_is_bounded_by_one_ceiling(settings):
-    from litejobs.conf import DURATION_SETTING_MAX
     from litejobs.conf import settings as litejobs_settings
+    from litejobs.core.durations import LONGEST
 
-    settings.LITEJOBS = {"LEASE": DURATION_SETTING_MAX, "RETENTION": {"done": "36501d"}}
-    assert litejobs_settings.duration("LEASE") == DURATION_SETTING_MAX
-    with pytest.raises(LitejobsError, match=r"LITEJOBS\['RETENTION'\]\['done'\] must be at most"):
+    settings.LITEJOBS = {"LEASE": LONGEST, "RETENTION": {"done": "36526d"}}
+    assert litejobs_settings.duration("LEASE") == LONGEST
+    with pytest.raises(LitejobsError, match=r"LITEJOBS\['RETENTION'\]\['done'\] must be a fin"):
         litejobs_settings.retention("done")
 
 
