@@ -5,7 +5,7 @@ The user-facing surface; everything else is an implementation detail.
 
 from .core.retry import Retry
 from .exceptions import Cancelled, LitejobsError, Permanent, RetryAfter, WaitTimedOut
-from .ingest import Buffer, Freshness, Pipeline, drop, enrich, pipeline
+from .ingest import Buffer, Files, Freshness, Pipeline, drop, enrich, pipeline
 from .jobs.context import JobContext
 from .jobs.declarations import Concurrency, JobDefinition, job
 from .jobs.enqueue import Enqueued
@@ -23,6 +23,7 @@ __all__ = [
     "Cancelled",
     "Concurrency",
     "Enqueued",
+    "Files",
     "Freshness",
     "JobContext",
     "JobDefinition",

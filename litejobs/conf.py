@@ -105,7 +105,8 @@ DEFAULTS: dict[str, Any] = {
     # the storage (an alias of Django's STORAGES) their outputs are written to, a directory
     # per tenant under litejobs/reports/ (keep it private: downloads go through litejobs' view),
     "REPORT_STORAGE": "default",
-    # and how long a download link stays valid (each download checks the user again).
+    # and how long a download link stays valid, at most a day (each download checks the user
+    # again; a link never outlives the output it names).
     "REPORT_LINK_TTL": "5m",
     # A bearer token a Prometheus scraper may send to read /metrics (litejobs.views.metrics);
     # None: only signed-in staff users may. At least 32 characters (litejobs.E060).
@@ -223,11 +224,13 @@ class Settings:
     def retention(self, state: str) -> timedelta:
         """How long finished rows in ``state`` are kept."""
         retention = {**DEFAULTS["RETENTION"], **self.RETENTION}
-        return parse_duration(retention[state], name=f"LITEJOBS['RETENTION'][{state!r}]")
+        shown = f"LITEJOBS['RETENTION'][{state!r}]"
+        return parse_duration(retention[state], name=shown)
 
 
 def _positive_duration(value: Any, name: str) -> timedelta:
-    return parse_duration(value, name=f"LITEJOBS[{name!r}]", allow_zero=False)
+    shown = f"LITEJOBS[{name!r}]"
+    return parse_duration(value, name=shown, allow_zero=False)
 
 
 settings = Settings()

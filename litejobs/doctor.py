@@ -29,6 +29,7 @@ RUNBOOK_PAGE = "operating/runbooks/"
 RUNBOOKS = {
     "database-unreachable": "the-database-restarts-or-is-unreachable",
     "migrations-unapplied": "deploying",
+    "held-for-operator": "a-steps-outcome-is-unknown-held-for-operator",
     "dead-jobs": "dead-jobs",
     "lease-lapsed": "a-worker-was-killed-oom-sigkill-host-lost",
     "unknown-job": "deploying",
@@ -79,7 +80,8 @@ class Diagnosis:
 
 
 def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagnosis:
-    """Look for what needs an operator: recent dead jobs, lapsed leases, backlogs, no worker,
+    """Look for what needs an operator: jobs held for an operator (``held-for-operator``),
+        recent dead jobs, lapsed leases, backlogs, no worker,
         jobs waiting for a worker whose code can run them (``unknown-job``), overdue schedules
         (``overdue-schedule``), active schedules no scheduler plans (``no-scheduler``), an outbox
         backlog older than ``max_ready_age`` (``outbox-backlog``) and webhook endpoints litejobs

@@ -33,6 +33,13 @@ class MigrationsUnapplied(LitejobsError, ImproperlyConfigured):
     code = "migrations-unapplied"
 
 
+class DatabaseUnreachable(LitejobsError, ConnectionError):
+    """The litejobs database does not accept the connection (stopped, unreachable, or refusing
+    this user or database name): start it, or fix ``DATABASES``."""
+
+    code = "database-unreachable"
+
+
 class ResultNotJson(LitejobsError, TypeError):
     """A job body returned a value JSON cannot hold (a set, a date, an object): the attempt
     fails. Return plain JSON values, or nothing."""
@@ -132,6 +139,7 @@ class SignatureInvalid(LitejobsError, ValueError):
 
 __all__ = [
     "Cancelled",
+    "DatabaseUnreachable",
     "DatabaseUnsupported",
     "DeclarationError",
     "ExtraMissing",

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import urlencode
 
 from django.urls import reverse
 
@@ -30,6 +29,7 @@ from ..jobs import minutes, queues
 from ..live.watcher import websocket_path
 from ..models import Job, Worker
 from . import charts, problems
+from .joblisting import listing_url
 
 #: How often the page reloads its dashboard part without its websocket.
 REFRESH_SECONDS = 5
@@ -131,15 +131,11 @@ def dashboard(site_name: str, user: Any) -> dict[str, Any]:
     }
 
 
-def _link(jobs_url: str, **filters: Any) -> str:
-    return f"{jobs_url}?{urlencode(filters)}"
-
-
 def _queues(now: datetime, jobs_url: str) -> list[dict[str, Any]]:
     rows = []
     for summary in queues.queue_overview(now=now, states=BOARD_STATES):
         counts = [
-            (summary.counts[state.value], _link(jobs_url, queue=summary.name, state=state))
+            (summary.counts[state.value], listing_url(jobs_url, queue=summary.name, state=state))
             for state in BOARD_STATES
         ]
         changed = summary.changed_at
@@ -263,6 +259,6 @@ def _problems(now: datetime, seen: problems.Seen) -> list[problems.Remedy]:
 
 
 def _problem_jobs(problem: Problem, jobs_url: str) -> str:
-    """The job list of the jobs a problem names."""
-    ids = ",".join(str(job_id) for job_id in problem.job_ids)
-    return _link(jobs_url, id__in=ids) if ids else ""
+    """The job list of the jobs a problem names (the newest ones when it names fewer than it
+    counts), through the listing's ids filter, which the bulk action over a filter accepts."""
+    return listing_url(jobs_url, ids=problem.job_ids) if problem.job_ids else ""

@@ -24,7 +24,6 @@ from typing import Any, cast
 from urllib.parse import urlencode
 
 from django import forms
-from django.conf import settings as django_settings
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import PermissionDenied
@@ -39,10 +38,12 @@ from django.utils.html import format_html
 from ..core import clock
 from ..core.durations import format_age
 from ..core.enums import IngestOutcome
+from ..core.payloads import Scrubber, redact
 from ..exceptions import LitejobsError
 from ..ingest import runbook
 from ..ingest.declarations import pipelines
 from ..ingest.errors import PipelineNotFound
+from ..ingest.files import NAME_MAX
 from ..models import ImportRefusal, ImportRun, IngestCount, OverflowEvent, SetAsideRecord
 from . import charts
 from .base import (
@@ -54,6 +55,7 @@ from .base import (
     refused_error,
 )
 from .jobs import CappedCountPaginator
+from .reasons import ReasonForm
 
 OVERVIEW_TEMPLATE = "admin/litejobs/ingest/pipelines.html"
 PIPELINE_TEMPLATE = "admin/litejobs/ingest/pipeline.html"
@@ -63,6 +65,9 @@ REPLAY_TEMPLATE = "admin/litejobs/ingest/replay_confirm.html"
 CHART_HOURS = (24, 48)
 #: What a viewer without the change permission reads instead of a record's values.
 HIDDEN = "hidden: needs the change permission on set-aside records"
+#: What is read instead of a record's values when its pipeline is no longer declared (which
+#: of its fields are sensitive is then unknown).
+UNDECLARED = "hidden: its pipeline is no longer declared"
 
 
 def _hour_label(hour: datetime) -> str:
@@ -216,15 +221,22 @@ class PipelineAdmin(ReadOnlyAdmin):
         return TemplateResponse(request, PIPELINE_TEMPLATE, context)
 
     def _replay(self, request: HttpRequest, name: str) -> HttpResponse:
+        """A reason's *Replay* button: confirm with the records it feeds back and a reason,
+        then replay, and back to the pipeline's page."""
         if not request.user.has_perm("litejobs.change_setasiderecord"):
             raise PermissionDenied
+        back = pipeline_url(self.admin_site.name, name)
+        drop_reason = request.POST.get("replay", "")
         try:
-            outcome = runbook.replay(name, request.POST.get("replay", ""), by=acted_by(request))
+            declaration = pipelines[name]
+            if drop_reason != runbook.ERRORED:
+                declaration.reason(drop_reason)
         except LitejobsError as error:
             refused_error(request, error)
-        else:
-            self.message_user(request, outcome.message, messages.SUCCESS)
-        return HttpResponseRedirect(pipeline_url(self.admin_site.name, name))
+            return HttpResponseRedirect(back)
+        hidden = [("replay", drop_reason)]
+        confirmed = confirm_replay(self, request, [(name, drop_reason)], hidden, cancel=back)
+        return confirmed or HttpResponseRedirect(back)
 
 
 def pipeline_url(site: str, name: str) -> str:
@@ -304,7 +316,8 @@ def _drops_chart(found: runbook.Details, hours: int, now: datetime) -> charts.Ch
 @admin.register(SetAsideRecord)
 class SetAsideRecordAdmin(ReadOnlyAdmin):
     """Dropped and errored records, filtered by pipeline, outcome and reason; replayed by
-    reason after a fix. Keys and payloads only for users who may replay."""
+    reason after a fix, with a reason. Keys and payloads only for users who may replay, and
+    never the values of the pipeline's sensitive fields."""
 
     list_display = (
         "id",
@@ -332,6 +345,8 @@ class SetAsideRecordAdmin(ReadOnlyAdmin):
         "attempts",
         "set_aside_at",
         "replayed_at",
+        "key_shown",
+        "error_shown",
         "payload_shown",
         "payload_fields",
     )
@@ -339,7 +354,8 @@ class SetAsideRecordAdmin(ReadOnlyAdmin):
     def get_list_display(self, request: HttpRequest) -> tuple[str, ...]:
         """The key column only for users who may see the records' values."""
         shown = tuple(self.list_display)
-        return (*shown[:2], "key", *shown[2:]) if self.has_operate_permission(request) else shown
+        operator = self.has_operate_permission(request)
+        return (*shown[:2], "key_shown", *shown[2:]) if operator else shown
 
     def get_search_fields(self, request: HttpRequest) -> tuple[str, ...]:
         """An exact key, for users who may see keys (a search would tell a viewer one)."""
@@ -348,61 +364,114 @@ class SetAsideRecordAdmin(ReadOnlyAdmin):
     def get_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
         """Where and why; the key and the payload for users who may replay, the payload's
         field names for the others."""
-        where = ("id", "pipeline", "outcome", "reason", "step", "error", "attempts")
+        where = ("id", "pipeline", "outcome", "reason", "step", "error_shown", "attempts")
         times = ("set_aside_at", "replayed_at")
         if self.has_operate_permission(request):
-            return (*where[:2], "key", *where[2:], *times, "payload_shown")
+            return (*where[:2], "key_shown", *where[2:], *times, "payload_shown")
         return (*where, *times, "payload_fields")
 
     @admin.display(description="payload")
     def payload_shown(self, obj: SetAsideRecord) -> str:
-        """The record as it was fed."""
-        text = json.dumps(obj.payload, indent=2, sort_keys=True)
+        """The record as it was fed, the values of the pipeline's sensitive fields redacted
+        (only its field names when the pipeline is no longer declared)."""
+        sensitive = _sensitive(obj)
+        if sensitive is None:
+            return _fields(obj, UNDECLARED)
+        text = json.dumps(redact(obj.payload, sensitive), indent=2, sort_keys=True)
         return format_html('<pre style="white-space: pre-wrap; margin: 0">{}</pre>', text)
 
     @admin.display(description="payload")
     def payload_fields(self, obj: SetAsideRecord) -> str:
         """The record's field names, without their values."""
-        names = sorted(obj.payload) if isinstance(obj.payload, dict) else []
-        return f"fields {', '.join(names) or '-'} (values {HIDDEN})"
+        return _fields(obj, HIDDEN)
 
     @admin.action(
         description="Replay every waiting record of the selected records' reasons",
         permissions=["operate"],
     )
     def replay_reasons(self, request: HttpRequest, queryset: QuerySet[Any]) -> HttpResponse | None:
-        """Confirm, then ``runbook.replay`` each (pipeline, reason) the selection holds: a
-        replay feeds back every record of that reason not replayed yet, selected or not."""
-        groups = _groups(queryset)
-        if "apply" not in request.POST:
-            return self._confirm_replay(request, groups)
-        by = acted_by(request)
-        for pipeline, reason in groups:
-            try:
-                outcome = runbook.replay(pipeline, reason, by=by)
-            except LitejobsError as error:
-                refused_error(request, error)
-            else:
-                self.message_user(request, outcome.message, messages.SUCCESS)
-        return None
-
-    def _confirm_replay(self, request: HttpRequest, groups: list[tuple[str, str]]) -> HttpResponse:
-        waiting = {name: runbook.replayable(name) for name in {p for p, _ in groups}}
+        """Confirm with a reason, then ``runbook.replay`` each (pipeline, reason) the selection
+        holds: a replay feeds back every record of that reason not replayed yet, selected or
+        not."""
         hidden = [
             ("action", "replay_reasons"),
             ("select_across", request.POST.get("select_across", "0")),
             *((ACTION_CHECKBOX_NAME, pk) for pk in request.POST.getlist(ACTION_CHECKBOX_NAME)),
         ]
-        context = {
-            **self.admin_site.each_context(request),
-            "title": "Replay set-aside records",
-            "subtitle": None,
-            "opts": self.opts,
-            "groups": [(p, r, waiting[p].get(r, 0)) for p, r in groups],
-            "hidden": hidden,
-        }
-        request.current_app = self.admin_site.name
-        return TemplateResponse(request, REPLAY_TEMPLATE, context)
+        cancel = reverse(f"{self.admin_site.name}:litejobs_setasiderecord_changelist")
+        return confirm_replay(self, request, _groups(queryset), hidden, cancel=cancel)
+
+    def _scrubbed(self, obj: SetAsideRecord, text: str) -> str:
+        """``text`` (the key, the error) without the values of the pipeline's sensitive
+        fields (hidden whole when the pipeline is no longer declared)."""
+        sensitive = _sensitive(obj)
+        return UNDECLARED if sensitive is None else Scrubber(obj.payload, sensitive)(text)
+
+    @admin.display(description="key")
+    def key_shown(self, obj: SetAsideRecord) -> str:
+        """The record's key, without the values of the pipeline's sensitive fields."""
+        return self._scrubbed(obj, obj.key)
+
+    @admin.display(description="error")
+    def error_shown(self, obj: SetAsideRecord) -> str:
+        """Why it errored, without the values of the pipeline's sensitive fields."""
+        return self._scrubbed(obj, obj.error) or "-"
+
+
+def _fields(obj: SetAsideRecord, hidden: str) -> str:
+    """The record's field names, and why their values are hidden."""
+    names = sorted(obj.payload) if isinstance(obj.payload, dict) else []
+    return f"fields {', '.join(names) or '-'} (values {hidden})"
+
+
+def _sensitive(obj: SetAsideRecord) -> tuple[str, ...] | None:
+    """The sensitive fields of the record's pipeline; None when no pipeline of that name is
+    declared any more (which of its fields were sensitive is then unknown)."""
+    declaration = pipelines.get(obj.pipeline)
+    return None if declaration is None else declaration.sensitive
+
+
+def confirm_replay(
+    model_admin: admin.ModelAdmin[Any],
+    request: HttpRequest,
+    groups: list[tuple[str, str]],
+    hidden: list[tuple[str, str]],
+    *,
+    cancel: str,
+) -> HttpResponse | None:
+    """The replay's confirmation (how many records each (pipeline, reason) feeds back, and
+    the reason the operator gives), or, once confirmed with a reason, each replay (kept in
+    the operator action log) and ``None``."""
+    form = ReasonForm(request.POST if "apply" in request.POST else None)
+    if form.is_valid():
+        by, user_id = acted_by(request), request.user.pk
+        for pipeline, drop_reason in groups:
+            try:
+                outcome = runbook.replay(
+                    pipeline,
+                    drop_reason,
+                    by=by,
+                    reason=form.cleaned_data["reason"],
+                    user_id=user_id,
+                )
+            except LitejobsError as error:
+                refused_error(request, error)
+            else:
+                model_admin.message_user(request, outcome.message, messages.SUCCESS)
+        return None
+    waiting = {name: runbook.replayable(name) for name in {p for p, _ in groups}}
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "title": "Replay set-aside records",
+        "subtitle": None,
+        "opts": model_admin.opts,
+        "groups": [(p, r, waiting[p].get(r, 0)) for p, r in groups],
+        "hidden": hidden,
+        "form": form,
+        "cancel_url": cancel,
+    }
+    request.current_app = model_admin.admin_site.name
+    return TemplateResponse(request, REPLAY_TEMPLATE, context)
 
 
 def _groups(queryset: QuerySet[Any]) -> list[tuple[str, str]]:
@@ -460,15 +529,19 @@ class RefusalInline(RecordInline):
         return first_rows
 
 
-class ImportForm(forms.Form):
-    """A file import as an operator starts it."""
+class ImportForm(ReasonForm):
+    """A file import as an operator starts it: one of the files a pipeline declares, and why.
+    Only pipelines that declare their files and columns are offered, each with where its
+    files are."""
 
     pipeline = forms.ChoiceField(
-        help_text="The pipeline whose steps the file's records go through."
+        help_text="The pipeline whose steps the file's records go through, and where its "
+        "files are (storage: folder)."
     )
     file = forms.CharField(
-        max_length=500,
-        help_text="The file's name in the storage, such as feeds/catalog.csv.",
+        max_length=NAME_MAX,
+        help_text="The file's name in the pipeline's storage, under its folder, such as "
+        "feeds/catalog/2026-06.csv.",
     )
     format = forms.ChoiceField(
         choices=[
@@ -476,15 +549,15 @@ class ImportForm(forms.Form):
             ("ndjson", "NDJSON (one JSON object per line)"),
         ]
     )
-    storage = forms.ChoiceField(help_text="Which of the project's STORAGES holds the file.")
+
+    field_order = ("pipeline", "file", "format", "reason")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        names = [d.name for d in pipelines.all()]
-        cast(forms.ChoiceField, self.fields["pipeline"]).choices = [(n, n) for n in names]
-        stores = [s for s in getattr(django_settings, "STORAGES", {}) if s != "staticfiles"]
-        cast(forms.ChoiceField, self.fields["storage"]).choices = [
-            (s, s) for s in stores or ["default"]
+        cast(forms.ChoiceField, self.fields["pipeline"]).choices = [
+            (d.name, f"{d.name} ({d.files})")
+            for d in pipelines.all()
+            if d.files is not None and d.columns
         ]
 
 
@@ -581,8 +654,9 @@ class ImportRunAdmin(ReadOnlyAdmin):
                 data["pipeline"],
                 data["file"],
                 format=data["format"],
-                storage=data["storage"],
                 by=acted_by(request),
+                reason=data["reason"],
+                user_id=request.user.pk,
             )
         except LitejobsError as error:
             form_refused(form, error)

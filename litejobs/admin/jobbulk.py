@@ -1,6 +1,11 @@
 """The jobs list's "act on every job matching this filter": retry, cancel or delete up to a
 limit of the jobs the current filter shows, through ``operations.bulk`` (one transaction, one
-operator action log row), answering how many changed and how many still match."""
+operator action log row naming the jobs it changed), answering how many changed and how many
+still match.
+
+The page counts the matching jobs first (``operations.preview``) and the action applies only
+while the filter still matches those jobs: when they changed in between, nothing changes and
+the page shows the new count and asks again."""
 
 from __future__ import annotations
 
@@ -14,19 +19,20 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
 from ..core.enums import OperatorVerb
-from ..exceptions import LitejobsError
+from ..exceptions import InvalidInput, LitejobsError
 from ..jobs import operations
 from ..jobs.operations import JobFilter
-from ..models import JobState
 from .base import acted_by, refused_error
+from .joblisting import AFTER, BEFORE, IDS, NAME, QUEUE, STATE, check_state, parse_ids
 
 BULK_TEMPLATE = "admin/litejobs/job/bulk.html"
 #: The changelist's query parameters the bulk action reads, and those it may ignore (order,
-#: page); any other (a search) is refused: the action would match more than the list shows.
-FILTER_PARAMETERS = ("state__exact", "queue", "name")
-IGNORED_PARAMETERS = ("o", "p")
-#: Matching jobs the form counts (a count over millions of rows is not run for a page).
-COUNT_CAP = 10_000
+#: page links); any other (a search) is refused: the action would match more than the list
+#: shows.
+FILTER_PARAMETERS = (STATE, QUEUE, NAME, IDS)
+IGNORED_PARAMETERS = ("o", "p", AFTER, BEFORE)
+#: Job ids the page names (the rest counted).
+IDS_SHOWN = 20
 
 
 class JobBulkForm(forms.Form):
@@ -52,26 +58,32 @@ class JobBulkForm(forms.Form):
         max_length=1000,
         help_text="Recorded in the operator action log with your name and the time.",
     )
+    #: The preview's digest of the matching jobs: the action applies only to those.
+    seen = forms.CharField(widget=forms.HiddenInput, required=False)
 
 
-def filter_of(query: QueryDict) -> JobFilter | str:
-    """The bulk filter the changelist's query describes, or why it cannot be used."""
+def filter_of(query: QueryDict) -> JobFilter:
+    """The bulk filter the changelist's query describes; ``InvalidInput`` saying why it cannot
+    be used (``listing-filter-invalid``, ``filter-missing``)."""
     unknown = sorted(key for key in query if key not in (*FILTER_PARAMETERS, *IGNORED_PARAMETERS))
     if unknown:
-        return (
-            "Acting on every matching job works with the state, queue and job filters only; "
-            "clear the search and other filters first."
+        raise InvalidInput(
+            "Acting on every matching job works with the state, queue, job and job ids filters "
+            "only; clear the search and other filters first.",
+            code="listing-filter-invalid",
         )
-    state = query.get("state__exact", "")
-    if state and state not in JobState.values:
-        return f"{state!r} is not a job state."
+    state = check_state(query.get(STATE, ""))
     found = JobFilter(
-        states=(state,) if state else (), name=query.get("name", ""), queue=query.get("queue", "")
+        states=(state,) if state else (),
+        name=query.get(NAME, ""),
+        queue=query.get(QUEUE, ""),
+        ids=parse_ids(query.get(IDS, "")) if query.get(IDS) else (),
     )
     if found.is_empty:
-        return (
-            "Choose a filter first (state, queue or job): acting on every job at once is "
-            "refused to avoid accidents."
+        raise InvalidInput(
+            "Choose a filter first (state, queue, job or job ids): acting on every job at once "
+            "is refused to avoid accidents.",
+            code="filter-missing",
         )
     return found
 
@@ -80,6 +92,10 @@ def _described(found: JobFilter) -> str:
     parts = [f"state {found.states[0]}"] if found.states else []
     parts += [f"queue {found.queue}"] if found.queue else []
     parts += [f"job {found.name}"] if found.name else []
+    if found.ids:
+        more = len(found.ids) - IDS_SHOWN
+        ids = ", ".join(map(str, found.ids[:IDS_SHOWN])) + (f" and {more} more" if more > 0 else "")
+        parts.append(f"jobs {ids}")
     return ", ".join(parts)
 
 
@@ -100,19 +116,46 @@ class BulkOverFilterAdmin(admin.ModelAdmin):
         return super().changelist_view(request, extra_context=context)
 
     def bulk_view(self, request: HttpRequest) -> HttpResponse:
-        """The form (GET), then ``operations.bulk`` (POST) and back to the filtered list."""
+        """The form with the matching jobs' count (GET), then ``operations.bulk`` (POST) and
+        back to the filtered list; the form again, with the new count, when the matching jobs
+        changed in between."""
         if not self.has_operate_permission(request):  # type: ignore[attr-defined]
             raise PermissionDenied
-        changelist = reverse(f"{self.admin_site.name}:litejobs_job_changelist")
-        found = filter_of(request.GET)
-        if isinstance(found, str):
-            self.message_user(request, found, messages.ERROR)
-            return HttpResponseRedirect(f"{changelist}?{request.GET.urlencode()}")
+        back = reverse(f"{self.admin_site.name}:litejobs_job_changelist")
+        back = f"{back}?{request.GET.urlencode()}"
+        try:
+            found = filter_of(request.GET)
+        except InvalidInput as error:
+            refused_error(request, error)
+            return HttpResponseRedirect(back)
         form = JobBulkForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
-            self._apply(request, found, form.cleaned_data)
-            return HttpResponseRedirect(f"{changelist}?{request.GET.urlencode()}")
-        matching = found.apply(self.get_queryset(request)).order_by()[: COUNT_CAP + 1].count()
+            try:
+                self._apply(request, found, form.cleaned_data)
+            except LitejobsError as error:
+                refused_error(request, error)
+                if error.code == "filter-changed":  # asked again, with the new count
+                    return self._form_page(request, found, back, again=form.cleaned_data)
+            return HttpResponseRedirect(back)
+        return self._form_page(request, found, back)
+
+    def _form_page(
+        self,
+        request: HttpRequest,
+        found: JobFilter,
+        back: str,
+        *,
+        again: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        """The form, counting the matching jobs now (the action applies only to those): as
+        posted with its errors, or filled ``again`` with what the operator chose."""
+        seen = operations.preview(found)
+        if request.method == "POST" and again is None:
+            data = request.POST.copy()
+            data["seen"] = seen.seen
+            form = JobBulkForm(data)
+        else:
+            form = JobBulkForm(initial={**(again or {}), "seen": seen.seen})
         context = {
             **self.admin_site.each_context(request),
             "title": "Act on every job matching the filter",
@@ -120,27 +163,25 @@ class BulkOverFilterAdmin(admin.ModelAdmin):
             "opts": self.opts,
             "form": form,
             "described": _described(found),
-            "matching": f"{COUNT_CAP}+" if matching > COUNT_CAP else str(matching),
-            "matching_count": matching,
-            "back": f"{changelist}?{request.GET.urlencode()}",
+            "matching": f"{seen.count}+" if seen.capped else str(seen.count),
+            "matching_count": seen.count,
+            "back": back,
         }
         request.current_app = self.admin_site.name
         return TemplateResponse(request, BULK_TEMPLATE, context)
 
     def _apply(self, request: HttpRequest, found: JobFilter, data: dict[str, Any]) -> None:
+        """``operations.bulk`` on the jobs the form's preview saw, and what it did in words."""
         verb = OperatorVerb(data["verb"])
-        try:
-            counts = operations.bulk(
-                verb,
-                found,
-                limit=data["limit"],
-                by=acted_by(request),
-                reason=data["reason"],
-                user_id=request.user.pk,
-            )
-        except LitejobsError as error:
-            refused_error(request, error)
-            return
+        counts = operations.bulk(
+            verb,
+            found,
+            limit=data["limit"],
+            by=acted_by(request),
+            reason=data["reason"],
+            user_id=request.user.pk,
+            seen=data["seen"],
+        )
         self.message_user(
             request,
             f"{verb.label}: {operations.bulk_summary(counts)}",

@@ -4,16 +4,21 @@
 Every filter on a job column is written as two arms, finished jobs and live jobs: the
 finished arm meets a partial index over finished jobs only (the claim never writes to it),
 the live arm meets the small live-key index. Together they cover every state.
+
+The listing reads its own parameters only (its filters' and its page links'): anything else
+in the query string, a value no filter takes or a broken page link is refused with a coded
+message above an empty list, never a 500, never a list that silently ignores it.
 """
 
 from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime, time
 from functools import cached_property
 from typing import Any, NamedTuple, cast
+from urllib.parse import urlencode
 
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ORDER_VAR, ChangeList
@@ -24,17 +29,40 @@ from django.http import HttpRequest
 from django.utils.dateparse import parse_date, parse_datetime
 from django.utils.timezone import get_current_timezone, is_naive, make_aware
 
-from ..core.enums import LIVE, TERMINAL
-from ..exceptions import InvalidInput
+from ..core.enums import LIVE, TERMINAL, JobState
+from ..exceptions import InvalidInput, LitejobsError
 from ..jobs import catalog
 from ..models import Job, QueueState
+from .base import refused_error
 
 #: The keyset parameters: the page after (older than) or before (newer than) a job id.
 AFTER = "after"
 BEFORE = "before"
+#: The listing's filter parameters that links into it (the dashboard's counts and problems, the
+#: queues page) and the bulk action over a filter share.
+STATE = "state__exact"
+QUEUE = "queue"
+NAME = "name"
+IDS = "ids"
+#: Job ids the ids filter takes at most (a problem names a few; the bulk action's own maximum).
+IDS_MAX = 1000
 #: A payload path deeper than this is refused (no payload the app writes nests so deep).
 PAYLOAD_DEPTH = 8
 PAYLOAD_LENGTH = 500
+
+
+def listing_url(
+    jobs_url: str,
+    *,
+    state: str = "",
+    queue: str = "",
+    name: str = "",
+    ids: Iterable[int] = (),
+) -> str:
+    """A link into the job listing (``jobs_url``) filtered as its own filters write it, so the
+    filter panel shows what is chosen and the bulk action over the filter accepts it."""
+    given = {STATE: state, QUEUE: queue, NAME: name, IDS: ",".join(map(str, ids))}
+    return f"{jobs_url}?{urlencode({key: value for key, value in given.items() if value})}"
 
 
 def by_life(*alternatives: Q, lives: tuple[tuple[str, ...], ...] = (TERMINAL, LIVE)) -> Q:
@@ -134,8 +162,10 @@ class KeysetChangeList(ChangeList):
     """
 
     def __init__(self, request: HttpRequest, *args: Any, **kwargs: Any) -> None:
-        self.after = _edge(request, AFTER)
-        self.before = None if self.after is not None else _edge(request, BEFORE)
+        #: What the listing refused of its own parameters (its filters say theirs).
+        self.refusals: list[InvalidInput] = []
+        self.after = self._edge(request, AFTER)
+        self.before = None if self.after is not None else self._edge(request, BEFORE)
         self.estimated = False
         self.capped = False
         self.newer_url: str | None = None
@@ -148,6 +178,60 @@ class KeysetChangeList(ChangeList):
         for name in (AFTER, BEFORE, ORDER_VAR):
             lookup_params.pop(name, None)
         return lookup_params
+
+    def get_queryset(
+        self, request: HttpRequest, exclude_parameters: list[str | None] | None = None
+    ) -> QuerySet[Any]:
+        """The jobs the filters match; none when a parameter was refused (each refusal a
+        message saying why).
+
+        A parameter no filter reads is dropped before Django's own lookups could apply it to
+        a column (``?payload__card=...`` would match values the job pages redact).
+        """
+        unknown = sorted(set(self.get_filters_params()) - set(self._parameters()))
+        if unknown:
+            self.refusals.append(_unknown(unknown))
+            for name in unknown:
+                self.params.pop(name, None)
+                self.filter_params.pop(name, None)
+        queryset = super().get_queryset(request, exclude_parameters)
+        if exclude_parameters is None:
+            for refusal in self.refusals:
+                refused_error(request, refusal)
+        return queryset.none() if self.refused else queryset
+
+    @property
+    def refused(self) -> bool:
+        """Whether a parameter was refused: the list then shows no job (and says so)."""
+        return bool(self.refusals) or any(
+            getattr(spec, "refused", False) for spec in getattr(self, "filter_specs", ())
+        )
+
+    def _parameters(self) -> Iterator[str]:
+        """The parameters the listing's filters read (each filter is an ``InputFilter`` or a
+        ``SimpleListFilter``)."""
+        for list_filter in self.list_filter:
+            if isinstance(list_filter, type) and issubclass(list_filter, InputFilter):
+                yield from (box[0] for box in list_filter.boxes)
+            elif isinstance(list_filter, type) and issubclass(list_filter, admin.SimpleListFilter):
+                yield str(list_filter.parameter_name)
+
+    def _edge(self, request: HttpRequest, name: str) -> int | None:
+        """The keyset edge ``name`` from the query string: a job id, else refused."""
+        value = request.GET.get(name, "")
+        if not value:
+            return None
+        if value.isascii() and value.isdigit() and int(value) < 2**63:
+            return int(value)
+        self.refusals.append(
+            InvalidInput(
+                f"That page link is broken: {name}= takes a job id, not {value[:40]!r}. Start "
+                "again from the newest jobs (clear the filters, or follow the list's own "
+                "newer / older links).",
+                code="cursor-invalid",
+            )
+        )
+        return None
 
     def get_ordering(self, request: HttpRequest, queryset: QuerySet[Any]) -> list[Any]:
         """Newest first: keyset paging walks the primary key (or a date range's index)."""
@@ -162,7 +246,9 @@ class KeysetChangeList(ChangeList):
         filtered = self.has_active_filters or self.query
         total = filtered_total(self.queryset) if filtered else None
         dated = self._dated()
-        if dated is not None:
+        if self.refused:
+            rows = []
+        elif dated is not None:
             rows = self._dated_window(*dated)
         else:
             rows = self._window(few=total is not None and not (total.capped or total.estimated))
@@ -268,20 +354,73 @@ class KeysetChangeList(ChangeList):
         self.result_count, self.capped, self.estimated = total
 
 
-def _edge(request: HttpRequest, name: str) -> int | None:
-    """The keyset edge from the query string; anything but a job id is ignored."""
-    value = request.GET.get(name, "")
-    return int(value) if value.isdigit() and int(value) < 2**63 else None
+def _unknown(names: list[str]) -> InvalidInput:
+    """The refusal of parameters no filter of the listing reads."""
+    shown = ", ".join(repr(name[:40]) for name in names[:5])
+    return InvalidInput(
+        f"The job list has no filter {shown}: filter with the panel beside the list (state, "
+        "queue, job, tenant, key, dates, payload field=value, job ids). A link into the list "
+        "takes those filters' own parameters, e.g. ?state__exact=dead&queue=default.",
+        code="listing-filter-invalid",
+    )
+
+
+def _refused(
+    request: HttpRequest, spec: Any, queryset: QuerySet[Any], error: LitejobsError
+) -> QuerySet[Any]:
+    """A filter's refusal: its message, and no job (``spec.refused`` tells the listing)."""
+    refused_error(request, error)
+    spec.refused = True
+    return queryset.none()
 
 
 # Filters ------------------------------------------------------------------------------------
+
+
+class StateFilter(admin.SimpleListFilter):
+    """Filter by state (``state__exact``, as Django's own choices filter names it); a value that
+    is no state is refused rather than read as a state no job is in."""
+
+    title = "state"
+    parameter_name = STATE
+    refused = False
+
+    def lookups(
+        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
+    ) -> list[tuple[str, str]]:
+        """Every state, in the order of a job's life."""
+        return [(str(value), str(label)) for value, label in JobState.choices]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        """Jobs in the selected state; a value that is no state: a message and no jobs."""
+        state = self.value()
+        if not state:
+            return queryset
+        if state not in JobState.values:
+            return _refused(request, self, queryset, _no_state(state))
+        return queryset.filter(state=state)
+
+
+def _no_state(state: str) -> InvalidInput:
+    return InvalidInput(
+        f"{state[:40]!r} is not a job state: choose one of {', '.join(JobState.values)} "
+        f"({STATE}=dead lists the dead jobs).",
+        code="listing-filter-invalid",
+    )
+
+
+def check_state(state: str) -> str:
+    """``state`` when it is a job state (or empty: any state), else ``listing-filter-invalid``."""
+    if state and state not in JobState.values:
+        raise _no_state(state)
+    return state
 
 
 class QueueFilter(admin.SimpleListFilter):
     """Filter by queue; the choices come from declarations and queue switches, not a scan."""
 
     title = "queue"
-    parameter_name = "queue"
+    parameter_name = QUEUE
 
     def lookups(
         self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
@@ -302,7 +441,7 @@ class NameFilter(admin.SimpleListFilter):
     """Filter by job name; the choices are the declared jobs (no DISTINCT over the table)."""
 
     title = "job"
-    parameter_name = "name"
+    parameter_name = NAME
 
     def lookups(
         self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
@@ -325,6 +464,8 @@ class InputFilter(admin.ListFilter, ABC):
     template = "admin/litejobs/job/input_filter.html"
     #: (parameter, label, input type, placeholder) of each box.
     boxes: tuple[tuple[str, str, str, str], ...] = ()
+    #: Whether the typed values were refused (the listing then shows no job).
+    refused = False
 
     def __init__(
         self,
@@ -349,6 +490,15 @@ class InputFilter(admin.ListFilter, ABC):
         """The boxes always show."""
         return True
 
+    def summary(self) -> str:
+        """The typed values as people read them: ``acme``, ``from 2026-12-01 to 2026-12-02``."""
+        labelled = len(self.boxes) > 1
+        return " ".join(
+            f"{label} {self.used_parameters[name]}" if labelled else str(self.used_parameters[name])
+            for name, label, _, _ in self.boxes
+            if name in self.used_parameters
+        )
+
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
         """The jobs the typed values match; refused input: a message and no jobs."""
         if not self.used_parameters:
@@ -356,8 +506,7 @@ class InputFilter(admin.ListFilter, ABC):
         try:
             return queryset.filter(self.match(cast(dict[str, str], self.used_parameters)))
         except InvalidInput as refused:
-            messages.error(request, str(refused.args[0]))
-            return queryset.none()
+            return _refused(request, self, queryset, refused)
 
     @abstractmethod
     def match(self, values: dict[str, str]) -> Q:
@@ -409,6 +558,29 @@ class KeyFilter(InputFilter):
     def match(self, values: dict[str, str]) -> Q:
         """The key's jobs."""
         return by_life(Q(key=values["key"]))
+
+
+class IdsFilter(InputFilter):
+    """Jobs by id: the jobs a dashboard problem names (``?ids=12,15,19``)."""
+
+    title = "job ids"
+    boxes = ((IDS, "ids", "text", "12, 15, 19"),)
+
+    def match(self, values: dict[str, str]) -> Q:
+        """The jobs of the typed ids."""
+        return Q(pk__in=parse_ids(values[IDS]))
+
+
+def parse_ids(text: str) -> tuple[int, ...]:
+    """The job ids of ``text`` (separated by commas or spaces), or ``listing-filter-invalid``."""
+    ids = text.replace(",", " ").split()
+    if 0 < len(ids) <= IDS_MAX and all(i.isascii() and i.isdigit() and int(i) < 2**63 for i in ids):
+        return tuple(int(i) for i in ids)
+    raise InvalidInput(
+        f"The job ids {text[:40]!r} are not a list of job ids: type up to {IDS_MAX} ids "
+        "separated by commas, e.g. 12, 15, 19.",
+        code="listing-filter-invalid",
+    )
 
 
 class RangeFilter(InputFilter):
@@ -482,21 +654,110 @@ class PayloadFilter(InputFilter):
     typed text never becomes SQL. A value that reads as JSON (``5``, ``true``, ``"5"``) is
     matched as that JSON value; an unquoted one also as the text it is, so ``order=5``
     finds ``{"order": 5}`` and ``{"order": "5"}``.
+
+    It searches only payloads whose field the job pages show: a match on a field they redact
+    would confirm the hidden value. With a job chosen, a field it declares ``sensitive=`` is
+    refused (``listing-filter-sensitive``); without, every job an installed app declares is
+    searched but those hiding the field, which a warning names.
     """
 
     title = "payload"
     boxes = (("payload", "field=value", "text", "customer.id=42"),)
 
+    def __init__(
+        self,
+        request: HttpRequest,
+        params: dict[str, Any],
+        model: type[Any],
+        model_admin: admin.ModelAdmin[Any],
+    ) -> None:
+        super().__init__(request, params, model, model_admin)
+        #: The job the list is filtered to (its job filter): its declaration says what is hidden.
+        self.job_name = request.GET.get(NAME, "")
+        #: The typed field and the jobs not searched because their pages hide it.
+        self.unsearched: tuple[str, list[str]] | None = None
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        """The matching jobs; a warning names the jobs left unsearched (their pages hide the
+        field)."""
+        matched = super().queryset(request, queryset)
+        if self.unsearched is not None:
+            messages.warning(
+                request, _unsearched(*self.unsearched), extra_tags="listing-filter-sensitive"
+            )
+        return matched
+
     def match(self, values: dict[str, str]) -> Q:
-        """Containment of the typed value at the typed path (either of its readings)."""
+        """Containment of the typed value at the typed path (either of its readings), in the
+        payloads of the jobs whose pages show that field."""
         path, wanted = _payload_condition(values["payload"])
         documents = []
         for value in wanted:
             document: Any = value
             for field in reversed(path):
                 document = {field: document}
-            documents.append(Q(payload__contains=document))
-        return by_life(*documents)
+            documents.append(document)
+        searched, hiding = _searched(path, documents[0], self.job_name)
+        if hiding:
+            self.unsearched = (".".join(path), hiding)
+        return by_life(*(Q(payload__contains=d, name__in=searched) for d in documents))
+
+
+def _searched(
+    path: list[str], document: dict[str, Any], job_name: str
+) -> tuple[list[str], list[str]]:
+    """The jobs (``job_name``, else every declared job) whose pages show the value at ``path``
+    of a payload like ``document``, and those whose pages hide it. A chosen job that hides it
+    is refused (``listing-filter-sensitive``).
+
+    A job hides the fields its declaration (and an add-on, for this payload) names
+    ``sensitive=``, everything inside them, and every field of a job no installed app declares.
+    A path that holds a hidden field (``card`` of a hidden ``card.number``) is hidden too: a
+    typed object would match it.
+    """
+    if job_name:
+        try:
+            definitions = [catalog.get(job_name)]
+        except LitejobsError:
+            raise _hidden(
+                path,
+                f"no installed app declares job {job_name[:80]!r}, so its pages hide every "
+                "value of its payload",
+            ) from None
+    else:
+        definitions = list(catalog.all_jobs())
+    searched: list[str] = []
+    hiding: list[str] = []
+    for definition in definitions:
+        hidden = catalog.sensitive_of(definition, document)
+        (hiding if any(_overlap(path, f) for f in hidden) else searched).append(definition.name)
+    if job_name and hiding:
+        raise _hidden(path, f"job {job_name[:80]} declares it sensitive=, so its pages redact it")
+    return ([job_name] if job_name else searched), sorted(hiding)
+
+
+def _unsearched(field: str, jobs: list[str]) -> str:
+    shown = ", ".join(jobs[:3]) + (f" and {len(jobs) - 3} more jobs" if len(jobs) > 3 else "")
+    return (
+        f"Not searched: {shown}, whose pages show the payload field {field[:80]!r} redacted "
+        "(declared sensitive=): a match would confirm the value they hide."
+    )
+
+
+def _overlap(path: list[str], field: str) -> bool:
+    """Whether ``path`` lies inside the (dotted) ``field`` or holds it."""
+    parts = field.split(".")
+    shared = min(len(path), len(parts))
+    return path[:shared] == parts[:shared]
+
+
+def _hidden(path: list[str], why: str) -> InvalidInput:
+    return InvalidInput(
+        f"The payload field {'.'.join(path)[:80]!r} cannot be filtered on: {why}, and a match "
+        "would confirm the value they hide. Filter on a field the job's page shows, such as an "
+        "order or customer id.",
+        code="listing-filter-sensitive",
+    )
 
 
 def _payload_condition(text: str) -> tuple[list[str], list[Any]]:

@@ -49,11 +49,14 @@ from .joblisting import CappedCountPaginator as CappedCountPaginator
 from .joblisting import (
     CreatedFilter,
     FinishedFilter,
+    IdsFilter,
+    InputFilter,
     KeyFilter,
     KeysetChangeList,
     NameFilter,
     PayloadFilter,
     QueueFilter,
+    StateFilter,
     TenantFilter,
 )
 
@@ -81,7 +84,10 @@ class JobChangeList(KeysetChangeList):
         for spec in self.filter_specs:
             if not getattr(spec, "used_parameters", None):
                 continue
-            shown = [str(c["display"]) for c in spec.choices(self) if c.get("selected")]
+            if isinstance(spec, InputFilter):
+                shown = [spec.summary()]
+            else:
+                shown = [str(c["display"]) for c in spec.choices(self) if c.get("selected")]
             chosen.append(f"{spec.title}: {', '.join(shown)}")
         if self.query:
             chosen.append(f"search: {self.query}")
@@ -244,7 +250,7 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
     )
     list_display_links = ("id", "name_shown")
     list_filter = (
-        "state",
+        StateFilter,
         QueueFilter,
         NameFilter,
         TenantFilter,
@@ -252,6 +258,7 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
         CreatedFilter,
         FinishedFilter,
         PayloadFilter,
+        IdsFilter,
     )
     search_fields = ("key", "name", "id")
     search_help_text = "An exact job id, idempotency key or job name."
@@ -404,13 +411,13 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
 
     @admin.display(description="result")
     def result_shown(self, obj: Job) -> str:
-        """The body's JSON result, indented."""
-        return _pre(obj.result)
+        """The body's JSON result, indented, its payload's sensitive values blanked out."""
+        return _pre(operations.safe_output(obj.name, obj.payload, obj.result))
 
     @admin.display(description="progress")
     def progress_shown(self, obj: Job) -> str:
-        """The latest ``ctx.progress(...)`` the body reported."""
-        return _pre(obj.progress)
+        """The latest ``ctx.progress(...)`` the body reported, sensitive values blanked out."""
+        return _pre(operations.safe_output(obj.name, obj.payload, obj.progress))
 
     @admin.display(description="created by")
     def created_by(self, obj: Job) -> str:

@@ -14,6 +14,19 @@ from django.contrib import admin
 from ..models import OperatorAction
 from .base import ReadOnlyAdmin
 
+#: Job ids a row's "on" column lists (the row's page lists every one).
+JOBS_SHOWN = 20
+
+
+#: The order a filter's conditions read in (the database keeps its keys in its own order):
+#: a bulk action's job conditions first, its limit last.
+FILTER_ORDER = ("state", "queue", "name", "tenant", "ids")
+
+
+def _in_order(item: tuple[str, Any]) -> tuple[bool, int]:
+    key = item[0]
+    return key == "limit", FILTER_ORDER.index(key) if key in FILTER_ORDER else len(FILTER_ORDER)
+
 
 class WhoFilter(admin.AllValuesFieldListFilter):
     """The ``by`` column's filter, titled "By who" (its field's name would read "By by")."""
@@ -33,20 +46,23 @@ class OperatorActionAdmin(ReadOnlyAdmin):
     ordering = ("-at", "-id")
     times_ago = ("at",)
     date_hierarchy = None
-    fields = ("at", "by", "user_name", "verb", "target", "changed", "affected", "reason")
+    fields = ("at", "by", "user_name", "verb", "target", "job_ids", "changed", "affected", "reason")
     readonly_fields = fields
 
     @admin.display(description="on")
     def target(self, obj: OperatorAction) -> str:
-        """The jobs named, or the filter matched (the queue of a pause), in plain words."""
-        if obj.job_ids:
-            ids = ", ".join(str(job_id) for job_id in obj.job_ids)
-            return f"job{'s' if len(obj.job_ids) > 1 else ''} {ids}"
+        """The filter matched (the queue of a pause), then the jobs changed, in plain words; a
+        long list of jobs is cut here and shown whole on the row's page."""
         words = {"name": "job", "run": "report run", "endpoint": "webhook endpoint"}
         parts = []
-        for key, value in (obj.filter or {}).items():
+        for key, value in sorted((obj.filter or {}).items(), key=_in_order):
             shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
             parts.append(f"limit {shown}" if key == "limit" else f"{words.get(key, key)} {shown}")
+        if obj.job_ids:
+            ids = ", ".join(str(job_id) for job_id in obj.job_ids[:JOBS_SHOWN])
+            more = len(obj.job_ids) - JOBS_SHOWN
+            ids += f" and {more} more" if more > 0 else ""
+            parts.append(f"job{'s' if len(obj.job_ids) > 1 else ''} {ids}")
         return "; ".join(parts) or "-"
 
     @admin.display(description="user")

@@ -359,7 +359,7 @@ class WebhookEndpointAdmin(AdminPages):
         by = acted_by(request)
         for endpoint in queryset[:ACTION_LIMIT]:
             try:
-                endpoints.enable_endpoint(endpoint.pk, by=by)
+                endpoints.enable_endpoint(endpoint.pk, by=by, user_id=request.user.pk)
             except LitejobsError as error:
                 refused_error(request, error)
             else:
@@ -381,7 +381,9 @@ class WebhookEndpointAdmin(AdminPages):
             by = acted_by(request)
             for endpoint in rows:
                 try:
-                    endpoints.disable_endpoint(endpoint.pk, reason=reason, by=by)
+                    endpoints.disable_endpoint(
+                        endpoint.pk, reason=reason, by=by, user_id=request.user.pk
+                    )
                 except LitejobsError as error:
                     refused_error(request, error)
                 else:

@@ -33,6 +33,8 @@ class Action:
     label: str
     url: str
     post: tuple[tuple[str, str], ...] = ()
+    #: The link's class, when it is not a plain action (``problem-jobs``: the jobs it names).
+    kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -85,10 +87,11 @@ def _list_jobs(problem: Problem, seen: Seen) -> Action | None:
     if not problem.job_ids or not seen.may("view_job"):
         return None
     shown = len(problem.job_ids)
-    label = f"List the {_jobs(shown)}" if shown > 1 else "Open the job"
     if shown < problem.count:
-        label = f"List the {shown} newest"
-    return Action(label, seen.jobs_url(problem))
+        label = f"List the newest {shown}" if shown > 1 else "List the newest job"
+    else:
+        label = f"List the {_jobs(shown)}" if shown > 1 else "List the job"
+    return Action(label, seen.jobs_url(problem), kind="problem-jobs")
 
 
 def _dead_jobs(problem: Problem, seen: Seen) -> Worded:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any, cast
-from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
@@ -23,6 +22,7 @@ from ..exceptions import LitejobsError
 from ..jobs import queues
 from ..models import QueueState
 from .base import ReadOnlyAdmin, acted_by, refused_error
+from .joblisting import listing_url
 
 
 class QueueActionForm(forms.Form):
@@ -78,9 +78,7 @@ class QueueStateAdmin(ReadOnlyAdmin):
                 "counts": [
                     (
                         summary.counts[state.value],
-                        f"{jobs_url}?{urlencode({'queue': summary.name, 'state': state.value})}"
-                        if linked
-                        else "",
+                        listing_url(jobs_url, queue=summary.name, state=state) if linked else "",
                     )
                     for state in queues.OVERVIEW_STATES
                 ],

@@ -7,7 +7,9 @@ reports whose permission they hold, for the tenant each report's ``tenant=`` giv
 nothing of the others (another tenant's run page is a 404). Requesting goes through
 ``Report.request`` and downloading through ``litejobs.reports.views.download``, which check
 the permission and the tenant again. Cancelling needs the change permission on report runs,
-changing a report's limits the change permission on report limits.
+changing a report's limits the change permission on report limits; both ask why, and go to
+the operator action log (``litejobs.reports.operating``) with who, why and, for limits, each
+value's old and new.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http.response import HttpResponseBase
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
@@ -33,21 +36,29 @@ from ..core.enums import REPORT_LIVE, ReportState
 from ..core.errors import InvalidInput
 from ..core.sizes import format_size, parse_size
 from ..exceptions import LitejobsError
+from ..jobs.actionlog import REASON_MAX, Actor
 from ..models import ReportAudit, ReportLimits, ReportRun
-from ..reports import limits, requesting, views
-from ..reports.declarations import LIMIT_NAMES, Declaration, reports
-from ..reports.errors import ReportDenied, ReportRefused
+from ..reports import auditing, limits, operating, requesting, views
+from ..reports.declarations import DURATION_MOST, Declaration, reports
+from ..reports.errors import ReportDenied
 from ..reports.output import ReportOutput
 from ..reports.params import VALUE_MAX, widest
 from ..reports.reports import Report
 from .base import ACTION_LIMIT, AdminPages, ReadOnlyAdmin, acted_by, form_refused, report
 from .jobs import CappedCountPaginator
+from .reasons import ask_reason, ask_reason_on_page, selected_hidden
 
 REQUEST_TEMPLATE = "admin/litejobs/reportrun/request.html"
 #: The stylesheet of the reports' pages: state colours, the Download and Cancel buttons.
 STYLE = {"all": ("litejobs/reports.css",)}
 #: Where the set of reports a user may read is kept for the rest of the request.
 _READABLE = "_litejobs_report_tenants"
+#: What the reason form says before a cancel.
+CANCEL_INTRO = (
+    "A queued run never starts; a running one is stopped by its worker at its next page. "
+    "Either way what it wrote is removed and nothing is offered. Your reason goes to the "
+    "operator action log with your name."
+)
 
 
 # Who reads what ----------------------------------------------------------------------------
@@ -174,18 +185,18 @@ class Outcome:
     message: str
 
 
-def cancel(run: ReportRun, *, by: str) -> Outcome:
-    """Cancel a live run; a run that has ended is refused (``report-not-cancellable``)."""
-    if not run.cancel(by=by):
-        raise ReportRefused(
-            f"Report run #{run.pk} of {run.report} has ended ({run.state}): there is nothing "
-            "to cancel.",
-            code="report-not-cancellable",
+def cancelling(request: HttpRequest, reason: str) -> Any:
+    """The verb ``report`` applies to each run: cancel it, logged with who and ``reason``."""
+    user_id = request.user.pk
+
+    def cancel(run: ReportRun, *, by: str) -> Outcome:
+        operating.cancel(run, Actor(by, user_id, reason))
+        return Outcome(
+            f"Report run #{run.pk} of {run.report} is cancelled: the worker stops at its next "
+            "page and removes what it wrote."
         )
-    return Outcome(
-        f"Report run #{run.pk} of {run.report} is cancelled: the worker stops at its next page "
-        "and removes what it wrote."
-    )
+
+    return cancel
 
 
 @admin.register(ReportRun)
@@ -306,8 +317,9 @@ class ReportRunAdmin(ScopedAdmin):
 
     @admin.display(description="progress")
     def progress_shown(self, obj: ReportRun) -> str:
-        """Percent of the estimated rows written so far."""
-        return f"{obj.progress}%"
+        """Percent of the estimated rows written so far, or the rows so far while the
+        estimate is unknown."""
+        return obj.progress_text()
 
     @admin.display(description="bytes", ordering="bytes")
     def bytes_shown(self, obj: ReportRun) -> str:
@@ -338,7 +350,7 @@ class ReportRunAdmin(ScopedAdmin):
             path("request/", view(self.request_view), name="{}_{}_request".format(*info)),
             path(
                 "download/<str:token>/",
-                view(views.download),
+                view(self.download_view),
                 name="{}_{}_download".format(*info),
             ),
             path(
@@ -368,19 +380,38 @@ class ReportRunAdmin(ScopedAdmin):
         }
         return super().change_view(request, object_id, form_url, extra)
 
+    def download_view(self, request: HttpRequest, token: str) -> HttpResponseBase:
+        """A signed link's download, its refusal pages in this admin site."""
+        return views.download(request, token, site=self.admin_site)
+
     def cancel_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        """The run page's Cancel button (POST only)."""
+        """The run page's Cancel button: the reason form, then the cancel."""
         if not self.has_operate_permission(request):
             raise PermissionDenied
         run = self.get_object(request, object_id)
-        if request.method == "POST":
-            report(self, request, cancel, [run])
-        return HttpResponseRedirect(self._run_url(run))
+        return ask_reason_on_page(
+            self,
+            request,
+            run,
+            title=f"Cancel report run #{run.pk}",
+            intro=CANCEL_INTRO,
+            apply=lambda reason: report(self, request, cancelling(request, reason), [run]),
+        )
 
-    @admin.action(description="Cancel selected report runs", permissions=["operate"])
-    def cancel_runs(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        """Cancel each selected run that is queued or running; say why not for the others."""
-        report(self, request, cancel, list(queryset[:ACTION_LIMIT]))
+    @admin.action(description="Cancel selected report runs (asks why)", permissions=["operate"])
+    def cancel_runs(self, request: HttpRequest, queryset: QuerySet[Any]) -> HttpResponse | None:
+        """Ask for a reason, then cancel each selected run that is queued or running; say why
+        not for the others."""
+        runs = list(queryset[:ACTION_LIMIT])
+        return ask_reason(
+            self,
+            request,
+            runs,
+            title="Cancel report runs",
+            intro=CANCEL_INTRO,
+            hidden=selected_hidden("cancel_runs", runs),
+            apply=lambda reason: report(self, request, cancelling(request, reason), runs),
+        )
 
     def _run_url(self, run: ReportRun) -> str:
         return reverse(f"{self.admin_site.name}:litejobs_reportrun_change", args=[run.pk])
@@ -401,8 +432,11 @@ class ReportRunAdmin(ScopedAdmin):
             raise Http404(f"No report named {name!r} is declared.")
         refused = refusal(declaration, request.user)
         if refused is not None:
+            if request.method == "POST":  # a request, refused: audited and logged
+                auditing.refused(declaration, request.user, "", refused)
+            shown = {"message": refused.args[0], "code": refused.code}
             return self._render_request(
-                request, f"Request {name}", declaration=declaration, refusal=str(refused)
+                request, f"Request {name}", declaration=declaration, refusal=shown
             )
         form = RequestForm(
             request.POST if request.method == "POST" else None,
@@ -524,7 +558,11 @@ _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
 
 class DurationInput(forms.DurationField):
     """A duration as people write it ("31d", "5m", "1h30m") or as Django reads one
-    ("1 02:00:00", "P1DT2H"); more than zero."""
+    ("1 02:00:00", "P1DT2H"); more than zero, and at most ``most``."""
+
+    def __init__(self, *, most: timedelta, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.most = most
 
     def prepare_value(self, value: Any) -> Any:
         """A stored duration as people write it."""
@@ -542,6 +580,10 @@ class DurationInput(forms.DurationField):
             raise ValidationError(
                 "Enter a duration of more than zero, such as 31d, 5m or 1h30m (or 1 00:00:00).",
                 code="invalid",
+            )
+        if found > self.most:
+            raise ValidationError(
+                f"Enter a duration of at most {format_duration(self.most)}.", code="max_value"
             )
         return found
 
@@ -585,22 +627,33 @@ class LimitsForm(forms.ModelForm):
 
     max_range = DurationInput(
         required=False,
+        most=DURATION_MOST["max_range"],
         help_text=f"{_help('max_range')} Empty: the report takes no range. Such as 31d.",
     )
     max_rows = forms.IntegerField(min_value=1, max_value=10**10, help_text=_help("max_rows"))
-    max_seconds = DurationInput(help_text=f"{_help('max_seconds')} Such as 5m.")
+    max_seconds = DurationInput(
+        most=DURATION_MOST["max_seconds"], help_text=f"{_help('max_seconds')} Such as 5m."
+    )
     max_concurrent = forms.IntegerField(
         min_value=1, max_value=1000, help_text=_help("max_concurrent")
     )
     max_bytes = SizeInput(help_text=f"{_help('max_bytes')} Such as 50MB.")
-    lifetime = DurationInput(help_text=f"{_help('lifetime')} Such as 1h.")
+    lifetime = DurationInput(
+        most=DURATION_MOST["lifetime"], help_text=f"{_help('lifetime')} Such as 1h."
+    )
     request_budget = forms.IntegerField(
         min_value=1, max_value=100_000, help_text=_help("request_budget")
+    )
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        max_length=REASON_MAX,
+        help_text="Why you change them: the operator action log keeps it with your name and "
+        "each value's old and new.",
     )
 
     class Meta:
         model = ReportLimits
-        fields = (*LIMIT_NAMES, "request_budget")
+        fields = operating.SETTINGS
 
 
 @admin.register(ReportLimits)
@@ -623,7 +676,7 @@ class ReportLimitsAdmin(AdminPages):
     )
     list_per_page = 100
     actions = None
-    editable = (*LimitsForm.Meta.fields,)
+    editable = (*LimitsForm.Meta.fields, "reason")
     shown = (
         "range_shown",
         "max_rows_shown",
@@ -633,7 +686,12 @@ class ReportLimitsAdmin(AdminPages):
         "lifetime_shown",
         "request_budget",
     )
-    readonly_fields = ("report", *shown, "declared", "updated_by", "updated_at")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
+        """The values as people read them for users who may not change them; for the others,
+        only what no one types (the limits themselves are inputs)."""
+        fixed = ("report", "declared", "updated_by", "updated_at")
+        return fixed if self.has_change_permission(request, obj) else (*fixed, *self.shown)
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
         """The limits as inputs for users who may change them, as people read them for the
@@ -658,10 +716,10 @@ class ReportLimitsAdmin(AdminPages):
         return super().changelist_view(request, extra_context)
 
     def save_model(self, request: HttpRequest, obj: ReportLimits, form: Any, change: bool) -> None:
-        """Record who changed the limits, and when."""
-        obj.updated_by = acted_by(request)[:200]
-        obj.updated_at = clock.now()
-        super().save_model(request, obj, form, change)
+        """Save the limits with who changed them and when, logged with the reason and each
+        value's old and new (``litejobs.reports.operating.change_limits``)."""
+        actor = Actor(acted_by(request), request.user.pk, form.cleaned_data["reason"])
+        operating.change_limits(obj, actor)
 
     @admin.display(description="max range")
     def range_shown(self, obj: ReportLimits) -> str:
@@ -703,7 +761,8 @@ class ReportLimitsAdmin(AdminPages):
 
 
 class OutcomeFilter(admin.SimpleListFilter):
-    """Filter by outcome: served within the request, a run's end state, or downloaded."""
+    """Filter by outcome: served within the request, a run's state (queued, then how it
+    ended), downloaded, or refused."""
 
     title = "outcome"
     parameter_name = "outcome"
@@ -713,7 +772,8 @@ class OutcomeFilter(admin.SimpleListFilter):
     ) -> list[tuple[str, str]]:
         """The outcomes an audit record holds (no DISTINCT over the table)."""
         states = [str(state) for state in ReportState]
-        return [(o, o) for o in (requesting.SERVED, *states, views.DOWNLOADED)]
+        outcomes = (auditing.SERVED, *states, auditing.DOWNLOADED, auditing.REFUSED)
+        return [(o, o) for o in outcomes]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
         """Records of the selected outcome."""
@@ -722,7 +782,8 @@ class OutcomeFilter(admin.SimpleListFilter):
 
 @admin.register(ReportAudit)
 class ReportAuditAdmin(ScopedAdmin):
-    """Who read which report, why, with which parameters and how many rows: newest first."""
+    """Who read which report, why, with which parameters and how many rows, and the code of a
+    refused request or a stopped run: newest first, never changed (the table's triggers)."""
 
     list_display = (
         "at_shown",
@@ -730,6 +791,7 @@ class ReportAuditAdmin(ScopedAdmin):
         "user_shown",
         "tenant",
         "outcome",
+        "code",
         "rows_shown",
         "reason",
         "target",
@@ -752,6 +814,7 @@ class ReportAuditAdmin(ScopedAdmin):
         "user_name",
         "tenant",
         "outcome",
+        "code",
         "row_count",
         "reason",
         "target",

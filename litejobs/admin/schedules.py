@@ -253,12 +253,15 @@ class ScheduleAdmin(ReadOnlyAdmin):
 
     def _disable(self, request: HttpRequest, rows: list[Schedule], reason: str) -> None:
         def disable(name: str, by: str) -> runbook.SwitchOutcome:
-            return runbook.disable(name, reason=reason, by=by)
+            return runbook.disable(name, reason=reason, by=by, user_id=request.user.pk)
 
         report(self, request, disable, [row.name for row in rows])
 
     def _enable(self, request: HttpRequest, rows: list[Schedule]) -> None:
-        report(self, request, runbook.enable, [row.name for row in rows])
+        def enable(name: str, by: str) -> runbook.SwitchOutcome:
+            return runbook.enable(name, by=by, user_id=request.user.pk)
+
+        report(self, request, enable, [row.name for row in rows])
 
     @admin.action(description="Disable selected schedules (asks why)", permissions=["operate"])
     def disable_schedules(
@@ -425,7 +428,7 @@ class OccurrenceAdmin(ReadOnlyAdmin):
 
     def _replay(self, request: HttpRequest, occurrences: list[Occurrence], reason: str) -> None:
         def replay(occurrence_id: int, by: str) -> runbook.ReplayOutcome:
-            return runbook.replay(occurrence_id, reason=reason, by=by)
+            return runbook.replay(occurrence_id, reason=reason, by=by, user_id=request.user.pk)
 
         report(self, request, replay, [occurrence.pk for occurrence in occurrences])
 

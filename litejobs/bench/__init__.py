@@ -46,10 +46,17 @@ def run(options: BenchOptions, say: Callable[[str], None] = lambda line: None) -
     """
     # The workloads read the models: imported once Django is set up (bench children import
     # this package before it is).
+    from django.conf import settings as django_settings
+
     from ..conf import settings
     from .scratch import ScratchDatabase
     from .workloads import Bench
 
+    if django_settings.DEBUG:
+        say(
+            "warning: DEBUG is on: Django records every query of the bench's processes, so "
+            "their figures suffer; run the bench with DEBUG = False for figures to compare."
+        )
     logs = Path(tempfile.mkdtemp(prefix="litejobs-bench-"))
     with ScratchDatabase(settings.DATABASE, keep=options.keep_db) as scratch:
         say(f"scratch database {scratch.name} ready; child logs in {logs}")

@@ -154,7 +154,7 @@ def _setup_django(target: DjangoTarget) -> None:
     django.setup()
     from . import exports, files, jobs, pipeline  # noqa: F401 - jobs declares the bench's jobs
 
-    pipeline.declare()
+    pipeline.declare(target.storage_alias)
     exports.declare()
     if target.storage_alias:
         files.use_storage(target.storage_alias, target.storage_location)

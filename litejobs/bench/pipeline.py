@@ -13,10 +13,11 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+import psycopg
 from django.db import connections
 
 from ..conf import settings
-from ..ingest import Buffer, Pipeline, drop, enrich, pipeline
+from ..ingest import Buffer, Files, Pipeline, drop, enrich, pipeline
 from ..ingest.declarations import pipelines
 from ..sql.cursors import hot_cursor
 from . import files, floor
@@ -59,8 +60,12 @@ def write(record: Mapping[str, Any]) -> None:
     """The sink: the record's row created or updated by sku, in one prepared statement on the
     pipeline's connection (in the page's transaction): the least a sink called once per
     record can send. A sink through Django's cursor pays its client-side binding on top."""
+    values = [record[column] for column in COLUMNS]
     with hot_cursor(connections[settings.DATABASE]) as cursor:
-        cursor.execute(UPSERT, [record[column] for column in COLUMNS], prepare=True)
+        if isinstance(cursor, psycopg.Cursor):
+            cursor.execute(UPSERT, values, prepare=True)
+        else:  # Django's query-logging wrapper (DEBUG = True), which takes no prepare=
+            cursor.execute(UPSERT, values)
 
 
 def sku(record: Mapping[str, Any]) -> str:
@@ -68,8 +73,9 @@ def sku(record: Mapping[str, Any]) -> str:
     return str(record["sku"])
 
 
-def declare() -> Pipeline:
-    """Declare W11's pipeline in this process; answers it."""
+def declare(storage: str = "") -> Pipeline:
+    """Declare W11's pipeline in this process, importing the files of the bench's ``storage``
+    (an alias of this bench run's, when it imports one); answers it."""
     return pipeline(
         NAME,
         steps=[discontinued, price_in_eur],
@@ -81,13 +87,14 @@ def declare() -> Pipeline:
         batch_size=PAGE,
         # Room for any W11F feed in one call: the bench measures the feed, not the overflow.
         buffer=Buffer(capacity=10_000_000),
+        files=Files(prefix="", storage=storage) if storage else None,
     )
 
 
 @contextmanager
-def declared() -> Iterator[Pipeline]:
+def declared(storage: str = "") -> Iterator[Pipeline]:
     """W11's pipeline, declared while the block runs."""
     try:
-        yield declare()
+        yield declare(storage)
     finally:
         pipelines.unregister(NAME)

@@ -618,7 +618,7 @@ class Bench:
         def once(catalog: Pipeline) -> tuple[Figures, Figures]:
             return self._import(catalog, path, rows, checkpoint), self._floor_copy(path, rows)
 
-        with declared() as catalog:
+        with declared(self._storage) as catalog:
             litejobs, floor_stats = self._compare("W11", lambda: once(catalog))
         variant = (
             f"{rows:,}-row CSV through a drop and an enrich step into a table (an upsert per "
@@ -811,7 +811,7 @@ class Bench:
         and at the end."""
         self._reset()
         floor.reset_products(self.sql)
-        run_id = catalog.import_file(path.name, storage=self._storage).pk
+        run_id = catalog.import_file(path.name).pk
         timeout = 60 + rows / 200
         with self._started([self._spec("worker", DEFAULT_THREADS)]) as children:
             worker = children[0]

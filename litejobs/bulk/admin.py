@@ -47,8 +47,14 @@ PREVIEW_TEMPLATE = "admin/litejobs/bulk/preview.html"
 DETAIL_TEMPLATE = "admin/litejobs/bulk/detail.html"
 #: Seconds between reloads of a bulk action's page while items are still executing.
 REFRESH_SECONDS = 2
-#: Refusals that mean "not yours to do" (403) rather than "try again" (a redirect to the preview).
-FORBIDDEN_CODES = ("bulk-forbidden", "work-queue-forbidden", "bulk-device-missing")
+#: Refusals that mean "not yours to do" (403) rather than "try again" (a redirect to the preview):
+#: the user lacks a permission or a device, or the action binds nothing and nobody may run it.
+FORBIDDEN_CODES = (
+    "bulk-forbidden",
+    "work-queue-forbidden",
+    "bulk-device-missing",
+    "bulk-binding-missing",
+)
 #: A confirmation attempt's result in words, for the people who read the audit (its code stays
 #: beside it, as the cell's title and data attribute, for operators).
 RESULT_WORDS = {
@@ -65,6 +71,7 @@ RESULT_WORDS = {
     "bulk-forbidden": "refused: may not run this action",
     "work-queue-forbidden": "refused: may not work this queue",
     "bulk-device-missing": "refused: no confirmed device",
+    "bulk-binding-missing": "refused: the action binds nothing (litejobs.E013)",
     "selection-empty": "refused: no item could be acted on",
 }
 #: Where a refused confirmation leaves its message for the preview page it redirects to.

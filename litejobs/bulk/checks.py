@@ -45,7 +45,7 @@ def problems() -> list[Problem]:
                 )
             )
             continue
-        if not action.bind and not action.unbound_reason:
+        if action.unbound:
             found.append(
                 Problem(
                     "bulk-binding-missing",

@@ -67,7 +67,8 @@ def confirm(
     """Confirm a preview with a TOTP code from ``user``'s device; answers the ``BulkAction``.
 
     Refused (``BulkRefused``), with nothing moved: a token that is not this user's preview or
-    is too old; a user who may no longer run the action or has no device; a missing, wrong,
+    is too old; a user who may no longer run the action or has no device; an action that
+    binds nothing (``bulk-binding-missing``); a missing, wrong,
     expired or already used code, or one typed while django-otp's throttling makes the device
     wait (every wrong code counts, and the wait doubles). ``BulkSetChanged`` (carrying a fresh
     preview) when the items read now do not match the previewed digest. Every attempt is
@@ -106,11 +107,11 @@ def _read_token(token: Any, user: Any, remote_addr: str | None) -> tuple[dict[st
 def _action_and_device(
     data: dict[str, Any], user: Any, device: Any, audit: _Audit
 ) -> tuple[BulkMoneyAction, Any]:
-    """The previewed action, which the user must still be allowed to run, and their device."""
+    """The previewed action, which the user must still be allowed to run and which must bind
+    what decides where the money goes, and their device."""
     try:
         action = get_action(data["a"])
-        devices.check_user(action, user)
-        chosen = devices.device_of(user, device)
+        chosen = devices.confirming_device(action, user, device)
     except LitejobsError as error:
         audit.write(error.code)
         raise

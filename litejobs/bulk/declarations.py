@@ -23,7 +23,7 @@ from ..core.registry import Registry
 from ..exceptions import DeclarationError, InvalidInput, LitejobsError
 from ..models import BulkAction, BulkActionItem
 from ..workqueues import declarations as queues
-from .errors import BulkActionNotFound
+from .errors import BulkActionNotFound, BulkRefused
 
 #: An ISO 4217-shaped currency code.
 CURRENCY_PATTERN = re.compile(r"^[A-Z]{3}$")
@@ -108,6 +108,24 @@ class BulkMoneyAction:
     def queue(self) -> queues.WorkQueue:
         """The work queue it acts on (``work-queue-unknown`` if no installed app declares it)."""
         return queues.get(self.queue_name)
+
+    @property
+    def unbound(self) -> bool:
+        """It binds nothing but the amount and does not say why (litejobs.E013): a payee or
+        account changed after the code was typed would be paid."""
+        return not self.bind and not self.unbound_reason
+
+    def check_binding(self) -> None:
+        """Refuse to preview or confirm an action that binds nothing (``bulk-binding-missing``),
+        whether or not the worker's system checks ran."""
+        if self.unbound:
+            raise BulkRefused(
+                f"Bulk money action {self.name!r} binds nothing but the amount, so nothing may "
+                "be previewed or confirmed with it: a payee or account changed after the code "
+                "was typed would be paid. Its declaration needs bind=(...) with the fields that "
+                "decide where the money goes, or bind=False with reason='...' (litejobs.E013).",
+                code="bulk-binding-missing",
+            )
 
     def allows(self, user: Any) -> bool:
         """Whether ``user`` may run it: active, with its permission and its queue's."""

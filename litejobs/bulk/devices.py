@@ -104,12 +104,19 @@ def device_of(user: Any, device_id: Any = None) -> Any:
     )
 
 
+def confirming_device(action: BulkMoneyAction, user: Any, device_id: Any = None) -> Any:
+    """The device ``user`` confirms ``action`` with (``device_of``), once they may run it
+    (``check_user``) and it binds what decides where the money goes (``check_binding``)."""
+    check_user(action, user)
+    action.check_binding()
+    return device_of(user, device_id)
+
+
 def unavailable_reason(action: BulkMoneyAction, user: Any) -> str:
     """Why ``user`` cannot start ``action`` now (empty when they can): the queue page shows it
     beside the action instead of a button."""
     try:
-        check_user(action, user)
-        device_of(user)
+        confirming_device(action, user)
     except LitejobsError as error:
         reason: str = error.args[0]
         return reason

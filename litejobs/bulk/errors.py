@@ -19,7 +19,8 @@ class BulkActionNotFound(LitejobsError, LookupError):
 class BulkRefused(LitejobsError, PermissionError):
     """A bulk money action was refused before any money moved; ``code`` says why and the
     message says what to do: ``bulk-forbidden`` (the action's permission is missing),
-    ``bulk-device-missing`` (no confirmed TOTP device), ``bulk-code-missing``,
+    ``bulk-device-missing`` (no confirmed TOTP device), ``bulk-binding-missing`` (the action
+    binds nothing but the amount: litejobs.E013), ``bulk-code-missing``,
     ``bulk-code-invalid``, ``bulk-code-expired``, ``bulk-code-reused``, ``bulk-code-throttled``
     (the confirmation code was refused), ``bulk-preview-invalid`` / ``bulk-preview-expired`` (the
     preview the confirmation names cannot be trusted or is too old), ``bulk-item-not-failed``

@@ -140,15 +140,15 @@ def preview(
     """List every ticked item the action would act on, with its amount, the count and the
     total per currency; executes nothing.
 
-    Refused before reading anything when the user may not run the action or has no confirmed
-    TOTP device (the action is unavailable without one). A ticked item is left out — listed
+    Refused before reading anything when the user may not run the action, the action binds
+    nothing (``bulk-binding-missing``) or the user has no confirmed TOTP device (the action is
+    unavailable without one). A ticked item is left out — listed
     in ``excluded`` with the reason — when it is no longer in the queue, someone else holds a
     live claim on it, the queue requires a claim the user does not hold, its row is gone, or a
     confirmed bulk action is already executing it.
     """
     action = action if isinstance(action, BulkMoneyAction) else get_action(action)
-    devices.check_user(action, user)
-    devices.device_of(user, device)
+    devices.confirming_device(action, user, device)
     return read(action, _selection(item_ids), user)
 
 

@@ -11,21 +11,23 @@ from __future__ import annotations
 import copy
 import importlib
 import json
+import logging
 import pkgutil
 from argparse import SUPPRESS, ArgumentParser, _SubParsersAction
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import psycopg
-from django.db import ProgrammingError
+from django.db import DatabaseError, OperationalError
 
 from ..conf import settings
-from ..exceptions import MigrationsUnapplied
+from ..exceptions import DatabaseUnreachable, LitejobsError, MigrationsUnapplied
 from ..runtime.startup import database_checks
 
 if TYPE_CHECKING:
     from argparse import Action
 
+    from django.core.checks import CheckMessage
     from django.core.management.base import BaseCommand, CommandParser
 
     #: What each verb module's ``register`` receives: the subcommands of ``manage.py litejobs``.
@@ -38,6 +40,8 @@ EXIT_PROBLEMS = 3
 
 #: The code of a bad usage answered in JSON (an unknown verb or option, a malformed value).
 USAGE_INVALID = "usage-invalid"
+#: The code of a refusal to run because Django's system checks found errors, answered in JSON.
+CHECKS_FAILED = "checks-failed"
 
 
 def register_all(subparsers: Subparsers) -> None:
@@ -67,20 +71,35 @@ def accept_after_the_verb(subparsers: Subparsers, options: list[Action]) -> None
 
 
 def run_verb(command: BaseCommand, options: dict[str, Any]) -> int:
-    """Run the verb's handler. On a database where litejobs' tables are missing it raises
-    ``MigrationsUnapplied`` (saying which migrations to apply) instead of the driver's error."""
+    """Run the verb's handler. On a database it cannot use it raises what ``doctor`` reports
+    instead of the driver's error: ``DatabaseUnreachable`` (no connection) or
+    ``MigrationsUnapplied`` (litejobs' tables are missing; it names the migrations to apply)."""
     try:
         code: int = options["handler"](command, options)
-    except ProgrammingError as error:
-        if not isinstance(error.__cause__, psycopg.errors.UndefinedTable):
+    except (DatabaseError, psycopg.Error) as error:
+        refusal = _unusable_database(error)
+        if refusal is None:
             raise
-        checked = database_checks(settings.DATABASE, waited=timedelta(0))
-        unapplied = [m for m in checked if m.id == "litejobs.E043"]
-        if not unapplied:
-            raise
-        message = unapplied[0].msg.removeprefix("[migrations-unapplied] ")
-        raise MigrationsUnapplied(f"{message} {unapplied[0].hint}") from error
+        raise refusal from error
     return code
+
+
+def _unusable_database(error: Exception) -> LitejobsError | None:
+    """Why the database cannot serve a verb, as ``doctor``'s checks word it, or ``None`` when
+    ``error`` is another one (a bug to show as it is). Django wraps the driver's errors; a
+    litejobs statement on a psycopg cursor raises them as they are."""
+    driver = error if isinstance(error, psycopg.Error) else error.__cause__
+    if not isinstance(error, OperationalError | psycopg.OperationalError) and not isinstance(
+        driver, psycopg.errors.UndefinedTable
+    ):
+        return None
+    refusals = {"litejobs.E042": DatabaseUnreachable, "litejobs.E043": MigrationsUnapplied}
+    for checked in database_checks(settings.DATABASE, waited=timedelta(0)):
+        kind = refusals.get(checked.id or "")
+        if kind is not None:
+            message = checked.msg.split("] ", 1)[-1]
+            return kind(f"{message} {checked.hint or ''}".strip())
+    return None
 
 
 def add_json_flag(parser: ArgumentParser) -> None:
@@ -96,13 +115,46 @@ def emit(command: BaseCommand, options: dict[str, Any], data: Any, text: str) ->
         command.stdout.write(text)
 
 
-def refuse(command: BaseCommand, as_json: bool, code: str, message: str) -> None:
+def refuse(
+    command: BaseCommand,
+    as_json: bool,
+    code: str,
+    message: str,
+    details: dict[str, Any] | None = None,
+) -> None:
     """Print a refusal: ``[code] message`` on stderr, or with ``--json`` the JSON object
-    ``{"code": ..., "message": ...}`` on stdout (and nothing else there)."""
+    ``{"code": ..., "message": ...}`` (and ``details``, if any) on stdout, and nothing else
+    there."""
     if as_json:
-        command.stdout.write(json.dumps({"code": code, "message": message}, sort_keys=True))
+        answer = {**(details or {}), "code": code, "message": message}
+        command.stdout.write(json.dumps(answer, sort_keys=True))
     else:
         command.stderr.write(f"[{code}] {message}")
+
+
+def refuse_checks(command: BaseCommand, issues: list[CheckMessage]) -> None:
+    """With ``--json``, Django's system checks found errors: one JSON object on stdout, the
+    ``checks-failed`` refusal listing each (id, level, message, hint, object)."""
+    refuse(
+        command,
+        True,
+        CHECKS_FAILED,
+        f"System checks found {len(issues)} serious "
+        f"{'issue' if len(issues) == 1 else 'issues'} ({', '.join(i.id or '?' for i in issues)}); "
+        "nothing ran. Fix them (`manage.py check` lists them too).",
+        {
+            "checks": [
+                {
+                    "id": issue.id,
+                    "level": logging.getLevelName(issue.level),
+                    "message": issue.msg,
+                    "hint": issue.hint,
+                    "object": str(issue.obj) if issue.obj is not None else None,
+                }
+                for issue in issues
+            ]
+        },
+    )
 
 
 def usage(command: BaseCommand, options: dict[str, Any], message: str) -> int:

@@ -1,9 +1,10 @@
 """``manage.py litejobs pipelines``, ``pipeline show NAME`` and ``pipeline replay NAME
---reason R``: the ingest pipelines from the command line.
+DROP_REASON --reason WHY``: the ingest pipelines from the command line.
 
-Every verb calls ``litejobs.ingest.runbook``, as the admin's pages and buttons do. A
-refusal prints ``[code] message`` and exits 1: ``pipeline-unknown`` for a name no app
-declares, ``ingest-reason-unknown`` for a reason outside the pipeline's set.
+Every verb calls ``litejobs.ingest.runbook``, as the admin's pages and buttons do; a replay
+is kept in the operator action log with ``--by`` and ``--reason``. A refusal prints
+``[code] message`` and exits 1: ``pipeline-unknown`` for a name no app declares,
+``ingest-reason-unknown`` for a drop reason outside the pipeline's set.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..ingest import runbook
 from . import EXIT_OK, add_json_flag, emit
-from .jobs import acting_user, add_by_flag, table
+from .jobs import acting_user, add_by_flag, add_reason_flag, table
 
 if TYPE_CHECKING:
     from django.core.management.base import BaseCommand
@@ -41,11 +42,12 @@ def register(subparsers: Subparsers) -> None:
     )
     replay.add_argument("name", help="The pipeline's declared name, such as shop.catalog.")
     replay.add_argument(
-        "--reason",
-        required=True,
+        "drop_reason",
+        metavar="DROP_REASON",
         help="A drop reason of the pipeline's set (its value or name), or 'errored'.",
     )
     add_by_flag(replay)
+    add_reason_flag(replay, required=True)
     add_json_flag(replay)
     replay.set_defaults(handler=handle_replay)
 
@@ -84,6 +86,7 @@ def _show_text(details: runbook.Details) -> str:
         f"  buffer             {s.fill}, overflow {buffer.overflow}"
         + (" (OVER CAPACITY)" if s.over_capacity else ""),
         f"  oldest buffered    {s.oldest_fed_at.isoformat() if s.oldest_fed_at else '-'}",
+        f"  files              {s.declaration.files or 'none declared: it imports no file'}",
         f"  accepted           {s.accepted}",
         f"  errored            {s.errored}"
         + (f" ({details.replayable.get(runbook.ERRORED, 0)} waiting for a replay)"),
@@ -100,7 +103,7 @@ def _show_text(details: runbook.Details) -> str:
         ),
     ]
     lines.append(
-        f"  after a fix: manage.py litejobs pipeline replay {s.name} --reason REASON|errored"
+        f'  after a fix: manage.py litejobs pipeline replay {s.name} REASON|errored --reason "why"'
     )
     lines += _imports_text(details) + _overflows_text(details)
     return "\n".join(lines)
@@ -146,7 +149,9 @@ def handle_show(command: BaseCommand, options: dict[str, Any]) -> int:
 
 
 def handle_replay(command: BaseCommand, options: dict[str, Any]) -> int:
-    """``pipeline replay NAME --reason R``: see ``runbook.replay``."""
-    outcome = runbook.replay(options["name"], options["reason"], by=acting_user(options))
+    """``pipeline replay NAME DROP_REASON --reason WHY``: see ``runbook.replay``."""
+    outcome = runbook.replay(
+        options["name"], options["drop_reason"], by=acting_user(options), reason=options["reason"]
+    )
     emit(command, options, outcome.as_dict(), outcome.message)
     return EXIT_OK

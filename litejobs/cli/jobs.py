@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..conf import settings
 from ..core import clock
 from ..exceptions import InvalidInput
-from ..jobs import operations, origins, waiting
+from ..jobs import operations, origins, queues, waiting
 from ..models import Job, JobAttempt, JobState, OperatorVerb
 from . import EXIT_OK, add_json_flag, emit, usage
 
@@ -44,6 +44,25 @@ def _limit(value: str) -> int:
             f"must be a whole number from 1 to {LIST_MAX}, got {value}"
         )
     return number
+
+
+def _queue_option(value: str) -> str:
+    """``--queue``: a queue name (an empty or malformed one would match nothing, or be
+    ignored)."""
+    try:
+        return queues.check_queue(value)
+    except InvalidInput as error:
+        raise argparse.ArgumentTypeError(f"[{error.code}] {error.args[0]}") from error
+
+
+def _name_option(value: str) -> str:
+    """``--name``: a job name, not empty."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError(
+            "a job name is not empty: give the name as `litejobs list` shows it, or leave "
+            "--name out"
+        )
+    return value
 
 
 #: The largest id a row can have (PostgreSQL's bigint).
@@ -127,8 +146,8 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--state", action="append", choices=JobState.values, help="Only this state (repeatable)."
     )
-    parser.add_argument("--queue", help="Only this queue.")
-    parser.add_argument("--name", help="Only this job name.")
+    parser.add_argument("--queue", type=_queue_option, help="Only this queue.")
+    parser.add_argument("--name", type=_name_option, help="Only this job name.")
     parser.add_argument(
         "--limit", type=_limit, default=LIST_DEFAULT, help=f"At most this many (1-{LIST_MAX})."
     )
@@ -162,8 +181,8 @@ def add_filter_flags(parser: ArgumentParser) -> None:
     parser.add_argument(
         "--state", action="append", choices=JobState.values, help="Jobs in this state (repeatable)."
     )
-    parser.add_argument("--name", help="Jobs of this name.")
-    parser.add_argument("--queue", help="Jobs of this queue.")
+    parser.add_argument("--name", type=_name_option, help="Jobs of this name.")
+    parser.add_argument("--queue", type=_queue_option, help="Jobs of this queue.")
     parser.add_argument("--tenant", help="Jobs of this tenant.")
     parser.add_argument(
         "--limit",
@@ -193,9 +212,9 @@ def handle_list(command: BaseCommand, options: dict[str, Any]) -> int:
     jobs = Job.objects.using(settings.DATABASE).order_by("-id")
     if options.get("state"):
         jobs = jobs.filter(state__in=options["state"])
-    if options.get("queue"):
+    if options.get("queue") is not None:
         jobs = jobs.filter(queue=options["queue"])
-    if options.get("name"):
+    if options.get("name") is not None:
         jobs = jobs.filter(name=options["name"])
     rows = list(jobs.values(*LIST_FIELDS)[: options["limit"]])
     now = clock.now()
@@ -224,12 +243,15 @@ def handle_list(command: BaseCommand, options: dict[str, Any]) -> int:
 
 
 def job_details(job: Job) -> dict[str, Any]:
-    """Every column of the row as JSON values, the payload redacted, plus the attempts."""
+    """Every column of the row as JSON values, the payload redacted (and its sensitive values
+    blanked out of the result and progress), plus the attempts."""
     data: dict[str, Any] = {}
     for field in Job._meta.concrete_fields:
         value = getattr(job, field.attname)
         data[field.name] = iso(value) if isinstance(value, datetime) else value
     data["payload"] = operations.safe_payload(job.name, job.payload)
+    for shown in ("result", "progress"):
+        data[shown] = operations.safe_output(job.name, job.payload, data[shown])
     data.update(origins.origin_ids(job))
     data["state_label"] = operations.state_label(job.state, job.run_at, clock.now())
     reason = waiting.explain_one(job)

@@ -3,12 +3,13 @@ command line.
 
 ``report list`` reads every declared report with its limits as they count now (its setting
 row, seeded from the declaration on first read) and its queued and running runs; ``report
-show`` reads one run; ``report cancel`` calls ``ReportRun.cancel``; ``report explain`` prints
-the query plan of a report's first read (``litejobs.reports.explaining``), for the review a
-report gets before it ships. A refusal prints ``[code] message`` and exits 1:
-``report-unknown`` (no report of that name, no run of that id), ``report-not-cancellable``
-(the run has ended) and the parameter codes of ``report explain``; ``--params`` that is not
-a JSON object exits 2 (``report-params-not-json``).
+show`` reads one run; ``report cancel`` cancels one, logged with ``--by`` and ``--reason``
+(``litejobs.reports.operating``); ``report explain`` prints the query plan of a report's first
+read (``litejobs.reports.explaining``), for the review a report gets before it ships. A
+refusal prints ``[code] message`` and exits 1: ``report-unknown`` (no report of that name, no
+run of that id), ``report-not-cancellable`` (the run has ended), ``report-tenant-unknown`` (an
+``explain --tenant`` the report knows nothing of) and the parameter codes of ``report
+explain``; ``--params`` that is not a JSON object exits 2 (``report-params-not-json``).
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ from ..conf import settings
 from ..core.durations import format_duration
 from ..core.enums import REPORT_LIVE, PagingMode, ReportState
 from ..core.sizes import format_size
+from ..jobs.actionlog import Actor
 from ..models import ReportLimits, ReportRun
-from ..reports import ReportNotFound, ReportRefused, explaining, limits
+from ..reports import ReportNotFound, explaining, limits, operating
 from ..reports.declarations import Declaration, reports
 from ..reports.params import stored
 from . import EXIT_OK, EXIT_USAGE, add_json_flag, emit, refuse
-from .jobs import acting_user, add_by_flag, iso, row_id
+from .jobs import acting_user, add_by_flag, add_reason_flag, iso, row_id
 
 if TYPE_CHECKING:
     from django.core.management.base import BaseCommand
@@ -72,7 +74,7 @@ def register(subparsers: Subparsers) -> None:
     )
     cancel.add_argument("run_id", type=_run_id, help="The run's id (the admin's report runs).")
     add_by_flag(cancel)
-    cancel.add_argument("--reason", default="", help="Why, for the log.")
+    add_reason_flag(cancel)
     add_json_flag(cancel)
     cancel.set_defaults(handler=handle_cancel)
 
@@ -240,10 +242,10 @@ def run_details(run: ReportRun) -> dict[str, Any]:
     return data
 
 
-def _show_text(data: dict[str, Any]) -> str:
+def _show_text(data: dict[str, Any], progress: str) -> str:
     state = data["state"]
     if state in REPORT_LIVE:
-        state += f", {data['progress']}% of ~{data['estimated_rows'] or '?'} rows"
+        state += f", {progress}"
     lines = [f"Report run #{data['id']}  {data['report']}  ({state})"]
     shown = {
         "requester": data["requester_name"] or "-",
@@ -269,8 +271,9 @@ def _show_text(data: dict[str, Any]) -> str:
 
 def handle_show(command: BaseCommand, options: dict[str, Any]) -> int:
     """``report show RUN_ID``: every column of the run."""
-    data = run_details(get_run(options["run_id"]))
-    emit(command, options, data, _show_text(data))
+    run = get_run(options["run_id"])
+    data = run_details(run)
+    emit(command, options, data, _show_text(data, run.progress_text()))
     return EXIT_OK
 
 
@@ -281,12 +284,7 @@ def handle_cancel(command: BaseCommand, options: dict[str, Any]) -> int:
     """``report cancel RUN_ID``: ``ReportRun.cancel``; a run that has ended is refused."""
     run = get_run(options["run_id"])
     was, by, reason = run.state, acting_user(options), options.get("reason") or ""
-    if not run.cancel(by=by):
-        raise ReportRefused(
-            f"Report run #{run.pk} of {run.report} has ended ({run.state}); only a queued or "
-            "running run can be cancelled.",
-            code="report-not-cancellable",
-        )
+    operating.cancel(run, Actor(by, None, reason))
     logger.info(
         "report run cancelled id=%s report=%s was=%s by=%s reason=%s",
         run.pk,
@@ -340,16 +338,17 @@ def handle_explain(command: BaseCommand, options: dict[str, Any]) -> int:
         refuse(command, bool(options.get("json")), PARAMS_NOT_JSON, str(error))
         return EXIT_USAGE
     tenant = options.get("tenant")
-    if given is None or tenant is None:
-        usual, latest = explaining.representative(declaration)
-        given = usual if given is None else given
-        if tenant is None:
-            tenant = latest
-            if declaration.tenant is not None and not latest:
-                command.stderr.write(
-                    f"No run of {declaration.name} yet names a tenant: planning for the empty "
-                    "tenant; pass --tenant for a real one."
-                )
+    usual, latest = explaining.representative(declaration)
+    given = usual if given is None else given
+    if tenant is not None:
+        explaining.check_tenant(declaration, given, tenant)
+    else:
+        tenant = latest
+        if declaration.tenant is not None and not latest:
+            command.stderr.write(
+                f"No run of {declaration.name} yet names a tenant: planning for the empty "
+                "tenant; pass --tenant for a real one."
+            )
     plan = explaining.explain(declaration, given, tenant)
     data = {
         "report": declaration.name,

@@ -5,6 +5,9 @@ from datetime import timedelta
 
 from .errors import InvalidInput
 
+#: The longest duration litejobs takes anywhere (a delay, a timeout, a retention, a link's
+#: lifetime): 100 years, so that a time plus any of them is still a date.
+LONGEST = timedelta(days=36525)
 _PATTERN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)\s*$")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -12,7 +15,8 @@ _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 def parse_duration(value: object, *, name: str = "duration", allow_zero: bool = True) -> timedelta:
     """A ``timedelta`` from a string like ``"30s"``, a number of seconds, or a ``timedelta``.
 
-    Negative values are refused (code ``duration-invalid``), as is zero unless ``allow_zero``.
+    Negative values are refused (code ``duration-invalid``), as is zero unless ``allow_zero``,
+    and anything longer than ``LONGEST`` (100 years).
     """
     if isinstance(value, timedelta):
         result = value
@@ -33,20 +37,25 @@ def parse_duration(value: object, *, name: str = "duration", allow_zero: bool = 
             f"{name} must be {'positive' if not allow_zero else 'zero or more'}; got {value!r}.",
             code="duration-invalid",
         )
+    if result > LONGEST:
+        raise _too_long(name, value)
     return result
+
+
+def _too_long(name: str, value: object) -> InvalidInput:
+    return InvalidInput(
+        f"{name} must be a finite duration of at most 100 years ({LONGEST.days}d); got {value!r}.",
+        code="duration-invalid",
+    )
 
 
 def _seconds(seconds: float, name: str, value: object) -> timedelta:
     """``timedelta(seconds=...)``, refusing what no ``timedelta`` holds (NaN, over 2.7 million
-    years) with the same code as any unreadable duration."""
+    years) as too long, with the same code as any unreadable duration."""
     try:
         return timedelta(seconds=seconds)
     except (OverflowError, ValueError):
-        raise InvalidInput(
-            f"{name} must be a finite duration of at most {timedelta.max.days} days; got "
-            f"{value!r}.",
-            code="duration-invalid",
-        ) from None
+        raise _too_long(name, value) from None
 
 
 #: The units a duration is shown in, largest first (weeks are shown as days: ``90d``).

@@ -365,6 +365,9 @@ class ReportState(models.TextChoices):
 
 #: Runs that may still write output.
 REPORT_LIVE = (ReportState.QUEUED, ReportState.RUNNING)
+#: How a run ends (once: its audit trail records one of these per run; ``expired`` comes later,
+#: to a ``done`` run's output).
+REPORT_ENDINGS = (ReportState.DONE, ReportState.STOPPED, ReportState.FAILED, ReportState.CANCELLED)
 
 
 class ReportFormat(StrEnum):

@@ -41,6 +41,8 @@ def encode_payload(job_name: str, payload: Mapping[str, Any], max_bytes: int) ->
     except (TypeError, ValueError):
         round_trips = False
     if round_trips:
+        if "\\u0000" in text:  # JSON's escape of NUL, which PostgreSQL's text and jsonb refuse
+            _refuse_nul(job_name, payload)
         return _within_limit(job_name, text, max_bytes)
     # Something does not round-trip: find the argument to name it.
     for name, value in payload.items():
@@ -59,6 +61,30 @@ def encode_payload(job_name: str, payload: Mapping[str, Any], max_bytes: int) ->
         f"The payload of job {job_name!r} does not round-trip through JSON.",
         code="payload-not-json",
     )
+
+
+def _holds_nul(value: Any) -> bool:
+    """Whether a JSON value holds a NUL character in any string (keys included)."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(key) or _holds_nul(nested) for key, nested in value.items())
+    if isinstance(value, list):
+        return any(_holds_nul(nested) for nested in value)
+    return False
+
+
+def _refuse_nul(job_name: str, payload: Mapping[str, Any]) -> None:
+    """Refuse an argument holding a NUL character (``payload-nul``), naming it, not its value
+    (a literal backslash before ``u0000`` reads alike in JSON and passes)."""
+    for name, value in payload.items():
+        if _holds_nul(name) or _holds_nul(value):
+            raise InvalidInput(
+                f"Argument {name!r} of job {job_name!r} holds a NUL character (\\x00), which "
+                "PostgreSQL cannot store in text or JSON. Remove it (or pass the data "
+                "base64-encoded).",
+                code="payload-nul",
+            )
 
 
 def _within_limit(job_name: str, text: str, max_bytes: int) -> str:
@@ -137,6 +163,20 @@ def _forms(value: Any, into: set[str]) -> None:
     elif isinstance(value, list | tuple):
         for nested in value:
             _forms(nested, into)
+
+
+def blank_out(value: Any, scrub: Scrubber) -> Any:
+    """A JSON value (a job's result, its progress) with ``scrub`` applied to every string in
+    it, keys included; a number whose text holds a sensitive value reads ``REDACTED``."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value if scrub(str(value)) == str(value) else REDACTED
+    if isinstance(value, dict):
+        return {scrub(str(key)): blank_out(nested, scrub) for key, nested in value.items()}
+    if isinstance(value, list):
+        return [blank_out(nested, scrub) for nested in value]
+    return value
 
 
 def scrub(text: str, payload: Any, sensitive: Iterable[str]) -> str:

@@ -12,7 +12,7 @@ API users call.
 """
 
 from .consumers import Consumer
-from .declarations import Buffer, Freshness, drop, enrich
+from .declarations import Buffer, Files, Freshness, drop, enrich
 from .errors import (
     BufferFull,
     ConsumerNotFound,
@@ -30,6 +30,7 @@ __all__ = [
     "Consumer",
     "ConsumerNotFound",
     "FetchRefused",
+    "Files",
     "Freshness",
     "ImportRefused",
     "Pipeline",

@@ -27,7 +27,8 @@ from ..sql.cursors import fetch_one, hot_cursor, run_query
 from .declarations import Declaration
 from .draining import wake
 from .errors import BufferFull
-from .processing import Item, count_params
+from .processing import Item, KeyRefused, count_params, key_of
+from .values import flaw
 
 __all__ = ["feed", "prepare", "replay"]
 
@@ -35,8 +36,6 @@ logger = logging.getLogger(__name__)
 
 #: How often a blocked feed looks for room.
 BLOCK_POLL = 0.05
-#: The longest key a record may have (the buffer's column).
-KEY_MAX = 500
 #: Set-aside records fed back per statement by a replay.
 REPLAY_BATCH = 10_000
 
@@ -44,29 +43,45 @@ REPLAY_BATCH = 10_000
 def prepare(declaration: Declaration, records: Iterable[Mapping[str, Any]]) -> list[Item]:
     """Each record's key and JSON text; ``InvalidInput`` (``ingest-record-invalid``) names
     the first record refused, by position, before anything is written."""
-    if isinstance(records, Mapping | str | bytes):
-        raise _refused(declaration, 0, "records is one record; pass a list of records")
+    if isinstance(records, Mapping | str | bytes) or not isinstance(records, Iterable):
+        raise InvalidInput(
+            f"Pipeline {declaration.name!r}: feed() takes a list of records (dicts); got "
+            f"{'one record' if isinstance(records, Mapping) else _kind(records)}. Nothing "
+            "was written.",
+            code="ingest-record-invalid",
+        )
     return [_item(declaration, position, record) for position, record in enumerate(records)]
+
+
+def _kind(value: Any) -> str:
+    return "None" if value is None else f"a value of type {type(value).__name__}"
 
 
 def _item(declaration: Declaration, position: int, record: Any) -> Item:
     if not isinstance(record, Mapping):
-        raise _refused(declaration, position, f"a {type(record).__name__} is not a record (a dict)")
+        raise _refused(declaration, position, f"{_kind(record)} is not a record (a dict)")
     try:
-        key = declaration.key(record)
-    except Exception as error:
-        raise _refused(declaration, position, f"its key= raised {type(error).__name__}") from error
-    if key is None or isinstance(key, bool) or not isinstance(key, str | int) or key == "":
-        raise _refused(declaration, position, "its key= answered no text or number")
-    if len(str(key)) > KEY_MAX:
-        raise _refused(declaration, position, f"its key is longer than {KEY_MAX} characters")
-    try:
+        key = key_of(declaration, record)
         payload = dumps(dict(record))
+    except KeyRefused as refused:
+        raise _refused(declaration, position, str(refused)) from refused
     except (TypeError, ValueError) as error:
         raise _refused(
             declaration, position, f"a value is not JSON ({type(error).__name__})"
         ) from error
-    return Item(str(key), payload)
+    found = flaw(record, payload)
+    if found is not None:
+        field, why = found
+        raise _refused(declaration, position, f"its field {field!r} holds {why.value}")
+    size = len(payload) if payload.isascii() else len(payload.encode())
+    if size > declaration.max_record_bytes:
+        raise _refused(
+            declaration,
+            position,
+            f"it is {size} bytes of JSON, over the pipeline's max_record_bytes "
+            f"({declaration.max_record_bytes})",
+        )
+    return Item(key, payload)
 
 
 def _refused(declaration: Declaration, position: int, why: str) -> InvalidInput:

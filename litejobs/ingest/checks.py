@@ -5,6 +5,7 @@ from typing import Any
 
 from django.apps import AppConfig
 from django.core import checks
+from django.core.files.storage import storages
 
 from ..conf import settings
 from ..exceptions import LitejobsError
@@ -49,6 +50,27 @@ def check_pipelines(
             )
         )
     return found
+
+
+@checks.register("litejobs")
+def check_pipeline_files(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Sequence[checks.CheckMessage]:
+    """litejobs.E076 (``ingest-storage-unknown``): a pipeline's ``Files(storage=...)`` names
+    no storage of ``STORAGES``, so none of its imports could start."""
+    aliases = set(storages.backends)
+    return [
+        checks.Error(
+            f"[ingest-storage-unknown] Pipeline {declared.name!r} imports its files from the "
+            f"storage {declared.files.storage!r}, which STORAGES does not define.",
+            hint=f"Name one of {', '.join(sorted(aliases)) or 'none'} in files=Files(storage=...), "
+            "or add the storage to STORAGES.",
+            obj=declared.module,
+            id="litejobs.E076",
+        )
+        for declared in declarations.pipelines.all()
+        if declared.files is not None and declared.files.storage not in aliases
+    ]
 
 
 @checks.register("litejobs")

@@ -30,9 +30,10 @@ import hashlib
 import json
 import logging
 import re
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, cast
 
@@ -87,6 +88,8 @@ class Consumer:
     key: str
     fetch: Callable[[Any], Any]
     module: str
+    #: The globals of the module run that declared it (see ``declare``).
+    namespace: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __call__(self, cursor: Any) -> Any:
         return self.fetch(cursor)
@@ -119,9 +122,14 @@ def _name(pipeline: str, key: str) -> str:
 
 
 def _duplicate(name: str, existing: Consumer, new: Consumer) -> DeclarationError:
+    where = (
+        f"in {new.module}"
+        if existing.module == new.module
+        else f"in {existing.module} and {new.module}"
+    )
     return DeclarationError(
-        f"Pipeline {new.pipeline!r} declares consumer {new.key!r} twice ({existing.module} and "
-        f"{new.module}); give one another key.",
+        f"Pipeline {new.pipeline!r} declares consumer {new.key!r} twice ({where}); give one "
+        "another key.",
         code="pipeline-consumer-duplicate",
     )
 
@@ -139,7 +147,10 @@ consumers: Registry[Consumer] = Registry("consumer", duplicate=_duplicate, missi
 
 
 def declare(declaration: Declaration, key: str) -> Callable[[Callable[..., Any]], Consumer]:
-    """``@pipeline.consumer(key)``: check the key now and the fetch when it is marked."""
+    """``@pipeline.consumer(key)``: check the key now and the fetch when it is marked. A key
+    declared twice is refused, in two modules or twice in one run of a module (a module
+    imported again after a failed import declares its consumers anew)."""
+    namespace = sys._getframe(2).f_globals  # the module that called pipeline.consumer()
     if not isinstance(key, str) or not KEY.match(key):
         raise DeclarationError(
             f"Pipeline {declaration.name!r}: a consumer's key is 1-100 letters, digits or "
@@ -154,8 +165,13 @@ def declare(declaration: Declaration, key: str) -> Callable[[Callable[..., Any]]
                 f"fetch(cursor) -> (records, next_cursor); got {fetch!r}.",
                 code="pipeline-consumer-invalid",
             )
-        declared = Consumer(declaration.name, key, fetch, str(getattr(fetch, "__module__", "")))
-        return consumers.register(_name(declaration.name, key), declared)
+        module = str(getattr(fetch, "__module__", ""))
+        declared = Consumer(declaration.name, key, fetch, module, namespace)
+        name = _name(declaration.name, key)
+        existing = consumers.get(name)
+        if existing is not None and existing.namespace is namespace:
+            raise _duplicate(name, existing, declared)
+        return consumers.register(name, declared)
 
     return mark
 

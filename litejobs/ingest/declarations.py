@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import enum
 import functools
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from ..core.discovery import Discovery
 from ..core.durations import format_duration, parse_duration
@@ -28,6 +29,7 @@ __all__ = [
     "Declaration",
     "DropStep",
     "EnrichStep",
+    "Files",
     "Freshness",
     "Sources",
     "drop",
@@ -40,8 +42,8 @@ POISON = "poison"
 DRAIN_JOB = "litejobs.ingest_drain"
 IMPORT_JOB = "litejobs.ingest_import"
 CONSUME_JOB = "litejobs.ingest_consume"
-#: The longest pipeline name: its jobs' keys and concurrency keys are made from it.
-NAME_MAX = 100
+#: A pipeline's name: its jobs' keys, concurrency keys, metrics labels and admin URL hold it.
+NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 #: Attempts a record's steps get before it is dropped as poison, unless the pipeline says.
 POISON_AFTER = 3
 
@@ -176,7 +178,8 @@ class Freshness:
     @classmethod
     def bounded(cls, within: timedelta | str | float) -> Freshness:
         """The data is at most ``within`` old while the pipeline keeps up."""
-        return cls(FreshnessKind.BOUNDED, within=parse_duration(within, name="Freshness.bounded"))
+        within = parse_duration(within, name="Freshness.bounded(within)", allow_zero=False)
+        return cls(FreshnessKind.BOUNDED, within=within)
 
     @classmethod
     def advisory(cls, *, authority: str) -> Freshness:
@@ -193,6 +196,41 @@ class Freshness:
         if self.kind is FreshnessKind.BOUNDED and self.within is not None:
             return f"bounded: at most {format_duration(self.within)} old"
         return f"advisory: {self.authority} is the authority"
+
+
+@dataclass(frozen=True)
+class Files:
+    """Where a pipeline's file imports may read: the files under ``prefix`` (a folder such as
+    ``"feeds/catalog/"``; ``""`` opens the whole storage) of ``storage`` (an alias of
+    ``STORAGES``). ``import_file()`` and the admin's import form reach no other file, so a
+    user who may start imports cannot read another team's files through the pipeline."""
+
+    prefix: str
+    storage: str = "default"
+
+    def __post_init__(self) -> None:
+        prefix, storage = self.prefix, self.storage
+        if not isinstance(storage, str) or not storage:
+            raise DeclarationError(
+                f"Files(storage=...) is an alias of STORAGES, such as 'default'; got {storage!r}.",
+                code="pipeline-invalid",
+            )
+        parts = prefix.strip("/").split("/") if isinstance(prefix, str) else [""]
+        if (
+            not isinstance(prefix, str)
+            or prefix.startswith("/")
+            or "\\" in prefix
+            or (prefix.strip("/") and not all(part not in ("", ".", "..") for part in parts))
+        ):
+            raise DeclarationError(
+                "Files(prefix=...) is a folder of the storage, such as 'feeds/catalog/' (or '' "
+                f"for the whole storage), without '..' nor a leading '/'; got {prefix!r}.",
+                code="pipeline-invalid",
+            )
+        object.__setattr__(self, "prefix", f"{prefix.strip('/')}/" if prefix.strip("/") else "")
+
+    def __str__(self) -> str:
+        return f"{self.storage}:{self.prefix or '(the whole storage)'}"
 
 
 class Sources(Mapping[str, Any]):
@@ -239,7 +277,12 @@ class Declaration:
     freshness: Freshness | None = None
     poison_after: int = POISON_AFTER
     max_record_bytes: int = 1_048_576
+    files: Files | None = None
+    sensitive: tuple[str, ...] = ()
     module: str = ""
+    #: The globals of the module run that declared it: a module imported again after a failed
+    #: import declares anew, while one run declaring a name twice is refused.
+    namespace: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         _check_name(self.name)
@@ -250,7 +293,9 @@ class Declaration:
         self._check_numbers()
         self._check_callables()
         if self.columns is not None:
-            self.columns = _columns(self.name, self.columns)
+            self.columns = columns(self.name, self.columns)
+        self.sensitive = field_names(self.name, "sensitive", self.sensitive)
+        self._check_sensitive()
         if self.buffer.reason is not None and self.buffer.reason not in self.reasons:
             raise self._invalid(
                 f"Buffer(reason={self.buffer.reason!r}) is not a member of drop_reasons "
@@ -321,6 +366,20 @@ class Declaration:
             raise self._invalid("sources= is a dict of source name to value.")
         if self.freshness is not None and not isinstance(self.freshness, Freshness):
             raise self._invalid("freshness= is Freshness.bounded(...) or Freshness.advisory(...).")
+        if self.files is not None and not isinstance(self.files, Files):
+            raise self._invalid("files= is Files(prefix=..., storage=...).")
+
+    def _check_sensitive(self) -> None:
+        """Each sensitive field names a declared column, when the pipeline declares them (a
+        dotted name: a field inside that column's value)."""
+        unknown = [
+            n for n in self.sensitive if self.columns and n.partition(".")[0] not in self.columns
+        ]
+        if unknown:
+            raise self._invalid(
+                f"sensitive= names {', '.join(map(repr, unknown))}, which columns= does not "
+                f"declare ({', '.join(self.columns or ())})."
+            )
 
     @property
     def reasons(self) -> frozenset[enum.Enum]:
@@ -345,20 +404,21 @@ class Declaration:
 
 
 def _check_name(name: Any) -> None:
-    if not isinstance(name, str) or not name or len(name) > NAME_MAX or name != name.strip():
+    if not isinstance(name, str) or not NAME.match(name):
         raise DeclarationError(
-            f"A pipeline's name is a non-empty text of at most {NAME_MAX} characters such as "
-            f"'shop.catalog'; got {name!r}.",
+            "A pipeline's name is 1-100 letters, digits or '_.-', such as 'shop.catalog'; got "
+            f"{name!r}.",
             code="pipeline-invalid",
         )
 
 
-def _columns(name: str, columns: Iterable[Any]) -> tuple[str, ...]:
-    listed = tuple(columns) if isinstance(columns, list | tuple) else ()
-    if not listed or not all(isinstance(c, str) and c for c in listed):
+def columns(name: str, declared: Any) -> tuple[str, ...]:
+    """The declared columns, each once (``pipeline-invalid`` otherwise)."""
+    listed = field_names(name, "columns", declared)
+    if not listed:
         raise DeclarationError(
             f"Pipeline {name!r}: columns= lists the record's field names, such as "
-            f"['sku', 'name', 'price']; got {columns!r}.",
+            "['sku', 'name', 'price']; got none.",
             code="pipeline-invalid",
         )
     if len(set(listed)) != len(listed):
@@ -368,11 +428,38 @@ def _columns(name: str, columns: Iterable[Any]) -> tuple[str, ...]:
     return listed
 
 
+def field_names(name: str, option: str, names: Any) -> tuple[str, ...]:
+    """``names`` as a tuple of field names, or ``pipeline-invalid``: a list or tuple of
+    non-empty texts (a text alone is refused: ``"sku"`` is no list of three names)."""
+    listed = tuple(names) if isinstance(names, list | tuple) else None
+    if listed is None or not all(isinstance(n, str) and n for n in listed):
+        raise DeclarationError(
+            f"Pipeline {name!r}: {option}= lists record field names, such as "
+            f"['sku', 'name']; got {names!r}.",
+            code="pipeline-invalid",
+        )
+    return listed
+
+
 def _duplicate(name: str, existing: Any, new: Any) -> DeclarationError:
-    return DeclarationError(
-        f"Two pipelines are named {name!r} ({existing.module} and {new.module}); rename one.",
-        code="pipeline-duplicate",
+    where = (
+        f"twice in {new.module}"
+        if existing.module == new.module
+        else f"in {existing.module} and {new.module}"
     )
+    return DeclarationError(
+        f"Two pipelines are named {name!r} ({where}); rename one.", code="pipeline-duplicate"
+    )
+
+
+def register(declaration: D) -> D:
+    """Keep ``declaration`` under its name: a name declared twice, in two modules or twice in
+    one, is refused (``pipeline-duplicate``)."""
+    existing = pipelines.get(declaration.name)
+    if existing is not None and existing.namespace is declaration.namespace:
+        raise _duplicate(declaration.name, existing, declaration)
+    pipelines.register(declaration.name, declaration)
+    return declaration
 
 
 def _missing(name: str) -> PipelineNotFound:
@@ -380,6 +467,8 @@ def _missing(name: str) -> PipelineNotFound:
         f"No installed app declares a pipeline named {name!r} (in its pipelines.py)."
     )
 
+
+D = TypeVar("D", bound=Declaration)
 
 #: The declared pipelines by name.
 pipelines: Registry[Any] = Registry("pipeline", duplicate=_duplicate, missing=_missing)

@@ -50,7 +50,9 @@ class ImportRefused(LitejobsError, ValueError):
     """A file import was refused before any of its rows was written; ``code`` says why:
     ``ingest-header-mismatch`` (the CSV header does not name exactly the declared columns),
     ``ingest-format-invalid`` (a format other than ``csv`` or ``ndjson``),
-    ``ingest-file-missing`` (no such file in the storage)."""
+    ``ingest-file-name-invalid`` (not a relative name inside the storage),
+    ``ingest-file-missing`` (no regular file of that name among the pipeline's files),
+    ``ingest-files-undeclared`` (the pipeline declares no ``files=``)."""
 
     code = "ingest-header-mismatch"
 

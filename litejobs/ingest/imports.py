@@ -1,19 +1,20 @@
 """File imports: ``import_file()`` records an ``ImportRun`` and enqueues its job; the job
 streams the file from Django storage a page at a time.
 
-Each page (``batch_size`` rows) is processed, its refused rows written to the run's error
-report, and the run's byte offset moved past it, in one transaction: an import whose worker
-is killed resumes at the last committed offset, with no record lost or written twice. A CSV
-header that does not name exactly the declared columns refuses the import before any row is
+The file is one of the pipeline's declared files (``files``): a regular file under its
+declared folder, read up to the size it had when the import started. Each page
+(``batch_size`` rows) is processed, its refused rows written to the run's error report, and
+the run's byte offset moved past it, in one transaction: an import whose worker is killed
+resumes at the last committed offset, with no record lost or written twice. A CSV header
+that does not name exactly the declared columns refuses the import before any row is
 written.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import IO, Any, cast
+from typing import Any, cast
 
-from django.core.files.storage import Storage, storages
 from django.db import transaction
 
 from ..conf import settings
@@ -25,8 +26,9 @@ from ..jobs.declarations import JobDefinition
 from ..models import ImportRefusal, ImportRun
 from .declarations import IMPORT_JOB, Declaration, pipelines
 from .errors import ImportRefused
-from .processing import Item, Tally, process
-from .reader import Format, Page, read_header, read_page
+from .files import Bounded, open_file
+from .processing import Item, KeyRefused, Tally, key_of, process
+from .reader import Format, Page, SeekableBytes, read_header, read_page
 
 __all__ = ["import_file", "run_import"]
 
@@ -43,55 +45,56 @@ def _format(value: Any) -> Format:
         ) from None
 
 
-def _storage(alias: str) -> Storage:
-    try:
-        return storages[alias]
-    except Exception as error:
-        raise ImportRefused(
-            f"storage={alias!r} is not a storage of STORAGES; name one of its aliases.",
-            code="ingest-storage-unknown",
-        ) from error
-
-
-def import_file(
-    declaration: Declaration, name: str, *, format: str = "csv", storage: str = "default"
-) -> ImportRun:
-    """Check the file's header now and enqueue its import (in the caller's transaction);
-    answer the ``ImportRun`` the admin and the CLI follow."""
-    file_format = _format(format)
+def _columns(declaration: Declaration) -> tuple[str, ...]:
     if declaration.columns is None:
         raise ImportRefused(
             f"Pipeline {declaration.name!r} declares no columns=, so no file can be checked "
             "against them; declare the record's columns.",
             code="ingest-columns-missing",
         )
-    files = _storage(storage)
-    if not isinstance(name, str) or not name or not files.exists(name):
-        raise ImportRefused(
-            f"No file {name!r} in the storage {storage!r}.", code="ingest-file-missing"
-        )
-    with files.open(name, "rb") as file:
+    return declaration.columns
+
+
+def import_file(declaration: Declaration, name: str, *, format: str = "csv") -> ImportRun:
+    """Check the file's header now and enqueue its import (in the caller's transaction);
+    answer the ``ImportRun`` the admin and the CLI follow."""
+    file_format = _format(format)
+    columns = _columns(declaration)
+    opened = open_file(declaration, name)
+    with opened.file:
         read_header(
-            file, file_format, declaration.columns, max_record_bytes=declaration.max_record_bytes
+            Bounded(opened.file, opened.size),
+            file_format,
+            columns,
+            max_record_bytes=declaration.max_record_bytes,
         )
     with transaction.atomic(using=settings.DATABASE):
         run = ImportRun.objects.using(settings.DATABASE).create(
             pipeline=declaration.name,
             file=name,
             format=file_format.value,
-            size=files.size(name),
+            size=opened.size,
             created_at=clock.now(),
         )
-        cast(JobDefinition, catalog.get(IMPORT_JOB)).enqueue(run_id=run.pk, storage=storage)
+        cast(JobDefinition, catalog.get(IMPORT_JOB)).enqueue(run_id=run.pk)
     return run
 
 
-def run_import(ctx: JobContext, run_id: int, storage: str = "default") -> dict[str, Any]:
-    """The import job's body: import the run's file from its last committed offset to its
-    end, a page per transaction."""
+def run_import(ctx: JobContext, run_id: int) -> dict[str, Any]:
+    """The import job's body: import the run's file from its last committed offset up to the
+    size it had at the start, a page per transaction."""
     run = ImportRun.objects.using(settings.DATABASE).get(pk=run_id)
     declaration: Declaration = pipelines[run.pipeline]
-    with _storage(storage).open(run.file, "rb") as file:
+    try:
+        opened = open_file(declaration, run.file)
+    except ImportRefused as refusal:  # gone, or no longer one the pipeline may read
+        with transaction.atomic(using=settings.DATABASE):
+            locked = ImportRun.objects.using(settings.DATABASE).select_for_update().get(pk=run_id)
+            if locked.state == ImportState.RUNNING:
+                _refuse(locked, refusal)
+        return {"state": locked.state, "accepted": locked.accepted, "refused": locked.refused}
+    with opened.file:
+        file = Bounded(opened.file, opened.size if run.size is None else run.size)
         while not ctx.cancelled.is_set():
             if not _next_page(declaration, run_id, file):
                 break
@@ -100,7 +103,7 @@ def run_import(ctx: JobContext, run_id: int, storage: str = "default") -> dict[s
     return {"state": run.state, "accepted": run.accepted, "refused": run.refused}
 
 
-def _next_page(declaration: Declaration, run_id: int, file: IO[bytes]) -> bool:
+def _next_page(declaration: Declaration, run_id: int, file: SeekableBytes) -> bool:
     """Import one page and move the offset past it, in one transaction; answer whether
     there is more to import."""
     with transaction.atomic(using=settings.DATABASE):
@@ -117,7 +120,7 @@ def _next_page(declaration: Declaration, run_id: int, file: IO[bytes]) -> bool:
         return not page.done
 
 
-def _read(declaration: Declaration, run: ImportRun, file: IO[bytes]) -> Page:
+def _read(declaration: Declaration, run: ImportRun, file: SeekableBytes) -> Page:
     columns = declaration.columns or ()  # import_file refuses a pipeline without columns
     layout = read_header(
         file, Format(run.format), columns, max_record_bytes=declaration.max_record_bytes
@@ -130,11 +133,9 @@ def _items(declaration: Declaration, page: Page) -> list[Item]:
     items = []
     for record in page.records:
         try:
-            key = declaration.key(record)
-        except Exception as error:
-            items.append(Item.of("", record, error=f"its key= raised {type(error).__name__}"))
-            continue
-        items.append(Item.of(str(key), record))
+            items.append(Item.of(key_of(declaration, record), record))
+        except KeyRefused as refused:
+            items.append(Item.of("", record, error=str(refused)))
     return items
 
 

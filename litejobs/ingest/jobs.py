@@ -43,10 +43,13 @@ def drain(ctx: JobContext, pipeline: str, lane: str) -> dict[str, int]:
     atomic=False,
     timeout="2h",
     retry=Retry(attempts=10, backoff="exponential", base="5s", max="5m"),
+    # Version 1 named the storage too; the pipeline's declared files name it now.
+    version=2,
+    upgrade={1: lambda arguments: {"run_id": arguments["run_id"]}},
 )
-def run_import(ctx: JobContext, run_id: int, storage: str = "default") -> dict[str, Any]:
+def run_import(ctx: JobContext, run_id: int) -> dict[str, Any]:
     """Import a file, a page per transaction, from its last committed offset."""
-    return imports.run_import(ctx, run_id, storage)
+    return imports.run_import(ctx, run_id)
 
 
 @job(

@@ -13,9 +13,10 @@ def price_in_eur(record, sources): ...       # the enriched record
 
 catalog = pipeline("shop.catalog", steps=[parse, price_in_eur], drop_reasons=Reason,
                    sources={"rates": RATES}, key=lambda r: r["sku"], columns=["sku", "price"],
-                   sink=save_product, buffer=Buffer(capacity=100_000, overflow="block"))
+                   sink=save_product, buffer=Buffer(capacity=100_000, overflow="block"),
+                   files=Files(prefix="feeds/catalog/"))
 catalog.feed(records)                        # inside the caller's transaction
-catalog.import_file("feeds/catalog.csv")     # from Django storage; a worker runs it
+catalog.import_file("feeds/catalog/2026-06.csv")  # one of its files=; a worker runs it
 catalog.stats()   # {"accepted": n, "dropped": {"discontinued": n, ...}, "errored": n}
 
 @catalog.consumer("vendor-a")                # a pull source paged by cursor
@@ -30,15 +31,17 @@ catalog.cursor("vendor-a")                   # where it stands (None before its 
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import DeclarationError
+from ..core.spelling import close_match
 from ..jobs.enqueue import Enqueued
-from . import buffer
+from . import buffer, declarations
 from . import consumers as consuming
 from . import stats as counting
-from .declarations import Buffer, Declaration, Freshness, pipelines
+from .declarations import Buffer, Declaration, Files, Freshness
 
 if TYPE_CHECKING:
     from ..models import ImportRun
@@ -58,15 +61,16 @@ class Pipeline(Declaration):
         overflow applies (``ingest-buffer-full`` when it blocks in vain)."""
         return buffer.feed(self, records)
 
-    def import_file(self, name: str, *, format: str = "csv", storage: str = "default") -> ImportRun:
-        """Import a file of Django storage (``format="csv"`` with the declared columns as its
-        header, or ``"ndjson"``); a worker runs it, resumable from its last page. Answers
-        the ``ImportRun`` that shows its progress and error report."""
+    def import_file(self, name: str, *, format: str = "csv") -> ImportRun:
+        """Import the file ``name`` (a relative name in the storage of ``files=``, under its
+        folder; ``format="csv"`` with the declared columns as its header, or ``"ndjson"``);
+        a worker runs it, resumable from its last page. Answers the ``ImportRun`` that shows
+        its progress and error report."""
         # Imported here: imports reads the records, which load only once Django is ready,
         # and this module is part of ``import litejobs``.
         from . import imports
 
-        return imports.import_file(self, name, format=format, storage=storage)
+        return imports.import_file(self, name, format=format)
 
     def stats(self) -> dict[str, Any]:
         """``{"accepted": n, "dropped": {reason: n}, "errored": n}`` since it began."""
@@ -110,12 +114,25 @@ def pipeline(
     freshness: Freshness | None = None,
     poison_after: int = 3,
     max_record_bytes: int = 1_048_576,
+    files: Files | None = None,
+    sensitive: Iterable[str] = (),
+    **unknown: Any,
 ) -> Pipeline:
     """Declare a pipeline: ``steps`` run in the order listed (each ``@drop`` or
     ``@enrich``), ``drop_reasons`` is the closed set (an Enum with a ``"poison"`` member)
     every dropped record carries one reason of, ``sink(record)`` writes a kept record
-    (idempotently, by ``key(record)``). A declaration that breaks a rule is refused with a
+    (idempotently, by ``key(record)``). ``files=Files(prefix=..., storage=...)`` says where
+    its file imports may read; ``sensitive=`` names the fields whose values its set-aside
+    records never show. A declaration that breaks a rule is refused with a
     ``DeclarationError`` naming it; ``manage.py check`` reports it."""
+    if unknown:
+        raise _unknown_option(name, next(iter(unknown)))
+    if sources is not None and not isinstance(sources, Mapping):
+        raise DeclarationError(
+            f"Pipeline {name!r}: sources= is a dict of source name to value, such as "
+            f"{{'rates': RATES}}; got a {type(sources).__name__}.",
+            code="pipeline-invalid",
+        )
     declared = Pipeline(
         name=name,
         steps=tuple(steps) if isinstance(steps, list | tuple) else _not_listed(name),
@@ -123,15 +140,31 @@ def pipeline(
         sink=sink,
         key=key,
         sources=dict(sources or {}),
-        columns=tuple(columns) if columns is not None else None,
+        columns=None if columns is None else declarations.columns(name, columns),
         buffer=buffer if buffer is not None else Buffer(),
         batch_size=batch_size,
         freshness=freshness,
         poison_after=poison_after,
         max_record_bytes=max_record_bytes,
-        module=_caller_module(),
+        files=files,
+        sensitive=declarations.field_names(name, "sensitive", sensitive),
+        module=str(_caller().get("__name__", "")),
+        namespace=_caller(),
     )
-    return pipelines.register(name, declared)  # type: ignore[no-any-return]
+    return declarations.register(declared)
+
+
+#: The options ``pipeline()`` takes beside its name.
+OPTIONS = tuple(inspect.signature(pipeline).parameters)[1:-1]
+
+
+def _unknown_option(name: str, option: str) -> DeclarationError:
+    match = close_match(option, OPTIONS, cutoff=0.6)
+    return DeclarationError(
+        f"Pipeline {name!r}: unknown option {option!r}; "
+        + (f"did you mean {match!r}?" if match else f"pipeline() takes {', '.join(OPTIONS)}."),
+        code="option-unknown",
+    )
 
 
 def _not_listed(name: str) -> tuple[Any, ...]:
@@ -142,6 +175,6 @@ def _not_listed(name: str) -> tuple[Any, ...]:
     )
 
 
-def _caller_module() -> str:
-    frame = inspect.stack(context=0)[2].frame
-    return str(frame.f_globals.get("__name__", ""))
+def _caller() -> dict[str, Any]:
+    """The globals of the module that called ``pipeline()``."""
+    return sys._getframe(2).f_globals

@@ -28,8 +28,12 @@ from ..core.payloads import dumps
 from ..sql.cursors import hot_cursor, run_query
 from .declarations import Declaration, DropStep, EnrichStep, Sources
 from .errors import ReasonOutsideSet, SourceUndeclared
+from .values import text_flaw
 
-__all__ = ["Item", "Outcome", "Tally", "process"]
+__all__ = ["KEY_MAX", "Item", "KeyRefused", "Outcome", "Tally", "key_of", "process"]
+
+#: The longest key a record may have (the buffer's and the set-aside records' column).
+KEY_MAX = 500
 
 #: Errors on a record that another attempt would only repeat: it is errored at once.
 DETERMINISTIC = (ReasonOutsideSet, SourceUndeclared)
@@ -37,6 +41,27 @@ DETERMINISTIC = (ReasonOutsideSet, SourceUndeclared)
 
 #: Values no step can change in place: a record of only these is copied for each attempt.
 _IMMUTABLE = frozenset({str, int, float, bool, type(None)})
+
+
+class KeyRefused(Exception):
+    """No key can be made of a record; the message says why, never with its values."""
+
+
+def key_of(declaration: Declaration, record: Mapping[str, Any]) -> str:
+    """The record's key as the buffer and the set-aside records keep it, or ``KeyRefused``."""
+    try:
+        key = declaration.key(record)
+    except Exception as error:
+        raise KeyRefused(f"its key= raised {type(error).__name__}") from error
+    if key is None or isinstance(key, bool) or not isinstance(key, str | int) or key == "":
+        raise KeyRefused("its key= answered no text or number")
+    text = str(key)
+    if len(text) > KEY_MAX:
+        raise KeyRefused(f"its key is longer than {KEY_MAX} characters")
+    found = text_flaw(text)
+    if found is not None:
+        raise KeyRefused(f"its key holds {found.value}")
+    return text
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,9 @@ import codecs
 import csv
 import enum
 import json
+import math
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -32,9 +34,12 @@ from typing import Any, Protocol
 
 from ..core.errors import InvalidInput
 from .errors import ImportRefused
+from .values import Unstorable, flaw
 
 __all__ = [
     "CHUNK_SIZE",
+    "HEADER_BYTES",
+    "HEADER_SECONDS",
     "Format",
     "Layout",
     "Page",
@@ -47,6 +52,10 @@ __all__ = [
 
 #: How many bytes one ``read()`` of the file asks for.
 CHUNK_SIZE = 64 * 1024
+#: How much of a file, and for how long, is read to find its header (BOM and blank lines
+#: before it included).
+HEADER_BYTES = 64 * 1024
+HEADER_SECONDS = 10
 
 _BOM = codecs.BOM_UTF8
 _QUOTE = ord('"')
@@ -80,8 +89,15 @@ class RefusalCode(enum.StrEnum):
     RECORD_NOT_OBJECT = "record-not-object"
     #: An NDJSON object without a declared column (``field`` names it).
     FIELD_MISSING = "field-missing"
-    #: An NDJSON object with a key that is no declared column (``field`` names it).
+    #: An NDJSON object with a key that is no declared column (its name is the file's, not
+    #: repeated here).
     FIELD_UNEXPECTED = "field-unexpected"
+    #: A value holding a NUL character, which PostgreSQL keeps in no text (``field`` names its
+    #: column).
+    NUL_CHARACTER = "nul-character"
+    #: An NDJSON value PostgreSQL cannot keep: a lone surrogate (``"\\ud800"``, no UTF-8) or a
+    #: number out of range (``1e400``) (``field`` names its column).
+    VALUE_UNSTORABLE = "value-unstorable"
 
 
 class SeekableBytes(Protocol):
@@ -367,6 +383,8 @@ def _csv_fields(text: str) -> list[str] | None:
 def _clean_rows(raws: list[_Raw], width: int) -> list[list[str]] | None:
     """The page's rows when none is refused, decoded and read all at once; else None (and the
     page is read record by record)."""
+    if any(b"\0" in data for _, _, data, _ in raws if data):
+        return None
     try:
         texts = [data.decode("utf-8") for _, _, data, unclosed in raws if data and not unclosed]
         rows = list(csv.reader(texts)) if len(texts) == len(raws) else []
@@ -385,15 +403,45 @@ def _csv_record(raw: _Raw, header: tuple[str, ...]) -> dict[str, Any] | Refusal:
         return _refusal(raw, RefusalCode.CSV_INVALID)
     if len(fields) != len(header):
         return _refusal(raw, RefusalCode.FIELD_COUNT)
-    return dict(zip(header, fields, strict=True))
+    record = dict(zip(header, fields, strict=True))
+    if "\0" in text:
+        field = next(name for name, value in record.items() if "\0" in value)
+        return _refusal(raw, RefusalCode.NUL_CHARACTER, field)
+    return record
 
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-#: JSON as RFC 8259 has it: NaN and Infinity are refused, as PostgreSQL's jsonb refuses them.
-_JSON = json.JSONDecoder(parse_constant=_no_constant)
+class _NotFinite(Exception):
+    """A JSON number out of a float's range (``1e400``): JSON, but not kept by ``jsonb``."""
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise _NotFinite
+    return number
+
+
+#: JSON as RFC 8259 has it: NaN and Infinity are refused, as PostgreSQL's jsonb refuses them;
+#: a number out of range too, though JSON, for the same reason.
+_JSON = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
+
+
+def _unstorable(raw: _Raw, record: dict[str, Any]) -> Refusal | None:
+    """Why PostgreSQL could not keep a value of the record, if it could not: only an escape
+    (``\\u0000``, ``\\ud800``) makes such a text, so records without one are not walked."""
+    data = raw[2]
+    if data is None or b"\\u" not in data:
+        return None
+    found = flaw(record)
+    if found is None:
+        return None
+    field, why = found
+    code = RefusalCode.NUL_CHARACTER if why is Unstorable.NUL else RefusalCode.VALUE_UNSTORABLE
+    return _refusal(raw, code, field)
 
 
 def _json_record(
@@ -405,17 +453,18 @@ def _json_record(
         return text
     try:
         value = _JSON.decode(text)
+    except _NotFinite:
+        return _refusal(raw, RefusalCode.VALUE_UNSTORABLE)
     except (ValueError, RecursionError):
         return _refusal(raw, RefusalCode.JSON_INVALID)
     if not isinstance(value, dict):
         return _refusal(raw, RefusalCode.RECORD_NOT_OBJECT)
-    if value.keys() == declared:
-        return value
-    missing = next((c for c in columns if c not in value), None)
-    if missing is not None:
-        return _refusal(raw, RefusalCode.FIELD_MISSING, missing)
-    unexpected = next(key for key in value if key not in declared)
-    return _refusal(raw, RefusalCode.FIELD_UNEXPECTED, unexpected)
+    if value.keys() != declared:
+        missing = next((c for c in columns if c not in value), None)
+        if missing is not None:
+            return _refusal(raw, RefusalCode.FIELD_MISSING, missing)
+        return _refusal(raw, RefusalCode.FIELD_UNEXPECTED)
+    return _unstorable(raw, value) or value
 
 
 def _split(
@@ -481,6 +530,10 @@ def _names(names: Sequence[str]) -> str:
     return ", ".join(repr(name) for name in names) or "none"
 
 
+def _some(count: int, what: str) -> str:
+    return f"{count} {what}" if count == 1 else f"{count} {what}s"
+
+
 def _header_mismatch(declared: tuple[str, ...], why: str) -> ImportRefused:
     return ImportRefused(
         f"{why}; the file's first line must name each declared column once, in any order "
@@ -490,7 +543,9 @@ def _header_mismatch(declared: tuple[str, ...], why: str) -> ImportRefused:
 
 
 def _check_header(raw: _Raw | None, declared: tuple[str, ...]) -> tuple[str, ...]:
-    """The header's names, in the file's order, when they are exactly the declared columns."""
+    """The header's names, in the file's order, when they are exactly the declared columns.
+    A refusal names the declared columns it misses and counts the others: the file's own
+    words are never repeated (its first line may hold anything)."""
     if raw is None:
         raise _header_mismatch(declared, "the file is empty")
     text = _text(raw)
@@ -500,15 +555,48 @@ def _check_header(raw: _Raw | None, declared: tuple[str, ...]) -> tuple[str, ...
         raise _header_mismatch(declared, f"the header cannot be read ({code})")
     header = tuple(fields)
     missing = [name for name in declared if name not in header]
-    unexpected = [name for name in dict.fromkeys(header) if name not in declared]
-    repeated = [name for name in dict.fromkeys(header) if header.count(name) > 1]
+    unexpected = sum(1 for name in header if name not in declared)
+    repeated = len(header) - len(set(header))
     if missing or unexpected or repeated:
+        parts = [f"misses {_names(missing)}"] if missing else []
+        parts += [f"has {_some(unexpected, 'other name')}"] if unexpected else []
+        parts += [f"repeats {_some(repeated, 'name')}"] if repeated else []
         raise _header_mismatch(
             declared,
-            f"the header misses {_names(missing)}, has unexpected {_names(unexpected)} "
-            f"and repeats {_names(repeated)} (names are compared exactly, spaces included)",
+            f"the header has {_some(len(header), 'name')} for the {len(declared)} declared "
+            f"columns: it {', '.join(parts)} (names are compared exactly, spaces included)",
         )
     return header
+
+
+class _Limited:
+    """The file as its header is read: ``HEADER_BYTES`` at most, within ``HEADER_SECONDS``;
+    past either the import is refused, so an endless first line (a file of zeros) or a
+    storage that trickles cannot hold the caller."""
+
+    def __init__(self, file: SeekableBytes, declared: tuple[str, ...]) -> None:
+        self._file = file
+        self._declared = declared
+        self._left = HEADER_BYTES
+        self._deadline = time.monotonic() + HEADER_SECONDS
+
+    def seek(self, offset: int, /) -> int:
+        return self._file.seek(offset)
+
+    def read(self, size: int, /) -> bytes:
+        if time.monotonic() > self._deadline:
+            raise _header_mismatch(
+                self._declared, f"the file did not give its header within {HEADER_SECONDS} s"
+            )
+        if self._left <= 0:
+            if self._file.read(1):
+                raise _header_mismatch(
+                    self._declared, f"the header does not end within its first {HEADER_BYTES} bytes"
+                )
+            return b""
+        data = self._file.read(min(size, self._left))
+        self._left -= len(data)
+        return data
 
 
 def read_header(
@@ -527,14 +615,16 @@ def read_header(
 
     CSV: the first record (after a UTF-8 BOM and blank lines) must name exactly the declared
     columns, in any order, each once; names are compared as written (no whitespace stripped).
-    Otherwise, and for an empty file, raises ``ImportRefused`` (``ingest-header-mismatch``)
-    naming the missing, unexpected and repeated names. Records map by the header's names.
-    NDJSON has no header: its first record starts after the BOM, on line 1.
+    Otherwise, and for an empty file or a header not read within ``HEADER_BYTES`` and
+    ``HEADER_SECONDS``, raises ``ImportRefused`` (``ingest-header-mismatch``) naming the
+    missing columns and counting the other and repeated names. Records map by the header's
+    names. NDJSON has no header: its first record starts after the BOM, on line 1.
     """
     fmt = _format(format)
     declared = _declared(columns)
     _positive(max_record_bytes=max_record_bytes, chunk_size=chunk_size)
-    scanner = _Scanner(file, fmt, start=0, line=1, limit=max_record_bytes, chunk=chunk_size)
+    limited = _Limited(file, declared)
+    scanner = _Scanner(limited, fmt, start=0, line=1, limit=max_record_bytes, chunk=chunk_size)
     if fmt is Format.CSV:
         _allow_fields(max_record_bytes)
         declared = _check_header(scanner.next(), declared)

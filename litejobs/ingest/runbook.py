@@ -22,13 +22,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Count
 
 from ..conf import settings
 from ..core import clock
 from ..core.clock import iso
 from ..core.durations import format_duration
-from ..core.enums import FreshnessKind, ImportState, IngestOutcome, Overflow
+from ..core.enums import FreshnessKind, ImportState, IngestOutcome, OperatorVerb, Overflow
+from ..jobs import actionlog
+from ..jobs.actionlog import Actor
+from ..jobs.operations import check_by
 from ..models import (
     ImportRefusal,
     ImportRun,
@@ -36,7 +40,7 @@ from ..models import (
     SetAsideRecord,
 )
 from . import stats
-from .declarations import Declaration, DropStep, EnrichStep, pipelines
+from .declarations import Declaration, DropStep, EnrichStep, Files, pipelines
 
 __all__ = [
     "ALERT_WINDOW",
@@ -359,6 +363,8 @@ class Details:
             "reasons": [str(reason.value) for reason in declaration.drop_reasons],
             "sources": sorted(declaration.sources),
             "columns": list(declaration.columns) if declaration.columns else None,
+            "files": _files_dict(declaration.files),
+            "sensitive": list(declaration.sensitive),
             "batch_size": declaration.batch_size,
             "poison_after": declaration.poison_after,
             "buffer": {
@@ -371,6 +377,10 @@ class Details:
             "imports": [_import_dict(run) for run in self.imports],
             "overflow_events": [_event_dict(event) for event in self.overflows],
         }
+
+
+def _files_dict(files: Files | None) -> dict[str, str] | None:
+    return None if files is None else {"storage": files.storage, "prefix": files.prefix}
 
 
 def _value(reason: enum.Enum | None) -> str | None:
@@ -421,31 +431,52 @@ class ReplayOutcome:
         return {"pipeline": self.pipeline, "reason": self.reason, "replayed": self.replayed}
 
 
-def replay(name: str, reason: Any, *, by: str) -> ReplayOutcome:
-    """Feed the set-aside records of one drop ``reason`` (a value or name of the set) — or
-    ``"errored"`` — of pipeline ``name`` back, after a fix (``Pipeline.replay``). Refused
-    with ``pipeline-unknown`` or ``ingest-reason-unknown``."""
+def replay(
+    name: str, drop_reason: Any, *, by: str, reason: str, user_id: int | None = None
+) -> ReplayOutcome:
+    """Feed the set-aside records of one ``drop_reason`` (a value or name of the set) — or
+    ``"errored"`` — of pipeline ``name`` back, after a fix (``Pipeline.replay``), and write
+    the operator action log's row of it (who, and ``reason``: why) in the same transaction.
+    Refused with ``pipeline-unknown``, ``ingest-reason-unknown`` or ``by-missing``."""
     declaration = pipelines[name]
-    value = ERRORED if reason == ERRORED else str(declaration.reason(reason).value)
-    replayed = declaration.replay(value)
+    value = ERRORED if drop_reason == ERRORED else str(declaration.reason(drop_reason).value)
+    actor = Actor(check_by(by), user_id, reason)
+    with transaction.atomic(using=_alias()):
+        replayed = declaration.replay(value)
+        actionlog.record(
+            OperatorVerb.INGEST_REPLAY,
+            actor,
+            affected=replayed,
+            filter={"pipeline": name, "reason": value},
+        )
     logger.info(
-        "pipeline replay pipeline=%s reason=%s replayed=%d by=%s", name, value, replayed, by
+        "pipeline replay pipeline=%s reason=%s replayed=%d by=%s", name, value, replayed, actor.by
     )
     return ReplayOutcome(name, value, replayed)
 
 
-def start_import(name: str, file: str, *, format: str, storage: str, by: str) -> ImportRun:
-    """Start importing ``file`` (a name in Django storage ``storage``) through pipeline
-    ``name`` (``Pipeline.import_file``); a worker runs it. Answers its ``ImportRun``."""
+def start_import(
+    name: str, file: str, *, format: str, by: str, reason: str, user_id: int | None = None
+) -> ImportRun:
+    """Start importing ``file`` (one of the files the pipeline declares) through pipeline
+    ``name`` (``Pipeline.import_file``), with the operator action log's row of it (who, and
+    ``reason``: why) in the same transaction; a worker runs it. Answers its ``ImportRun``."""
     declaration = pipelines[name]
-    run: ImportRun = declaration.import_file(file, format=format, storage=storage)
+    actor = Actor(check_by(by), user_id, reason)
+    with transaction.atomic(using=_alias()):
+        run: ImportRun = declaration.import_file(file, format=format)
+        actionlog.record(
+            OperatorVerb.IMPORT_START,
+            actor,
+            affected=1,
+            filter={"pipeline": name, "file": run.file, "format": run.format, "import": run.pk},
+        )
     logger.info(
-        "pipeline import started pipeline=%s run=%s file=%s format=%s storage=%s by=%s",
+        "pipeline import started pipeline=%s run=%s file=%s format=%s by=%s",
         name,
         run.pk,
         file,
         format,
-        storage,
-        by,
+        actor.by,
     )
     return run

@@ -398,7 +398,7 @@ class JobDefinition:
         leaves nothing written; the whole call is one transaction (it commits or rolls back
         with the caller's).
         """
-        inputs = list(arguments)
+        inputs = self._inputs(arguments)
         if len(inputs) > MAX_BATCH:
             raise InvalidInput(
                 f"enqueue_many got {len(inputs)} inputs for job {self.name!r}; the limit is "
@@ -424,6 +424,18 @@ class JobDefinition:
             self.timing(delay, run_at),
             self.priority_for(priority),
             savepoint=len(inputs) > CHUNK,
+        )
+
+    def _inputs(self, arguments: Any) -> list[Any]:
+        """``enqueue_many``'s inputs as a list; anything but an iterable of them (``None``, one
+        dict of arguments, a string) is refused (``argument-invalid``)."""
+        if isinstance(arguments, Iterable) and not isinstance(arguments, Mapping | str | bytes):
+            return list(arguments)
+        raise InvalidInput(
+            f"enqueue_many of job {self.name!r} takes a list of dicts of arguments (one per "
+            f"run); got {'None' if arguments is None else 'a ' + type(arguments).__name__}. "
+            f"For one run, call {self.__name__}.enqueue(...).",
+            code="argument-invalid",
         )
 
     def _refuse_positional(self, count: int) -> None:
@@ -516,8 +528,8 @@ class JobDefinition:
                 return now, now + parse_duration(delay, name="delay")
             except InvalidInput as exc:
                 raise InvalidInput(
-                    f"Job {self.name!r}: delay must be zero or a positive duration such as "
-                    f"'10m'; got {delay!r}.",
+                    f"Job {self.name!r}: {exc.args[0]} Pass zero or a positive duration of at "
+                    "most 100 years, such as '10m'.",
                     code="delay-negative" if _is_negative(delay) else "delay-invalid",
                 ) from exc
         return now, now

@@ -20,7 +20,7 @@ from ..conf import settings
 from ..core.enums import JobState
 from ..core.payloads import dumps
 from ..core.tracing import enqueue_span
-from ..sql.cursors import fetch_all, fetch_one, hot_cursor, pipelined, run_query
+from ..sql.cursors import fetch_all, fetch_one, hot_cursor, migrated, pipelined, run_query
 
 CHUNK = 1000
 _RACE_RETRIES = 5
@@ -97,9 +97,10 @@ def insert_one(
 
     ``occurrence_id`` links the job to the scheduled occurrence it runs (the scheduler and a
     manual replay pass it); the occurrence then follows the job's state. With OpenTelemetry,
-    inside a producer span whose context the row stores.
+    inside a producer span whose context the row stores. Before ``migrate``,
+    ``MigrationsUnapplied``.
     """
-    with enqueue_span(definition.name, definition.queue):
+    with enqueue_span(definition.name, definition.queue), migrated(connections[settings.DATABASE]):
         return _insert_one(definition, row, timing, priority, occurrence_id)
 
 
@@ -153,7 +154,7 @@ def insert_many(
     caller's as it was. Without it, any error aborts the caller's transaction too. With
     OpenTelemetry, inside one producer span whose context every row stores.
     """
-    with enqueue_span(definition.name, definition.queue):
+    with enqueue_span(definition.name, definition.queue), migrated(connections[settings.DATABASE]):
         return _insert_many(definition, rows, timing, priority, savepoint)
 
 

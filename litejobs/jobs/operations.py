@@ -9,6 +9,7 @@ raises ``TransitionRefused`` naming the state and what to do instead. A missing 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,14 +25,15 @@ from ..core import clock
 from ..core.diagnostics import Problem
 from ..core.durations import format_duration
 from ..core.enums import CLAIMABLE, LIVE, TERMINAL, JobAction, JobState, OperatorVerb
-from ..core.payloads import REDACTED, redact
+from ..core.payloads import REDACTED, Scrubber, blank_out, redact
 from ..core.registry import Registry
 from ..exceptions import InvalidInput, JobNotFound, LitejobsError, TransitionRefused
 from ..models import Job
 from ..sql import query
 from ..sql.cursors import fetch_one
-from . import catalog, minutes
+from . import catalog, minutes, waiting
 from .actionlog import Actor, record
+from .steps import HELD
 
 logger = logging.getLogger(__name__)
 
@@ -382,6 +384,9 @@ BULK_DEFAULT = 100
 BULK_MAX = 1000
 #: The verbs ``bulk`` applies.
 BULK_VERBS = (OperatorVerb.RETRY, OperatorVerb.CANCEL, OperatorVerb.PROMOTE, OperatorVerb.DELETE)
+#: Matching jobs a preview reads, oldest first: it counts them (``10000+`` past it) and ``bulk``
+#: checks that they are still the jobs that match.
+PREVIEW_CAP = 10_000
 
 
 @dataclass(frozen=True)
@@ -425,6 +430,36 @@ class JobFilter:
         return jobs
 
 
+@dataclass(frozen=True)
+class BulkPreview:
+    """The jobs a filter matches as an operator looks before acting: how many (``capped``: more
+    than ``PREVIEW_CAP``) and ``seen``, a digest of which, that ``bulk`` compares before it acts."""
+
+    count: int
+    capped: bool
+    seen: str
+
+
+def preview(filter: JobFilter) -> BulkPreview:
+    """What ``filter`` matches now (its oldest ``PREVIEW_CAP`` jobs, one read of their ids)."""
+    ids = list(filter.apply(_jobs()).order_by("pk").values_list("pk", flat=True)[: PREVIEW_CAP + 1])
+    digest = hashlib.sha256(",".join(map(str, ids)).encode()).hexdigest()
+    return BulkPreview(min(len(ids), PREVIEW_CAP), len(ids) > PREVIEW_CAP, digest)
+
+
+def _changed_since(filter: JobFilter, seen: str) -> InvalidInput | None:
+    """``filter-changed`` when the jobs ``filter`` matches are not those a preview ``seen``."""
+    now = preview(filter)
+    if now.seen == seen:
+        return None
+    count = f"{now.count}+" if now.capped else str(now.count)
+    return InvalidInput(
+        f"The jobs matching the filter changed since you looked: it matches {count} now. "
+        "Nothing was changed; check the new count and apply again.",
+        code="filter-changed",
+    )
+
+
 def _actionable(verb: OperatorVerb, now: datetime) -> QuerySet[Job]:
     """The jobs ``verb`` would change, by the single verb's state rules; a job it already
     changed no longer matches (a promoted job is due, a running job's cancel is requested)."""
@@ -437,30 +472,32 @@ def _actionable(verb: OperatorVerb, now: datetime) -> QuerySet[Job]:
     return _jobs().exclude(state=JobState.RUNNING)
 
 
-def _each(verb: Callable[[int, str], ActionResult], ids: list[int], by: str) -> int:
-    """Apply a single verb to each id (each in its savepoint); answers how many it changed.
+def _each(verb: Callable[[int, str], ActionResult], ids: list[int], by: str) -> list[int]:
+    """Apply a single verb to each id (each in its savepoint); answers the ids it changed.
     A refusal (a retry guard, a live key) leaves that job as it was."""
-    changed = 0
+    changed = []
     for job_id in ids:
         try:
             with transaction.atomic(using=_alias()):
                 verb(job_id, by)
         except LitejobsError:
             continue
-        changed += 1
+        changed.append(job_id)
     return changed
 
 
-def _apply_bulk(verb: OperatorVerb, ids: list[int], by: str, now: datetime) -> int:
-    """Change the locked ``ids``: promote and delete in one statement each; retry and cancel
+def _apply_bulk(verb: OperatorVerb, ids: list[int], by: str, now: datetime) -> list[int]:
+    """Change the locked ``ids`` (each one the verb may change: its lock keeps it so) and
+    answer the ids changed: promote and delete in one statement each; retry and cancel
     through the single verb per job (their guards and the running job's cancel request)."""
     if verb == OperatorVerb.PROMOTE:
-        return _jobs().filter(pk__in=ids, state__in=PROMOTABLE).update(run_at=now)
+        _jobs().filter(pk__in=ids).update(run_at=now)
+        return ids
     if verb == OperatorVerb.DELETE:
         kept = _followed_of(ids, by)
-        deleting = _jobs().filter(pk__in=[pk for pk in ids if pk not in kept])
-        _, counts = deleting.exclude(state=JobState.RUNNING).delete()
-        return counts.get(Job._meta.label, 0)
+        deleting = [pk for pk in ids if pk not in kept]
+        _jobs().filter(pk__in=deleting).delete()
+        return deleting
     single = _retry_one if verb == OperatorVerb.RETRY else _cancel_one
     return _each(single, ids, by)
 
@@ -484,14 +521,17 @@ def bulk(
     by: str,
     reason: str = "",
     user_id: int | None = None,
+    seen: str | None = None,
 ) -> dict[str, int]:
     """Apply ``verb`` (retry, cancel, promote, delete) to at most ``limit`` jobs matching
-    ``filter`` that the verb may change, oldest first, in one transaction with its log row.
+    ``filter`` that the verb may change, oldest first, in one transaction with its log row
+    (which names the jobs it changed).
 
     Answers ``{"affected": n, "remaining": n}``: how many it changed, and how many matching
     jobs it may still change (call again until 0). Jobs another transaction holds are skipped,
     not waited for. A filter without any condition is refused (``filter-missing``): it would
-    match every job.
+    match every job. Given ``seen`` (a ``preview``'s), it acts only while the filter still
+    matches the jobs that preview saw, else changes nothing (``filter-changed``).
     """
     actor = Actor(check_by(by), user_id, reason)
     if verb not in BULK_VERBS:
@@ -515,8 +555,19 @@ def bulk(
             .select_for_update(skip_locked=True)
             .values_list("pk", flat=True)[:limit]
         )
-        affected = _apply_bulk(verb, ids, actor.by, now) if ids else 0
-        record(verb, actor, affected=affected, filter={**filter.as_dict(), "limit": limit})
+        # Checked once the jobs to change are locked: none of them can leave the filter now.
+        changed = _changed_since(filter, seen) if seen is not None else None
+        if changed is not None:
+            raise changed
+        acted = _apply_bulk(verb, ids, actor.by, now) if ids else []
+        affected = len(acted)
+        record(
+            verb,
+            actor,
+            affected=affected,
+            job_ids=acted,
+            filter={**filter.as_dict(), "limit": limit},
+        )
         remaining = matching.count()
     logger.info(
         "jobs bulk %s affected=%s remaining=%s filter=%s by=%s",
@@ -593,30 +644,81 @@ def state_label(state: str, run_at: datetime | None, now: datetime) -> str:
     return str(state)
 
 
+def _hidden(name: str, payload: Any) -> tuple[str, ...] | None:
+    """The payload fields to hide wherever a job shows: its declaration's ``sensitive`` (and
+    what an add-on adds); ``None`` for a job no installed app declares."""
+    try:
+        return catalog.sensitive_of(catalog.get(name), payload)
+    except LitejobsError:
+        return None
+
+
 def safe_payload(name: str, payload: Any) -> Any:
     """The payload as it may be shown: the declaration's ``sensitive`` fields redacted.
 
     A row whose job no installed app declares shows every value redacted: nothing says which
     of its fields are safe.
     """
-    try:
-        sensitive = catalog.sensitive_of(catalog.get(name), payload)
-    except LitejobsError:
+    sensitive = _hidden(name, payload)
+    if sensitive is None:
         if isinstance(payload, dict):
             return dict.fromkeys(payload, REDACTED)
         return REDACTED
     return redact(payload, sensitive)
 
 
+def safe_output(name: str, payload: Any, value: Any) -> Any:
+    """A job's result or latest progress as it may be shown: the values of its payload's
+    sensitive fields blanked out wherever they appear in it (a body may return or report
+    them); for a job no installed app declares, every payload value."""
+    sensitive = _hidden(name, payload)
+    if sensitive is None:
+        sensitive = tuple(payload) if isinstance(payload, dict) else ()
+    return blank_out(value, Scrubber(payload, sensitive)) if sensitive else value
+
+
 def _ids(queryset: QuerySet[Job]) -> tuple[int, ...]:
     return tuple(queryset.order_by("-pk").values_list("pk", flat=True)[:PROBLEM_IDS])
 
 
+def _held_for_operator() -> list[Problem]:
+    """``held-for-operator``: jobs whose ``once=True`` step's outcome is unknown, each waiting
+    for ``resolve-step`` (the oldest first; nothing else will ever run them)."""
+    held = _jobs().filter(state=JobState.WAITING, run_at__gte=HELD)
+    count = held.count()
+    if not count:
+        return []
+    ids = tuple(held.order_by("pk").values_list("pk", flat=True)[:PROBLEM_IDS])
+    steps = waiting.unknown_steps(ids)
+    commands = "; ".join(
+        f"`{waiting.resolve_command(job_id, name)}`"
+        for job_id in ids
+        for name in steps.get(job_id, ())[:1]
+    )
+    return [
+        Problem(
+            "held-for-operator",
+            ngettext(
+                "%(n)d job is held for an operator",
+                "%(n)d jobs are held for an operator",
+                count,
+            )
+            % {"n": count}
+            + ": a once=True step was started but its outcome was never recorded (its worker "
+            "stopped mid-step), so it is not run again blindly. Check whether it took effect, "
+            f"then say so: {commands}.",
+            count=count,
+            job_ids=ids,
+        )
+    ]
+
+
 def problems(*, now: datetime, lease_now: datetime) -> list[Problem]:
-    """What ``doctor`` reports about jobs: recent dead jobs (``dead-jobs``), running jobs
-    whose lease lapsed (``lease-lapsed``, judged on the database's clock, as the workers judge
-    it) and jobs waiting for a worker whose code can run them (``unknown-job``)."""
-    problems: list[Problem] = []
+    """What ``doctor`` reports about jobs: jobs held for an operator (``held-for-operator``),
+    recent dead jobs (``dead-jobs``), running jobs whose lease lapsed (``lease-lapsed``,
+    judged on the database's clock, as the workers judge it) and jobs waiting for a worker
+    whose code can run them (``unknown-job``)."""
+    problems: list[Problem] = _held_for_operator()
     dead = _jobs().filter(state=JobState.DEAD, finished_at__gte=now - DEAD_LOOKBACK)
     dead_count = dead.count()
     if dead_count:

@@ -18,6 +18,7 @@ from typing import Any
 
 from django.db import connections, transaction
 from django.db.models import Count, Min, QuerySet
+from django.utils.translation import ngettext
 
 from ..conf import settings
 from ..core import clock
@@ -34,7 +35,7 @@ from ..sql.cursors import fetch_all
 from . import catalog
 from .actionlog import Actor, record
 from .declarations import QUEUE_NAME
-from .operations import check_by
+from .operations import PROBLEM_IDS, check_by
 
 logger = logging.getLogger(__name__)
 
@@ -250,15 +251,14 @@ def unused_queue(queue: str, where: str) -> str | None:
 
 def problems(*, now: datetime, lease_now: datetime, max_ready_age: timedelta) -> list[Problem]:
     """What ``doctor`` reports about queues: due jobs waiting longer than ``max_ready_age``
-    (``ready-backlog``) and due jobs no live worker serves (``no-worker``); a paused queue is a
-    note with its reason (an operator paused it on purpose, but a forgotten switch keeps work
-    from running)."""
+    (``ready-backlog``) and due jobs no live worker serves (``no-worker``), each with the ids
+    of its longest-waiting jobs; a paused queue is a note with its reason (an operator paused it
+    on purpose, but a forgotten switch keeps work from running)."""
     found: list[Problem] = []
     switches = {q.name: q for q in QueueState.objects.using(_alias()).filter(paused=True)}
+    due = _jobs().filter(state__in=CLAIMABLE, run_at__lte=now)
     due_by_queue = list(
-        _jobs()
-        .filter(state__in=CLAIMABLE, run_at__lte=now)
-        .order_by()
+        due.order_by()
         .values("queue")
         .annotate(due=Count("pk"), oldest=Min("run_at"))
         .order_by("queue")
@@ -274,38 +274,53 @@ def problems(*, now: datetime, lease_now: datetime, max_ready_age: timedelta) ->
         queue, count, age = row["queue"], row["due"], now - row["oldest"]
         switch = switches.get(queue)
         if switch is not None:
-            found.append(
-                note(
-                    "queue-paused",
-                    f"Queue {queue!r} is paused since {switch.changed_at.isoformat()} by "
-                    f"{switch.changed_by or 'unknown'} ({switch.reason or 'no reason given'}); "
-                    f"{count} due job(s) wait, the oldest for {format_age(age)}. Resume it with "
-                    f"`manage.py litejobs resume {queue}`.",
-                    where=queue,
-                    count=count,
-                )
-            )
+            found.append(_paused_note(switch, count, age))
             continue
-        if age > max_ready_age:
+        backlog = age > max_ready_age
+        unserved = not serves_all and queue not in served
+        if not (backlog or unserved):
+            continue
+        ids = tuple(
+            due.filter(queue=queue)
+            .order_by("run_at", "pk")
+            .values_list("pk", flat=True)[:PROBLEM_IDS]
+        )
+        jobs = ngettext("%(n)d job is", "%(n)d jobs are", count) % {"n": count}
+        if backlog:
             found.append(
                 Problem(
                     "ready-backlog",
                     f"Queue {queue!r}: the oldest due job has waited {format_age(age)}, over "
-                    f"the {format_age(max_ready_age)} threshold (--max-ready-age); {count} "
-                    "job(s) are due. Add workers or concurrency, or look for slow jobs "
-                    "holding the workers.",
+                    f"the {format_age(max_ready_age)} threshold (--max-ready-age); {jobs} due. "
+                    "Add workers or concurrency, or look for slow jobs holding the workers.",
                     where=queue,
                     count=count,
+                    job_ids=ids,
                 )
             )
-        if not serves_all and queue not in served:
+        if unserved:
             found.append(
                 Problem(
                     "no-worker",
-                    f"Queue {queue!r} has {count} due job(s) and no live worker serves it. "
-                    f"Start `manage.py runworker` (all queues) or `runworker --queues {queue}`.",
+                    f"Queue {queue!r}: {jobs} due and no live worker serves it. Start "
+                    f"`manage.py runworker` (all queues) or `runworker --queues {queue}`.",
                     where=queue,
                     count=count,
+                    job_ids=ids,
                 )
             )
     return found
+
+
+def _paused_note(switch: QueueState, count: int, age: timedelta) -> Problem:
+    """A paused queue with due jobs: worth knowing (a forgotten switch keeps work waiting)."""
+    jobs = ngettext("%(n)d due job waits", "%(n)d due jobs wait", count) % {"n": count}
+    return note(
+        "queue-paused",
+        f"Queue {switch.name!r} is paused since {switch.changed_at.isoformat()} by "
+        f"{switch.changed_by or 'unknown'} ({switch.reason or 'no reason given'}); {jobs}, the "
+        f"oldest for {format_age(age)}. Resume it with `manage.py litejobs resume "
+        f"{switch.name}`.",
+        where=switch.name,
+        count=count,
+    )

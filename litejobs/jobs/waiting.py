@@ -4,9 +4,11 @@ from taking it, read from the same conditions the claim statements read.
 The claim (``litejobs/sql/jobs.sql``: ``claim``, ``claim_limited``) takes a job when its state
 is claimable, its ``run_at`` has passed, its queue is not paused (``QueueState``), a live worker
 serves its queue, the worker does not leave it to others (a job it handed back), and, for a
-concurrency-limited job, its key has a free slot. ``explain`` answers the first of those that
-holds a job back, or where it stands in line when none does, for one job (its page, ``show``) or
-a page of them (the listing's column) in at most four statements whatever the page's size.
+concurrency-limited job, its key has a free slot; a job held for an operator (a ``once=True``
+step whose outcome is unknown) waits for ``resolve-step`` before all of those. ``explain``
+answers the first of those that holds a job back, or where it stands in line when none does
+(and whether a worker thread is free to take it), for one job (its page, ``show``) or a page of
+them (the listing's column) in at most five statements whatever the page's size.
 
 A reason is a ``WaitReason``: a stable ``code`` (``WaitCode``; new kinds of waiting, such as
 a rate limit or a dependency on another job, become new members), a sentence for people, and the
@@ -16,7 +18,7 @@ structured values behind it (``as_json``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -29,9 +31,10 @@ from django.utils.translation import ngettext
 from ..conf import settings
 from ..core import clock, times
 from ..core.durations import format_duration
-from ..core.enums import CLAIMABLE, JobState
-from ..models import Job, QueueState, Worker
+from ..core.enums import CLAIMABLE, JobState, StepState
+from ..models import Job, JobStep, QueueState, Worker
 from ..sql import query
+from .steps import HELD
 
 #: Jobs ahead of one in line are counted up to this many ("more than 1,000").
 AHEAD_CAP = 1000
@@ -58,6 +61,7 @@ class WaitCode(StrEnum):
     """Why a job that is not running and not finished has not run yet (a closed set that
     grows: each new kind of waiting is a new member)."""
 
+    HELD_FOR_OPERATOR = "held-for-operator"
     QUEUE_PAUSED = "queue-paused"
     HANDED_BACK = "handed-back"
     RETRY_PENDING = "retry-pending"
@@ -95,15 +99,35 @@ class WaitReason:
     handed_back_by: str = ""
     #: Due jobs the claim takes before it (capped at ``AHEAD_CAP``).
     ahead: int | None = None
+    #: Worker threads free to take it now, of the live workers serving its queue (``None``:
+    #: not asked, the job is held back by something else).
+    free_threads: int | None = None
+    #: The steps whose outcome an operator must settle, and the command that does it.
+    steps: tuple[str, ...] = ()
+    action: str = ""
 
     def as_json(self) -> dict[str, Any]:
-        """The reason as plain JSON values (instants as ISO 8601, holders as a list)."""
+        """The reason as plain JSON values (instants as ISO 8601, holders and steps as lists)."""
         data = asdict(self)
         data["code"] = self.code.value
         data["holders"] = list(self.holders)
+        data["steps"] = list(self.steps)
         for name in ("until", "paused_at", "handed_back_at"):
             data[name] = clock.iso(data[name])
         return data
+
+
+@dataclass(frozen=True)
+class LiveWorker:
+    """A live worker as the claim sees it: the queues it serves (``None``: every queue) and
+    its threads not running a job (as of its last heartbeat)."""
+
+    queues: frozenset[str] | None
+    free: int
+
+    def serves(self, queue: str) -> bool:
+        """Whether it claims jobs of ``queue``."""
+        return self.queues is None or queue in self.queues
 
 
 @dataclass(frozen=True)
@@ -112,15 +136,29 @@ class Conditions:
 
     now: datetime
     paused: dict[str, QueueState]
-    #: Queues some live worker serves; ``None`` when one serves every queue.
-    served: frozenset[str] | None
+    workers: tuple[LiveWorker, ...]
     #: Concurrency key -> the ids of the running jobs holding its slots.
     holders: dict[str, tuple[int, ...]]
+    #: Job id -> its steps whose outcome is unknown (jobs held for an operator).
+    unknown_steps: dict[int, tuple[str, ...]] = field(default_factory=dict)
+
+    def serves(self, queue: str) -> bool:
+        """Whether some live worker claims jobs of ``queue``."""
+        return any(worker.serves(queue) for worker in self.workers)
+
+    def free_threads(self, queue: str) -> int:
+        """Threads free to take a job of ``queue`` now, over the live workers serving it."""
+        return sum(worker.free for worker in self.workers if worker.serves(queue))
 
 
 def is_waiting(job: Job) -> bool:
     """Has this job not run yet (neither running nor finished)?"""
     return job.state in CLAIMABLE
+
+
+def is_held(job: Job) -> bool:
+    """Is this job held for an operator (a ``once=True`` step's outcome is unknown)?"""
+    return job.state == JobState.WAITING and job.run_at >= HELD
 
 
 def explain_one(job: Job, *, now: datetime | None = None) -> WaitReason | None:
@@ -130,7 +168,7 @@ def explain_one(job: Job, *, now: datetime | None = None) -> WaitReason | None:
 
 def explain(jobs: Iterable[Job], *, now: datetime | None = None) -> dict[int, WaitReason]:
     """Job id -> why it waits, for each of ``jobs`` that is not running and not finished, in
-    at most four statements whatever their number (none when no job waits)."""
+    at most five statements whatever their number (none when no job waits)."""
     waiting = [job for job in jobs if is_waiting(job)]
     if not waiting:
         return {}
@@ -157,29 +195,58 @@ def _alias() -> str:
 
 
 def read_conditions(jobs: Sequence[Job], *, now: datetime) -> Conditions:
-    """The queue switches, live workers and concurrency holders that bear on ``jobs``."""
+    """The queue switches, live workers, concurrency holders and unknown steps that bear on
+    ``jobs``."""
     queues = {job.queue for job in jobs}
     paused = {
         switch.name: switch
         for switch in QueueState.objects.using(_alias()).filter(paused=True, name__in=queues)
     }
-    return Conditions(now=now, paused=paused, served=_served_queues(), holders=_holders(jobs, now))
+    return Conditions(
+        now=now,
+        paused=paused,
+        workers=live_workers(),
+        holders=_holders(jobs, now),
+        unknown_steps=_unknown_steps(jobs),
+    )
 
 
-def _served_queues() -> frozenset[str] | None:
-    """The queues live workers serve (``None``: every queue), leases on the claim's clock."""
+def live_workers() -> tuple[LiveWorker, ...]:
+    """The live workers (lease not lapsed, not stopping; leases on the claim's clock)."""
     lease_now = clock.lease_instant() or Now()
     live = (
         Worker.objects.using(_alias())
         .filter(lease_expires_at__gt=lease_now, stopping=False)
-        .values_list("queues", flat=True)
+        .values_list("queues", "concurrency", "in_flight")
     )
-    served: set[str] = set()
-    for queues in live:
-        if not queues or EVERY_QUEUE in queues:
-            return None
-        served.update(queues)
-    return frozenset(served)
+    return tuple(
+        LiveWorker(
+            None if not queues or EVERY_QUEUE in queues else frozenset(queues),
+            max(0, concurrency - len(in_flight or ())),
+        )
+        for queues, concurrency, in_flight in live
+    )
+
+
+def _unknown_steps(jobs: Sequence[Job]) -> dict[int, tuple[str, ...]]:
+    """The steps of the held ``jobs`` whose outcome is unknown (one statement, none when no
+    job is held)."""
+    held = [job.pk for job in jobs if is_held(job)]
+    return unknown_steps(held) if held else {}
+
+
+def unknown_steps(held: Sequence[int]) -> dict[int, tuple[str, ...]]:
+    """Job id -> its steps whose outcome is unknown, of the jobs ``held`` (one statement)."""
+    found: dict[int, list[str]] = {}
+    steps = (
+        JobStep.objects.using(_alias())
+        .filter(job_id__in=list(held), state=StepState.UNKNOWN)
+        .order_by("job_id", "id")
+        .values_list("job_id", "name")
+    )
+    for job_id, name in steps:
+        found.setdefault(job_id, []).append(name)
+    return {job_id: tuple(names) for job_id, names in found.items()}
 
 
 def _holders(jobs: Sequence[Job], now: datetime) -> dict[str, tuple[int, ...]]:
@@ -230,11 +297,35 @@ def when(instant: datetime, now: datetime) -> str:
 def held_back(job: Job, conditions: Conditions) -> WaitReason | None:
     """The first condition of the claim that holds ``job`` back, or ``None`` when it only
     waits for its turn."""
-    for check in (_paused, _handed_back, _not_due, _no_worker, _key_full):
+    for check in (_held, _paused, _handed_back, _not_due, _no_worker, _key_full):
         found = check(job, conditions)
         if found is not None:
             return found
     return None
+
+
+def resolve_command(job_id: int, step: str) -> str:
+    """The command that settles a held job's step (``--ran`` or ``--not-ran``)."""
+    return f"manage.py litejobs resolve-step {job_id} {step} --ran|--not-ran"
+
+
+def _held(job: Job, conditions: Conditions) -> WaitReason | None:
+    if not is_held(job):
+        return None
+    steps = conditions.unknown_steps.get(job.pk, ())
+    named = ", ".join(repr(step) for step in steps) or "a once=True step"
+    action = resolve_command(job.pk, steps[0] if steps else "STEP")
+    return WaitReason(
+        WaitCode.HELD_FOR_OPERATOR,
+        f"Held for an operator: step {named} (once=True) was started but its outcome was "
+        "never recorded (its worker stopped mid-step), so it is not run again blindly. Check "
+        f"whether it took effect, then run `{action.replace('--ran|--not-ran', '--ran')}` (or "
+        "`--not-ran`): the job is due at once.",
+        job.queue,
+        summary=f"Held for an operator: step {named}, outcome unknown",
+        steps=steps,
+        action=action,
+    )
 
 
 def _paused(job: Job, conditions: Conditions) -> WaitReason | None:
@@ -260,13 +351,19 @@ def _handed_back(job: Job, conditions: Conditions) -> WaitReason | None:
         return None
     grace = settings.duration_or_default("UNKNOWN_JOB_GRACE")
     seen_by = f"worker {job.lease_owner}" if job.lease_owner else "a worker"
+    at = when(job.run_at, conditions.now)
+    if job.run_at > conditions.now:
+        again = f"It is due again at {at}"
+    else:
+        again = f"Due again since {at}: the next claim of a worker that can run it takes it"
     return WaitReason(
         WaitCode.HANDED_BACK,
         f"Handed back as unknown: {seen_by} could not run it (its release does not declare "
-        f"this job or this payload version) and left it to a worker that can. Tried again at "
-        f"{when(job.run_at, conditions.now)}; it goes dead if no such worker takes it by "
+        f"this job or this payload version) and left it to a worker that can. {again}; it "
+        f"goes dead if no such worker takes it by "
         f"{when(job.handed_back_at + grace, conditions.now)} ({format_duration(grace)} after "
-        "the first hand-back). Deploy the release that declares it to every worker.",
+        f"the first hand-back, at {when(job.handed_back_at, conditions.now)}). Deploy the "
+        "release that declares it to every worker.",
         job.queue,
         summary=f"Handed back as unknown by {seen_by}",
         until=job.run_at,
@@ -309,7 +406,7 @@ def _not_due(job: Job, conditions: Conditions) -> WaitReason | None:
 
 
 def _no_worker(job: Job, conditions: Conditions) -> WaitReason | None:
-    if conditions.served is None or job.queue in conditions.served:
+    if conditions.serves(job.queue):
         return None
     return WaitReason(
         WaitCode.NO_WORKER,
@@ -341,21 +438,33 @@ def _key_full(job: Job, conditions: Conditions) -> WaitReason | None:
 
 
 def next_in_line(job: Job, ahead: int, conditions: Conditions) -> WaitReason:
-    """A due job nothing holds back: how many jobs the claim takes before it."""
+    """A due job nothing holds back: how many jobs the claim takes before it, and whether a
+    worker thread is free to take it (as of the workers' last heartbeats)."""
     count = f"more than {AHEAD_CAP:,}" if ahead >= AHEAD_CAP else f"{ahead:,}"
     if job.concurrency_key:
         free = (job.concurrency_limit or 0) - len(conditions.holders.get(job.concurrency_key, ()))
-        slots = ngettext("%(n)d slot free", "%(n)d slots free", free) % {"n": free}
-        where = f"of its concurrency key {job.concurrency_key!r} ({slots})"
+        slots = ngettext("%(n)d slot", "%(n)d slots", free) % {"n": free}
+        where = f"of its concurrency key {job.concurrency_key!r} ({slots} free)"
     else:
         where = f"of its queue {job.queue!r}"
     if ahead:
-        jobs = ngettext("due job", "due jobs", ahead)
-        text = f"Due and in line: {count} {jobs} {where} go before it."
+        line = ngettext(
+            "%(count)s due job %(where)s goes before it",
+            "%(count)s due jobs %(where)s go before it",
+            ahead,
+        )
+        text = f"Due and in line: {line % {'count': count, 'where': where}}."
         summary = f"In line: {count} ahead"
     else:
         text = f"Due and next in line {where}: the next claim takes it."
         summary = "Next in line"
+    threads = conditions.free_threads(job.queue)
+    if not threads:
+        text += (
+            " Every thread of the live workers serving its queue is busy running a job: it "
+            "starts when one finishes (or add workers or concurrency)."
+        )
+        summary += ", every worker thread busy"
     return WaitReason(
         WaitCode.NEXT_IN_LINE,
         text,
@@ -365,4 +474,5 @@ def next_in_line(job: Job, ahead: int, conditions: Conditions) -> WaitReason:
         concurrency_limit=job.concurrency_limit,
         holders=conditions.holders.get(job.concurrency_key or "", ()),
         ahead=ahead,
+        free_threads=threads,
     )

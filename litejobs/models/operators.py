@@ -30,7 +30,7 @@ class OperatorAction(models.Model):
     user = person()
     verb = models.CharField(max_length=20, choices=OperatorVerb.choices)
     job_ids = models.JSONField(
-        default=list, blank=True, help_text="The jobs a single action named (empty for a bulk)."
+        default=list, blank=True, help_text="The jobs the action changed (a bulk action's too)."
     )
     filter = models.JSONField(
         default=dict,

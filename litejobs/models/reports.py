@@ -1,5 +1,6 @@
 """Reports' records: each report's limits (setting rows an operator changes in the admin),
-the runs the worker writes page by page, and the audit row each run leaves.
+the runs the worker writes page by page, and the audit trail of every read (append-only:
+the database refuses to change or delete a row).
 
 A ``ReportRun`` records where its output stands: the parts written so far (one per page, in
 the run's storage directory) and the primary key its last page ended at, moved in the
@@ -18,12 +19,16 @@ from django.db.models import Q
 
 from ..conf import settings
 from ..core import clock, links
-from ..core.durations import parse_duration
-from ..core.enums import REPORT_LIVE, ReportState
-from ..core.errors import LitejobsError
+from ..core.durations import format_duration, parse_duration
+from ..core.enums import REPORT_ENDINGS, REPORT_LIVE, ReportState
+from ..core.errors import InvalidInput, LitejobsError
 from .people import person
+from .trails import append_only
 
-__all__ = ["ReportAudit", "ReportLimits", "ReportRun"]
+__all__ = ["LINK_TTL_MAX", "ReportAudit", "ReportLimits", "ReportRun", "link_ttl"]
+
+#: The longest a download link may live (``ttl=``, ``LITEJOBS["REPORT_LINK_TTL"]``).
+LINK_TTL_MAX = timedelta(days=1)
 
 
 class ReportLimits(models.Model):
@@ -83,7 +88,12 @@ class ReportRun(models.Model):
     tenant = models.CharField(max_length=200, blank=True, db_default="")
     format = models.CharField(max_length=10)
     progress = models.PositiveSmallIntegerField(
-        db_default=0, help_text="Percent of the estimated rows written so far."
+        null=True,
+        blank=True,
+        db_default=0,
+        help_text="Percent of the estimated rows written so far; empty while the estimate is "
+        "unknown (the planner gave none, or the run has already written more rows than it "
+        "estimated).",
     )
     estimated_rows = models.BigIntegerField(null=True, blank=True)
     row_count = models.BigIntegerField(db_default=0)
@@ -146,26 +156,68 @@ class ReportRun(models.Model):
 
     def download_url(self, ttl: timedelta | str | float | None = None) -> str:
         """A short-lived signed link to the output, valid for ``ttl`` (by default
-        ``LITEJOBS["REPORT_LINK_TTL"]``), served by litejobs' views or the admin; the
-        download checks the user's permission and tenant again. Only a finished run's output
-        is offered (``report-not-ready``)."""
-        if self.state != ReportState.DONE:
+        ``LITEJOBS["REPORT_LINK_TTL"]``; at most a day) and never past the output's own
+        lifetime, served by litejobs' views or the admin; the download checks the user's
+        permission and tenant again. Only a done run's output is offered
+        (``report-not-ready``), until its lifetime ends (``report-output-expired``)."""
+        lifetime = link_ttl(
+            settings.REPORT_LINK_TTL if ttl is None else ttl,
+            "LITEJOBS['REPORT_LINK_TTL']" if ttl is None else "ttl",
+        )
+        now, until = clock.now(), self.expires_at
+        if self.state == ReportState.EXPIRED or (
+            self.state == ReportState.DONE and (until is None or until <= now)
+        ):
+            raise LitejobsError(
+                f"Report run #{self.pk}'s output was offered until its lifetime ended; a link "
+                "to it could only be refused. Request the report again for a new output.",
+                code="report-output-expired",
+            )
+        if self.state != ReportState.DONE or until is None:
             raise LitejobsError(
                 f"Report run #{self.pk} is {self.state}: only a done run's output is offered.",
                 code="report-not-ready",
             )
-        lifetime = (
-            settings.duration("REPORT_LINK_TTL")
-            if ttl is None
-            else parse_duration(ttl, name="ttl", allow_zero=False)
-        )
-        link = links.Link(self.pk, self.tenant, clock.now() + lifetime)
+        link = links.Link(self.pk, self.tenant, min(now + lifetime, until))
         return links.url(links.sign(link))
+
+    def progress_text(self) -> str:
+        """How far the run is, as people read it: a percent of the planner's estimate while
+        that is known, the rows written so far when it is not."""
+        if self.state in (ReportState.DONE, ReportState.EXPIRED):
+            return "100%"
+        if self.state == ReportState.QUEUED and not self.row_count:
+            return "not started"
+        rows = f"{self.row_count:,} rows"
+        if self.state not in REPORT_LIVE:
+            return f"{rows} written"
+        if self.progress is not None and self.estimated_rows:
+            return f"{self.progress}% of ~{self.estimated_rows:,} rows"
+        if self.estimated_rows:
+            return (
+                f"{rows} so far; estimate unknown (the planner expected "
+                f"~{self.estimated_rows:,}, too few)"
+            )
+        return f"{rows} so far; estimate unknown"
+
+
+def link_ttl(value: object, name: str) -> timedelta:
+    """How long a download link lives: a duration from 1 second to ``LINK_TTL_MAX``
+    (``duration-invalid`` otherwise)."""
+    lifetime = parse_duration(value, name=name, allow_zero=False)
+    if lifetime > LINK_TTL_MAX:
+        raise InvalidInput(
+            f"{name} is at most {format_duration(LINK_TTL_MAX)} (a download link is short-lived; "
+            f"make a new one when it is needed); got {value!r}.",
+            code="duration-invalid",
+        )
+    return lifetime
 
 
 class ReportAudit(models.Model):
-    """The audit row of one report read: who, why, what, with which parameters, how many
-    rows, when (written when the output is served or the run ends)."""
+    """The audit trail of report reads: who, why, what, with which parameters, how many rows,
+    when. A row is written (never changed: triggers refuse it) when a request is served,
+    queues a run or is refused, when a run ends, and at each download."""
 
     id = models.BigAutoField(primary_key=True)
     report = models.CharField(max_length=200)
@@ -180,6 +232,12 @@ class ReportAudit(models.Model):
     parameters = models.JSONField(default=dict, blank=True)
     row_count = models.BigIntegerField(null=True, blank=True)
     outcome = models.CharField(max_length=20, blank=True, db_default="")
+    code = models.CharField(
+        max_length=50,
+        blank=True,
+        db_default="",
+        help_text="Why a request was refused or a run stopped or failed (its error code).",
+    )
     at = models.DateTimeField()
 
     class Meta:
@@ -187,6 +245,15 @@ class ReportAudit(models.Model):
         ordering = ["-id"]
         verbose_name = "report audit record"
         indexes = [models.Index(fields=["report", "-at"], name="litejobs_reportaudit_recent")]
+        constraints = [
+            # A run ends once: whichever of its job's attempts settles it writes its end row.
+            models.UniqueConstraint(
+                fields=["run"],
+                condition=Q(outcome__in=REPORT_ENDINGS),
+                name="litejobs_reportaudit_one_ending",
+            )
+        ]
+        triggers = append_only("litejobs_reportaudit", "report audit records")
 
     def __str__(self) -> str:
         return f"{self.report} read by {self.user_name or '-'} at {self.at:%Y-%m-%d %H:%M:%S}"

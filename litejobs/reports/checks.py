@@ -8,8 +8,10 @@ from django.conf import settings as django_settings
 from django.core import checks
 
 from ..conf import settings
+from ..core.durations import format_duration
 from ..exceptions import LitejobsError
 from ..jobs.declarations import queue_name
+from ..models.reports import LINK_TTL_MAX, link_ttl
 from . import declarations
 
 HINTS = {
@@ -89,13 +91,15 @@ def _report_problems(report: Any, known: set[str]) -> list[Any]:
 def check_report_settings(
     app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
 ) -> Sequence[checks.CheckMessage]:
-    """litejobs.E084: ``REPORT_QUEUE`` is not a queue name, or ``REPORT_STORAGE`` names no
-    alias of ``STORAGES`` (``settings-invalid``)."""
+    """litejobs.E084: ``REPORT_QUEUE`` is not a queue name, ``REPORT_STORAGE`` names no
+    alias of ``STORAGES``, or ``REPORT_LINK_TTL`` is longer than a link may live
+    (``settings-invalid``; a value that is no positive duration is litejobs.E004's)."""
     found = []
     try:
         queue_name(settings.REPORT_QUEUE, what="LITEJOBS['REPORT_QUEUE']")
     except LitejobsError as error:
         found.append(f"[settings-invalid] {error.args[0]}")
+    found.extend(_link_ttl_problems())
     aliases = set(getattr(django_settings, "STORAGES", {}) or {})
     storage = settings.REPORT_STORAGE
     if not isinstance(storage, str) or storage not in aliases:
@@ -106,9 +110,22 @@ def check_report_settings(
     return [
         checks.Error(
             message,
-            hint="Name the queue of the report run job (the default is 'reports') and a "
-            "STORAGES alias for report outputs (the default is 'default').",
+            hint="Name the queue of the report run job (the default is 'reports'), a "
+            "STORAGES alias for report outputs (the default is 'default') and a link "
+            f"lifetime of at most {format_duration(LINK_TTL_MAX)} (the default is '5m').",
             id="litejobs.E084",
         )
         for message in found
     ]
+
+
+def _link_ttl_problems() -> list[str]:
+    try:
+        settings.duration("REPORT_LINK_TTL")
+    except LitejobsError:
+        return []  # no positive duration: litejobs.E004 says so
+    try:
+        link_ttl(settings.REPORT_LINK_TTL, "LITEJOBS['REPORT_LINK_TTL']")
+    except LitejobsError as error:
+        return [f"[settings-invalid] {error.args[0]}"]
+    return []

@@ -9,6 +9,7 @@ requested) so every report of a project shows in one ``check`` run.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -30,6 +31,19 @@ RUN_JOB = "litejobs.report_run"
 NAME_MAX = 100
 #: The params that bound a report's range (``Limits.max_range`` applies to them).
 RANGE = ("start", "end")
+#: A report's name: dot-separated words of letters, digits, ``_`` and ``-`` (``shop.orders``).
+#: It names storage directories, so no ``/``, no empty part and no ``..``.
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*")
+#: The longest each duration limit may be: ``max_seconds`` within its run job's timeout (and
+#: a page query's statement timeout), ``lifetime`` and ``max_range`` within reason and the
+#: calendar.
+DURATION_MOST = {
+    "max_range": timedelta(days=3660),
+    "max_seconds": timedelta(days=1),
+    "lifetime": timedelta(days=30),
+}
+#: The largest count ``Need(volume=..., max_result=...)`` takes.
+NEED_MOST = 10**12
 #: The limits by their names in setting rows, admin pages and error codes.
 LIMIT_NAMES = (
     "max_range",
@@ -51,11 +65,14 @@ def _count(name: str, value: Any, high: int) -> int:
     return value
 
 
-def _duration(name: str, value: Any) -> timedelta:
+def _duration(name: str, value: Any, most: timedelta | None = None) -> timedelta:
     try:
-        return parse_duration(value, name=name, allow_zero=False)
+        found = parse_duration(value, name=name, allow_zero=False)
     except InvalidInput as error:
         raise _invalid(error.args[0]) from None
+    if most is not None and found > most:
+        raise _invalid(f"{name} is at most {format_duration(most)}; got {value!r}.")
+    return found
 
 
 @dataclass(frozen=True)
@@ -64,7 +81,8 @@ class Limits:
     ``max_range`` (the longest ``end - start``; None: the report takes no range),
     ``max_rows``, ``max_seconds`` and ``max_bytes`` (a run past one is stopped and offers
     nothing), ``max_concurrent`` (runs of the report at once, across every worker) and
-    ``lifetime`` (how long a finished output may be downloaded before it is removed)."""
+    ``lifetime`` (how long a finished output may be downloaded before it is removed). Each
+    duration has its ceiling (``DURATION_MOST``)."""
 
     max_range: timedelta | str | float | None = None
     max_rows: int = 1_000_000
@@ -74,14 +92,12 @@ class Limits:
     lifetime: timedelta | str | float = "1h"
 
     def __post_init__(self) -> None:
-        if self.max_range is not None:
-            object.__setattr__(
-                self, "max_range", _duration("Limits(max_range=...)", self.max_range)
-            )
+        for name in DURATION_MOST:
+            value = getattr(self, name)
+            if value is not None or name != "max_range":
+                checked = _duration(f"Limits({name}=...)", value, DURATION_MOST[name])
+                object.__setattr__(self, name, checked)
         object.__setattr__(self, "max_rows", _count("Limits(max_rows=...)", self.max_rows, 10**10))
-        object.__setattr__(
-            self, "max_seconds", _duration("Limits(max_seconds=...)", self.max_seconds)
-        )
         object.__setattr__(
             self, "max_concurrent", _count("Limits(max_concurrent=...)", self.max_concurrent, 1000)
         )
@@ -91,7 +107,6 @@ class Limits:
             )
         except InvalidInput as error:
             raise _invalid(error.args[0]) from None
-        object.__setattr__(self, "lifetime", _duration("Limits(lifetime=...)", self.lifetime))
 
     def describe(self) -> dict[str, str]:
         """Each limit as people write it, by name."""
@@ -123,7 +138,7 @@ class Paging:
         return cls(PagingMode.PAGES, size=_count("Paging.pages(size=...)", size, 50_000))
 
     @classmethod
-    def none(cls, *, reason: str) -> Paging:
+    def none(cls, *, reason: str = "") -> Paging:
         """Read every row in one query; ``reason`` says why the result stays small."""
         if not isinstance(reason, str) or not reason.strip():
             raise _invalid(
@@ -148,7 +163,7 @@ class Audit:
             if not isinstance(value, str) or not value.strip():
                 raise _invalid(
                     f"Audit({option}=...) is a non-empty text, such as Audit(reason='monthly "
-                    "reconciliation', target='orders'); got {value!r}.",
+                    f"reconciliation', target='orders'); got {value!r}.",
                     "report-audit-missing",
                 )
 
@@ -159,15 +174,16 @@ class Need:
     ``volume`` (rows it reads), the ``latency_target``, the ``max_result`` and the
     ``operator`` who answers for it."""
 
-    volume: int | str
+    volume: int
     latency_target: timedelta | str | float
-    max_result: int | str
+    max_result: int
     operator: str
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "latency_target", _duration("Need(latency_target=...)", self.latency_target)
-        )
+        _count("Need(volume=...)", self.volume, NEED_MOST)
+        _count("Need(max_result=...)", self.max_result, NEED_MOST)
+        latency = _duration("Need(latency_target=...)", self.latency_target)
+        object.__setattr__(self, "latency_target", latency)
         if not isinstance(self.operator, str) or not self.operator.strip():
             raise _invalid("Need(operator=...) names who answers for the report.")
 
@@ -278,10 +294,11 @@ def _holds_bom(encoding: str) -> bool:
 
 
 def _check_name(name: Any) -> None:
-    if not isinstance(name, str) or not name or len(name) > NAME_MAX or name != name.strip():
+    if not isinstance(name, str) or len(name) > NAME_MAX or not NAME_PATTERN.fullmatch(name):
         raise _invalid(
-            f"A report's name is a non-empty text of at most {NAME_MAX} characters such as "
-            f"'shop.orders'; got {name!r}."
+            f"A report's name is at most {NAME_MAX} characters: words of letters, digits, _ "
+            f"and - joined by dots, such as 'shop.orders' (it names storage directories); got "
+            f"{name!r}."
         )
 
 

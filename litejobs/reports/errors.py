@@ -25,7 +25,8 @@ class ReportParamsInvalid(LitejobsError, ValueError):
     ``report-range-too-long`` (``end - start`` over the report's ``max_range``),
     ``report-range-missing``, ``report-range-invalid``, ``report-param-unknown`` (a name the
     report does not declare as a filter), ``report-param-invalid`` (a value that is not a
-    text, number, boolean or date)."""
+    text, number, boolean or date), ``report-tenant-unknown`` (``report explain --tenant``
+    naming a tenant the report knows nothing of)."""
 
     code = "report-param-invalid"
 
@@ -47,7 +48,9 @@ class ReportRefused(LitejobsError):
 
 
 class ReportStopped(LitejobsError):
-    """A run passed one of its limits and was stopped, its partial output removed: ``code``
-    is ``report-max-rows``, ``report-max-bytes`` or ``report-max-seconds``."""
+    """A run passed one of its limits and was stopped, its partial output removed, or an
+    answer within the request budget would pass ``max_rows`` or ``max_bytes`` and was
+    refused: ``code`` is ``report-max-rows``, ``report-max-bytes`` or
+    ``report-max-seconds``."""
 
     code = "report-max-rows"

@@ -2,7 +2,7 @@
 
 The built-in ``litejobs.reports_expire`` schedule runs this every few minutes: a ``done`` run
 past ``expires_at`` has its parts and manifest removed and reads ``expired``; a live run whose
-job is dead or cancelled (its worker could not finish it) is failed and its parts removed; a
+job is dead, cancelled or deleted (no worker will finish it) is failed and its parts removed; a
 stopped, failed or cancelled run whose parts a worker could not remove has them removed.
 """
 
@@ -11,13 +11,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from ..conf import settings
 from ..core import clock
 from ..core.enums import REPORT_LIVE, JobState, ReportState
-from ..models import Job, ReportAudit, ReportRun
-from . import storage
+from ..models import Job, ReportRun
+from . import auditing, storage
 
 __all__ = ["expire"]
 
@@ -60,22 +60,22 @@ def _remove(run: ReportRun) -> None:
 
 
 def _fail_orphans() -> int:
-    """Fail live runs whose job has ended (dead or cancelled) without them."""
-    ended_jobs = Job.objects.using(settings.DATABASE).filter(
-        state__in=[JobState.DEAD, JobState.CANCELLED]
-    )
-    orphans = ReportRun.objects.using(settings.DATABASE).filter(
-        state__in=REPORT_LIVE, job_id__in=ended_jobs.values("id")
+    """Fail live runs whose job has ended (dead or cancelled) or is gone (deleted) without
+    them: nothing will write them."""
+    jobs = Job.objects.using(settings.DATABASE)
+    ended = jobs.filter(pk=OuterRef("job_id"), state__in=[JobState.DEAD, JobState.CANCELLED])
+    orphans = (
+        ReportRun.objects.using(settings.DATABASE)
+        .filter(state__in=REPORT_LIVE, job_id__isnull=False)
+        .filter(Exists(ended) | ~Exists(jobs.filter(pk=OuterRef("job_id"))))
     )
     ids = list(orphans.values_list("id", flat=True))
     ReportRun.objects.using(settings.DATABASE).filter(id__in=ids, state__in=REPORT_LIVE).update(
         state=ReportState.FAILED,
         stop_reason="report-job-ended",
-        error="Its job ended (dead or cancelled) before the run finished.",
+        error="Its job ended (dead, cancelled or deleted) before the run finished.",
         finished_at=clock.now(),
     )
     for run in ReportRun.objects.using(settings.DATABASE).filter(id__in=ids):
-        ReportAudit.objects.using(settings.DATABASE).filter(run=run).update(
-            row_count=run.row_count, outcome=run.state
-        )
+        auditing.ended(run)
     return len(ids)

@@ -1,21 +1,33 @@
 """The jobs of reports, declared when litejobs' app is ready (a job's declaration reads the
 settings): the run job that writes a report's output page by page, and the built-in
-``litejobs.reports_expire`` schedule that removes outputs past their lifetime."""
+``litejobs.reports_expire`` schedule that removes outputs past their lifetime.
+
+A run is written once: the generic job retry refuses a finished run job whose run has ended
+(its guard below), since running it again could only rewrite what the run left behind.
+"""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Mapping
 from typing import Any
 
 from ..conf import settings
+from ..core.enums import REPORT_LIVE, TERMINAL
 from ..core.retry import Retry
+from ..exceptions import TransitionRefused
+from ..jobs import operations
 from ..jobs.context import JobContext
 from ..jobs.declarations import Concurrency, job, queue_name
+from ..models import Job, ReportRun
 from ..scheduling.declarations import schedule
 from ..scheduling.housekeeping import HOUSEKEEPING_TIMEOUT
 from . import expiry, running
 from .declarations import RUN_JOB
 
 __all__ = ["expire_reports", "run"]
+
+logger = logging.getLogger(__name__)
 
 #: The queue of the run job (read once, at declaration; litejobs.E084 reports a bad value).
 QUEUE = settings.or_default("REPORT_QUEUE", queue_name)
@@ -61,3 +73,32 @@ schedule(
     record_owner="litejobs (built in)",
     status="active",
 )
+
+
+def _refuse_job_retry(job_id: int, row: Mapping[str, Any], by: str) -> TransitionRefused | None:
+    """A finished run job whose run has ended is not run again: a new run is a new request
+    (its own parameters check, audit row and output)."""
+    if row["name"] != RUN_JOB:
+        return None
+    alias = settings.DATABASE
+    if not Job.objects.using(alias).filter(pk=job_id, state__in=TERMINAL).exists():
+        return None  # waiting for its retry: its next attempt finds the run as it is
+    run_id = (row["payload"] or {}).get("run_id")
+    runs = ReportRun.objects.using(alias).filter(pk=run_id if isinstance(run_id, int) else 0)
+    run = runs.values("report", "state").first()
+    if run is not None and run["state"] in REPORT_LIVE:
+        return None  # its job ended before the run did: a retry resumes it at its next page
+    logger.info("job retry refused id=%s reason=report-run-ended run=%s by=%s", job_id, run_id, by)
+    what = (
+        f"report run #{run_id} of {run['report']}, which has ended ({run['state']})"
+        if run is not None
+        else f"report run #{run_id}, which no longer exists"
+    )
+    return TransitionRefused(
+        f"Job {job_id} wrote {what}; a run is written once. Request the report again for a new "
+        "run (the admin's Request a report, or report.request(...)).",
+        code="report-run-ended",
+    )
+
+
+operations.retry_guards.register("report", _refuse_job_retry)

@@ -4,8 +4,10 @@ PostgreSQL writes each row's values the way the output needs them.
 
 For CSV each value arrives as text; a text value starting with ``=``, ``+``, ``-``, ``@``, a
 tab or a carriage return gets a leading ``'`` (a spreadsheet would run it as a formula)
-unless its column is one of the report's ``formula_columns``. Numbers, dates, times, booleans
-and UUIDs are written as PostgreSQL writes them and never escaped (``-5.00`` stays a number).
+unless its column is one of the report's ``formula_columns`` (``output`` escapes such a lead
+after a semicolon or a tab inside a value, on the rare page that has one). Numbers, dates,
+times, booleans and UUIDs are written as PostgreSQL writes them and never escaped (``-5.00``
+stays a number).
 For NDJSON each row arrives as one JSON object, keyed by the declared column names in their
 declared order.
 """
@@ -129,6 +131,28 @@ def shaped(
     return Statement(
         f"SELECT page.k, {values} FROM ({inner.sql}) AS page ({aliases})", inner.params
     )
+
+
+def bounded(declaration: Declaration, shaped_rows: Statement, room: int) -> Statement:
+    """``shaped_rows`` cut where its values pass ``room`` bytes of UTF-8 (as PostgreSQL holds
+    them): the rows that start within it, so at most one row more is handed over. Written,
+    each value takes at least as many bytes (``output.room_for`` makes ``room`` so), so a
+    page the cut shortened is past its bytes left once written.
+
+    The values are counted as the output writes them (after escaping), below an
+    ``OFFSET 0`` that keeps PostgreSQL from computing them twice."""
+    count = 1 if declaration.format is ReportFormat.NDJSON else len(declaration.columns)
+    names = [f"v{i}" for i in range(count)]
+    size = " + ".join(f"coalesce(octet_length(out.{name}), 0)" for name in names)
+    listed = ", ".join(f"sized.{name}" for name in names)
+    # The window has no ORDER BY: it sums the rows in the order the page hands them over.
+    sql = (
+        f"SELECT sized.k, {listed} FROM (SELECT out.*, sum({size}) OVER (ROWS BETWEEN "
+        "UNBOUNDED PRECEDING AND 1 PRECEDING) AS before FROM "
+        f"({shaped_rows.sql} OFFSET 0) AS out (k, {', '.join(names)})) AS sized "
+        "WHERE coalesce(sized.before, 0) <= %s"
+    )
+    return Statement(sql, (*shaped_rows.params, room))
 
 
 def _csv_value(declaration: Declaration, index: int, type_oid: int | None) -> str:

@@ -1,6 +1,8 @@
 """A report's rows read a page at a time, through a server-binding cursor: the page's SQL is
 Django's (every value a bound parameter), shaped by ``query`` so PostgreSQL hands over each
-row as the output writes it. A worker's run reads each page ahead (``ReadAhead``)."""
+row as the output writes it, and cut by PostgreSQL where the output's bytes left run out
+(``max_bytes`` holds while a page is read, not once it is in memory). A worker's run reads
+each page ahead (``ReadAhead``)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from psycopg.rows import tuple_row
 
 from ..core.enums import ReportFormat
 from ..sql.cursors import hot_cursor
-from . import query
+from . import output, query
 from .declarations import Declaration
 
 
@@ -41,15 +43,19 @@ class Pages:
             yield reader
 
     def read(
-        self, cursor: Any, *, after: Any, limit: int, timeout: timedelta | None = None
+        self,
+        cursor: Any,
+        *,
+        after: Any,
+        limit: int,
+        left: int,
+        timeout: timedelta | None = None,
     ) -> list[tuple[Any, ...]]:
-        """Up to ``limit`` rows after the key ``after``, each ``(key, ...)``; within the
-        caller's transaction, the statement is cancelled past ``timeout``."""
-        page = query.page(self.declaration, self.rows, after=after, limit=limit)
-        inner = query.compile_values(page)
-        if self._types is None and self.declaration.format is ReportFormat.CSV:
-            self._types = query.describe(cursor, inner)
-        statement = query.shaped(self.declaration, inner, self._types)
+        """Up to ``limit`` rows after the key ``after``, each ``(key, ...)``, cut after the
+        first row that takes the output past ``left`` bytes (so the cut page, once written,
+        is over them); within the caller's transaction, the statement is cancelled past
+        ``timeout``."""
+        statement = self.statement(cursor, after=after, limit=limit, left=left)
         if timeout is not None:
             milliseconds = max(int(timeout / timedelta(milliseconds=1)), 1)
             cursor.execute(
@@ -57,6 +63,15 @@ class Pages:
             )
         cursor.execute(statement.sql, statement.params)
         return list(cursor.fetchall())
+
+    def statement(self, cursor: Any, *, after: Any, limit: int, left: int) -> query.Statement:
+        """The SQL of a page (``read``), as PostgreSQL runs and plans it."""
+        page = query.page(self.declaration, self.rows, after=after, limit=limit)
+        inner = query.compile_values(page)
+        if self._types is None and self.declaration.format is ReportFormat.CSV:
+            self._types = query.describe(cursor, inner)
+        shaped = query.shaped(self.declaration, inner, self._types)
+        return query.bounded(self.declaration, shaped, output.room_for(self.declaration, left))
 
     def estimate(self, cursor: Any) -> int | None:
         """The planner's estimate of the rows the report reads."""

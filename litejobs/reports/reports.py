@@ -22,10 +22,13 @@ answer = orders.request(user=request.user, params={"start": d1, "end": d2, "stat
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import DeclarationError
+from ..core.spelling import close_match
 from .declarations import Audit, Declaration, Limits, Need, Paging, reports
 from .output import ReportOutput
 
@@ -70,12 +73,16 @@ def report(
     permission: str | None = None,
     formula_columns: Iterable[str] = (),
     need: Need | None = None,
+    **unknown: Any,
 ) -> Report:
     """Declare a report: its columns (the output's columns, in this order), its query
     (``query(params, tenant)`` answering a QuerySet of the tenant's rows in the range), the
     filters a request may give (applied as ``queryset.filter(name=value)``), who may run it
     (``permission``, ``tenant``), its bounds (``limits``, ``request_budget``), how it reads
-    (``paging``), why it is audited (``audit``) and the need it answers (``need``)."""
+    (``paging``), why it is audited (``audit``) and the need it answers (``need``). An option
+    of another name (a typo) is refused (``option-unknown``), naming the one it likely means."""
+    if unknown:
+        raise _unknown_option(name, next(iter(unknown)))
     declared = Report(
         name=name,
         columns=columns,  # type: ignore[arg-type]  # checked: a list or tuple of names
@@ -95,3 +102,16 @@ def report(
         module=str(sys._getframe(1).f_globals.get("__name__", "")),
     )
     return reports.register(name, declared)  # type: ignore[no-any-return]
+
+
+#: The options ``report()`` takes, after the name.
+REPORT_OPTIONS = tuple(inspect.signature(report).parameters)[1:-1]
+
+
+def _unknown_option(name: object, option: str) -> DeclarationError:
+    match = close_match(option, REPORT_OPTIONS, cutoff=0.6)
+    return DeclarationError(
+        f"Report {name!r}: unknown option {option!r}; "
+        + (f"did you mean {match!r}?" if match else f"report() takes {', '.join(REPORT_OPTIONS)}."),
+        code="option-unknown",
+    )

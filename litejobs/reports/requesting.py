@@ -3,9 +3,11 @@ parameters, and whether the answer fits the request.
 
 Everything is checked before anything is written: the declaration is complete (paging and
 audit), the user is signed in and holds the report's permission, its tenant is known, the
-parameters fit the limits. Then the first ``request_budget + 1`` rows are read: at most the
-budget, and the output itself is the answer; more, and a ``ReportRun`` is recorded with its
-job (in one transaction) for the worker to write page by page.
+parameters fit the limits. Then the first ``request_budget + 1`` rows are read (no more than
+``max_rows + 1``, cut where they pass ``max_bytes``): at most the budget, and the output
+itself is the answer, within ``max_rows`` and ``max_bytes`` as a run's would be; more, and a
+``ReportRun`` is recorded with its job (in one transaction) for the worker to write page by
+page. A refusal leaves its audit row and a log line, and nothing else.
 """
 
 from __future__ import annotations
@@ -16,19 +18,17 @@ from django.db import transaction
 
 from ..conf import settings
 from ..core import clock
+from ..core.errors import LitejobsError
 from ..jobs import catalog
 from ..jobs.declarations import JobDefinition
 from ..jobs.enqueue import insert_one
-from ..models import ReportAudit, ReportLimits, ReportRun
-from . import limits, output, params, storage
+from ..models import ReportLimits, ReportRun
+from . import auditing, limits, output, params, storage
 from .declarations import RUN_JOB, Declaration
-from .errors import ReportDenied, ReportRefused
+from .errors import ReportDenied, ReportRefused, ReportStopped
 from .reading import Pages
 
-__all__ = ["allowed", "request", "tenant_of"]
-
-#: The outcome an audit row records for an output served within the request.
-SERVED = "served"
+__all__ = ["allowed", "first_read", "request", "tenant_of"]
 
 
 def complete(declaration: Declaration) -> None:
@@ -75,19 +75,62 @@ def tenant_of(declaration: Declaration, user: Any) -> str:
 
 
 def request(declaration: Declaration, user: Any, given: Any) -> output.ReportOutput | ReportRun:
-    """The output within the request budget, else a queued ``ReportRun``."""
+    """The output within the request budget, else a queued ``ReportRun``; a refusal is
+    audited and logged, then raised."""
+    try:
+        return _answer(declaration, user, given)
+    except LitejobsError as refusal:
+        auditing.refused(declaration, user, _tenant_if_known(declaration, user), refusal)
+        raise
+
+
+def first_read(row: ReportLimits) -> int:
+    """The rows a request reads: one past its budget (a larger result is a run), and never
+    more than one past ``max_rows`` (past it, a run would be stopped)."""
+    return min(row.request_budget, row.max_rows) + 1
+
+
+def _answer(declaration: Declaration, user: Any, given: Any) -> output.ReportOutput | ReportRun:
     complete(declaration)
     allowed(declaration, user)
     tenant = tenant_of(declaration, user)
     row = limits.current(declaration)
     checked = params.checked(declaration, row, given)
     pages = Pages(declaration, checked, tenant)
+    head = output.head(declaration)
     with pages.session() as reader:
-        rows = pages.read(reader, after=None, limit=row.request_budget + 1)
-    if len(rows) <= row.request_budget:
-        return _served(declaration, user, tenant, checked, rows)
-    with transaction.atomic(using=settings.DATABASE):  # the run, its job and its audit row
-        return _queued(declaration, user, tenant, checked, row)
+        rows = pages.read(reader, after=None, limit=first_read(row), left=row.max_bytes - len(head))
+    if len(rows) > row.max_rows:
+        raise _over(declaration, row, "report-max-rows")
+    if len(rows) > row.request_budget:
+        with transaction.atomic(using=settings.DATABASE):  # the run, its job and its audit row
+            return _queued(declaration, user, tenant, checked, row)
+    content = head + output.body(declaration, rows)
+    if len(content) > row.max_bytes:
+        raise _over(declaration, row, "report-max-bytes")
+    return _served(declaration, user, tenant, checked, content, len(rows))
+
+
+def _over(declaration: Declaration, row: ReportLimits, code: str) -> ReportStopped:
+    what = {
+        "report-max-rows": f"more than {row.max_rows:,} rows (max_rows)",
+        "report-max-bytes": f"more than {row.max_bytes:,} bytes (max_bytes)",
+    }[code]
+    return ReportStopped(
+        f"Report {declaration.name!r} would answer {what}, which its limits refuse. Narrow the "
+        "parameters, or raise the limit in the report's limits.",
+        code=code,
+    )
+
+
+def _tenant_if_known(declaration: Declaration, user: Any) -> str:
+    """The user's tenant for a refusal's audit row, or "" when it cannot be told."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return ""
+    try:
+        return tenant_of(declaration, user)
+    except ReportDenied:
+        return ""
 
 
 def filename(declaration: Declaration, suffix: str = "") -> str:
@@ -97,15 +140,26 @@ def filename(declaration: Declaration, suffix: str = "") -> str:
 
 
 def _served(
-    declaration: Declaration, user: Any, tenant: str, checked: dict[str, Any], rows: list[Any]
+    declaration: Declaration,
+    user: Any,
+    tenant: str,
+    checked: dict[str, Any],
+    content: bytes,
+    row_count: int,
 ) -> output.ReportOutput:
-    content = output.head(declaration) + output.body(declaration, rows)
-    audit(declaration, user, tenant, checked, row_count=len(rows), outcome=SERVED)
+    auditing.write(
+        declaration,
+        user,
+        tenant,
+        params.stored(checked),
+        row_count=row_count,
+        outcome=auditing.SERVED,
+    )
     return output.ReportOutput(
         content=content,
         content_type=output.content_type(declaration),
         filename=filename(declaration),
-        row_count=len(rows),
+        row_count=row_count,
     )
 
 
@@ -129,7 +183,7 @@ def _queued(
     run.output_path = storage.directory(declaration.label, run.pk, tenant)
     run.job_id = _enqueue(run, row.max_concurrent)
     run.save(update_fields=["output_path", "job_id"])
-    audit(declaration, user, tenant, checked, run=run, outcome=str(run.state))
+    auditing.write(declaration, user, tenant, run.parameters, run=run, outcome=str(run.state))
     return run
 
 
@@ -153,30 +207,3 @@ def _enqueue(run: ReportRun, max_concurrent: int) -> int:
         limited, prepared, definition.timing(None, None), definition.priority_for(None)
     )
     return enqueued.id
-
-
-def audit(
-    declaration: Declaration,
-    user: Any,
-    tenant: str,
-    checked: dict[str, Any],
-    *,
-    outcome: str,
-    row_count: int | None = None,
-    run: ReportRun | None = None,
-) -> ReportAudit:
-    """Write the audit row of one read: who, why, what, with which parameters."""
-    stated = declaration.audit  # complete() refused a report without one
-    return ReportAudit.objects.using(settings.DATABASE).create(
-        report=declaration.name,
-        run=run,
-        user=user,
-        user_name=user.get_username(),
-        tenant=tenant,
-        reason=stated.reason if stated else "",
-        target=stated.target if stated else "",
-        parameters=params.stored(checked),
-        row_count=row_count,
-        outcome=outcome,
-        at=clock.now(),
-    )

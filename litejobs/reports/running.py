@@ -26,8 +26,8 @@ from ..core import clock
 from ..core.durations import format_duration
 from ..core.enums import REPORT_LIVE, PagingMode, ReportState
 from ..jobs.context import JobContext
-from ..models import ReportAudit, ReportLimits, ReportRun
-from . import limits, output, params, storage
+from ..models import ReportLimits, ReportRun
+from . import auditing, limits, output, params, storage
 from .declarations import Declaration, reports
 from .errors import ReportNotFound, ReportRefused, ReportStopped
 from .reading import Pages, ReadAhead
@@ -168,9 +168,12 @@ def _read(run: _Run, after: Any, limit: int) -> list[Any]:
     left = run.time_left()
     if left <= timedelta(0):
         raise _stopped(run, "report-max-seconds")
+    # The bytes left as this read starts: a page read ahead, while the page before is being
+    # recorded, is cut no later than it must be, and recording it stops the run if it is over.
+    room = run.limits.max_bytes - run.record.bytes
     try:
         with run.pages.session() as reader:
-            return run.pages.read(reader, after=after, limit=limit, timeout=left)
+            return run.pages.read(reader, after=after, limit=limit, left=room, timeout=left)
     except (DatabaseError, psycopg.Error) as error:
         if _timed_out(error):
             raise _stopped(run, "report-max-seconds") from error
@@ -230,10 +233,13 @@ def _record(run: _Run, files: Any, data: bytes, *, rows: list[Any]) -> None:
     record.bytes += len(data)
 
 
-def _progress(rows: int, estimate: int | None) -> int:
-    if not estimate:
-        return 0
-    return min(99, rows * 100 // estimate)
+def _progress(rows: int, estimate: int | None) -> int | None:
+    """Percent of the planner's estimate written; None (unknown) without an estimate, or once
+    the run has written as many rows as it estimated (the estimate was too low: the planner's
+    statistics are stale, or its guess at the query's selectivity is off)."""
+    if not estimate or rows >= estimate:
+        return None
+    return rows * 100 // estimate
 
 
 def _finish(run: _Run, files: Any) -> None:
@@ -264,7 +270,7 @@ def _finish(run: _Run, files: Any) -> None:
     if not done:
         raise _Ended
     record.refresh_from_db()
-    _audited(record)
+    auditing.ended(record)
 
 
 def _end(record: ReportRun, state: ReportState, error: BaseException) -> None:
@@ -279,14 +285,9 @@ def _end(record: ReportRun, state: ReportState, error: BaseException) -> None:
 
 
 def _discard(record: ReportRun) -> None:
-    """Remove an ended run's parts (nothing of it is offered) and complete its audit row."""
+    """Remove an ended run's parts (nothing of it is offered) and write its ending audit row
+    (once)."""
     if record.removed_at is None and record.state != ReportState.DONE:
         storage.remove(storage.get(record.storage), record.output_path)
         _runs().filter(pk=record.pk).update(removed_at=clock.now())
-    _audited(record)
-
-
-def _audited(record: ReportRun) -> None:
-    ReportAudit.objects.using(settings.DATABASE).filter(run=record).update(
-        row_count=record.row_count, outcome=record.state
-    )
+    auditing.ended(record)

@@ -4,8 +4,8 @@ The admin and ``manage.py litejobs`` call these functions and nothing else, so n
 the store behind the occurrence identity's back: a replay is a new job under the same
 occurrence identity (key ``occurrence:<schedule>:<instant>``) with an audit record, a disable
 is a switch the leader reads in the same transaction it plans in. Every change logs who asked
-to this module's logger. Whether a schedule is overdue is ``health``'s; purging old
-occurrences is ``retention``'s.
+to this module's logger and writes its operator action log row in its own transaction.
+Whether a schedule is overdue is ``health``'s; purging old occurrences is ``retention``'s.
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ from ..conf import settings
 from ..core import clock
 from ..core.clock import iso
 from ..core.durations import format_duration
+from ..core.enums import OperatorVerb
 from ..exceptions import InvalidInput, OccurrenceNotFound, ScheduleNotFound, TransitionRefused
 from ..jobs import operations as job_operations
+from ..jobs.actionlog import Actor, record
 from ..models import (
     LIVE,
     OCCURRENCE_FINISHED,
@@ -231,14 +233,16 @@ class ReplayOutcome:
         }
 
 
-def replay(occurrence_id: int, *, reason: str, by: str) -> ReplayOutcome:
+def replay(
+    occurrence_id: int, *, reason: str, by: str, user_id: int | None = None
+) -> ReplayOutcome:
     """Run an occurrence again: a new attempt under the same identity, audited.
 
     The occurrence keeps its scheduled instant; a new job with its key (and the schedule's
     arguments, retry, timeout and overlap) is enqueued now, and an ``OccurrenceReplay`` row
-    records who asked, when and why — all in one transaction. Refused (``replay-refused``)
-    while a job of the occurrence is still live (scheduled, running or awaiting a retry):
-    running both would do the same work twice.
+    and an operator action log row record who asked, when and why — all in one transaction.
+    Refused (``replay-refused``) while a job of the occurrence is still live (scheduled,
+    running or awaiting a retry): running both would do the same work twice.
     """
     by = job_operations.check_by(by)
     reason = _check_reason(reason, "a replay")
@@ -303,6 +307,13 @@ def replay(occurrence_id: int, *, reason: str, by: str) -> ReplayOutcome:
             lease_expires_at=None,
             note=f"Replayed by {by}: {reason}"[:1000],
         )
+        record(
+            OperatorVerb.SCHEDULE_REPLAY,
+            Actor(by, user_id, reason),
+            affected=1,
+            job_ids=[enqueued.id],
+            filter={"schedule": schedule.name, "occurrence": occurrence.pk},
+        )
     logger.info(
         "occurrence replayed id=%s schedule=%s instant=%s job=%s by=%s reason=%r",
         occurrence.pk,
@@ -349,13 +360,13 @@ class SwitchOutcome:
         }
 
 
-def disable(name: str, *, reason: str, by: str) -> SwitchOutcome:
+def disable(name: str, *, reason: str, by: str, user_id: int | None = None) -> SwitchOutcome:
     """Stop a schedule: the leader plans no new occurrence until ``enable``.
 
     Occurrences planned ahead whose job has not started are skipped (their jobs cancelled);
     an occurrence already claimed by a worker finishes, and so do its retries. A sync never
     re-enables it. The reason is required and shown in the admin, ``schedule show`` and
-    ``doctor``.
+    ``doctor``; the operator action log row names the skipped occurrences.
     """
     by = job_operations.check_by(by)
     reason = _check_reason(reason, f"disabling schedule {name!r}")
@@ -374,6 +385,13 @@ def disable(name: str, *, reason: str, by: str) -> SwitchOutcome:
             Occurrence.objects.using(alias).filter(pk__in=skipped).update(
                 note=f"Skipped: schedule disabled by {by}: {reason}"[:1000]
             )
+        record(
+            OperatorVerb.SCHEDULE_DISABLE,
+            Actor(by, user_id, reason),
+            affected=1,
+            filter={"schedule": name, "skipped_occurrences": skipped},
+            change={"enabled": (row.enabled, False)},
+        )
     logger.info(
         "schedule disabled schedule=%s by=%s reason=%r skipped=%s", name, by, reason, len(skipped)
     )
@@ -395,8 +413,9 @@ def _occurrences(count: int) -> str:
     return f"{count} planned occurrence{'' if count == 1 else 's'}"
 
 
-def enable(name: str, *, by: str, reason: str = "") -> SwitchOutcome:
-    """Let the leader plan a disabled schedule again, from now on (``reason`` is logged).
+def enable(name: str, *, by: str, reason: str = "", user_id: int | None = None) -> SwitchOutcome:
+    """Let the leader plan a disabled schedule again, from now on (``reason`` is logged, and
+    recorded in the operator action log; enabling an enabled schedule writes nothing).
 
     Instants that passed while it was disabled are not caught up (disabling meant they should
     not run); replay one with ``replay`` if it should.
@@ -422,6 +441,13 @@ def enable(name: str, *, by: str, reason: str = "") -> SwitchOutcome:
             state_changed_by=by,
             state_changed_at=now,
             active_since=now,
+        )
+        record(
+            OperatorVerb.SCHEDULE_ENABLE,
+            Actor(by, user_id, reason),
+            affected=1,
+            filter={"schedule": name},
+            change={"enabled": (False, True)},
         )
     logger.info("schedule enabled schedule=%s by=%s reason=%r", name, by, reason)
     return SwitchOutcome(

@@ -10,12 +10,13 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Protocol, cast
 
 import psycopg
+from django.db import DatabaseError
 from django.db.backends.base.base import BaseDatabaseWrapper
 from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
 from ..conf import settings
-from ..exceptions import DatabaseUnsupported
+from ..exceptions import DatabaseUnsupported, MigrationsUnapplied
 from . import prepared, query
 
 
@@ -64,6 +65,26 @@ def require_postgresql(connection: BaseDatabaseWrapper) -> None:
             f"{connection.vendor}. Point LITEJOBS['DATABASE'] at an alias of DATABASES whose "
             "ENGINE is django.db.backends.postgresql (PostgreSQL 14 or newer)."
         )
+
+
+#: What PostgreSQL answers a statement naming a table or column that is not there yet.
+_NOT_MIGRATED = (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedColumn)
+
+
+@contextmanager
+def migrated(connection: BaseDatabaseWrapper) -> Iterator[None]:
+    """Run litejobs' statements on a database that has its tables: one that lacks them (before
+    ``migrate``, or a release ahead of its migrations) raises ``MigrationsUnapplied`` naming
+    the command to run, instead of the driver's error (raw, or wrapped by Django)."""
+    try:
+        yield
+    except (psycopg.Error, DatabaseError) as error:
+        if not isinstance(error, _NOT_MIGRATED) and not isinstance(error.__cause__, _NOT_MIGRATED):
+            raise
+        raise MigrationsUnapplied(
+            f"litejobs' tables are not (all) in the database {connection.alias!r}: run "
+            "`python manage.py migrate` (litejobs' migrations create them) before enqueueing."
+        ) from error
 
 
 #: A prepare threshold no query reaches: nothing is prepared for being run often.

@@ -52,14 +52,49 @@ from .transport import ANSWER_KEPT, Answer, post, retry_after
 logger = logging.getLogger(__name__)
 
 
-def _describe(error: BaseException) -> str:
+#: Content types an answer's record names; any other reads "another content type" (a header
+#: is the receiver's text too).
+_KNOWN_TYPES = frozenset(
+    {
+        "application/json",
+        "application/problem+json",
+        "application/xml",
+        "application/octet-stream",
+        "text/plain",
+        "text/html",
+        "text/xml",
+    }
+)
+
+
+def _describe(error: BaseException, sensitive: bool) -> str:
+    """A failed request's exception as the attempt records it. When the topic has sensitive
+    fields, only litejobs' and the operating system's texts are kept: an HTTP parsing error
+    quotes what the receiver sent (its status line, a header), which may echo them."""
     if isinstance(error, WebhookError):
         message: str = error.args[0]
         return message
     if isinstance(error, TimeoutError | socket.timeout):
         return "no answer within LITEJOBS['WEBHOOK_TIMEOUT']"
+    if sensitive and not isinstance(error, OSError):
+        return f"{type(error).__name__} (its text is not kept: the topic has sensitive fields)"
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0] if text else ''}"[:ANSWER_KEPT]
+
+
+def _answered(answer: Answer, sensitive: bool) -> str:
+    """A failed attempt's answer as the attempt records it. When the topic has sensitive
+    fields, only what cannot carry their values (status, length, a known content type): a
+    receiver may echo them escaped, encoded, re-cased or cut anywhere, which no scrubbing of
+    the body can recognise."""
+    if not sensitive:
+        return f"HTTP {answer.status}" + (f": {answer.text}" if answer.text else "")
+    media = answer.content_type.partition(";")[0].strip().lower()
+    kind = media if media in _KNOWN_TYPES else "another content type" if media else "no type"
+    return (
+        f"HTTP {answer.status} ({answer.length} bytes, {kind}; the answer is not kept: the "
+        "topic has sensitive fields)"
+    )
 
 
 # Read at import, so an invalid value falls back to its default here (litejobs.E020 reports it).
@@ -120,8 +155,10 @@ def deliver(
         EVENT_HEADER: topic,
         DELIVERY_HEADER: str(delivery_id),
     }
+    # An answer may echo the event: its topic's sensitive fields are never recorded or logged.
+    fields = carried_fields({"topic": topic})
     started = time.monotonic()
-    attempt = _request(endpoint.url, body, headers)
+    attempt = _request(endpoint.url, body, headers, sensitive=bool(fields))
     if ctx.cancel_reason is not None:
         raise Cancelled(ctx.cancel_reason)  # the run is over: its answer is not recorded
     elapsed_ms = (time.monotonic() - started) * 1000
@@ -138,8 +175,6 @@ def deliver(
             elapsed_ms,
         )
         return {"status": answer.status}
-    # An answer may echo the event: its topic's sensitive fields are never recorded or logged.
-    fields = carried_fields({"topic": topic})
     _failed_attempt(
         ctx,
         endpoint,
@@ -155,23 +190,26 @@ class _Attempt:
     """What one request came to: the receiver's answer, or why there is none."""
 
     answer: Answer | None
+    #: The answer, or why there is none, as a failed attempt records it.
     failure: str = ""
     #: The address is refused or invalid: retrying cannot help.
     permanent: bool = False
 
 
-def _request(url: str, body: bytes, headers: dict[str, str]) -> _Attempt:
-    """POST to the endpoint's checked address within ``WEBHOOK_TIMEOUT`` overall."""
+def _request(url: str, body: bytes, headers: dict[str, str], *, sensitive: bool) -> _Attempt:
+    """POST to the endpoint's checked address within ``WEBHOOK_TIMEOUT`` overall; what it
+    came to is described as ``sensitive`` allows (``_describe``, ``_answered``)."""
     try:
         # DNS may have changed since the endpoint was saved
         target = resolve(url, settings.WEBHOOK_ALLOWED_HOSTS)
         deadline = min(settings.duration("WEBHOOK_TIMEOUT"), _JOB_TIMEOUT)
-        return _Attempt(post(target, body, headers, deadline.total_seconds()))
+        answer = post(target, body, headers, deadline.total_seconds())
     except WebhookError as error:
         permanent = error.code in ("webhook-address-refused", "webhook-url-invalid")
-        return _Attempt(None, _describe(error), permanent)
+        return _Attempt(None, _describe(error, sensitive), permanent)
     except (OSError, http.client.HTTPException, ssl.SSLError, ValueError) as error:
-        return _Attempt(None, _describe(error))
+        return _Attempt(None, _describe(error, sensitive))
+    return _Attempt(answer, _answered(answer, sensitive))
 
 
 def _failed_attempt(
@@ -186,13 +224,11 @@ def _failed_attempt(
     values) and raise what the job's retry policy reads."""
     delivery = WebhookDelivery.objects.using(settings.DATABASE).filter(pk=delivery_id)
     answer = attempt.answer
-    failure = attempt.failure
     wait = None
     if answer is not None:
-        failure = f"HTTP {answer.status}" + (f": {answer.text}" if answer.text else "")
         # Retry parsed max into a timedelta.
         wait = retry_after(answer.retry_after, now, cap=cast(timedelta, deliver.retry.max))
-    failure = hide(failure)
+    failure = hide(attempt.failure)
     disabled = _failed(
         endpoint,
         delivery,

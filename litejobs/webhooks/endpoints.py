@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..conf import settings
 from ..core import clock
 from ..core.diagnostics import Problem, note
+from ..core.enums import OperatorVerb
 from ..core.payloads import display_url
 from ..exceptions import InvalidInput, WebhookEndpointNotFound
 
@@ -82,50 +83,98 @@ def create_endpoint(
     return endpoint
 
 
-def _get(endpoint_id: int) -> WebhookEndpoint:
-    endpoint = _endpoints().filter(pk=endpoint_id).first()
-    if endpoint is None:
-        raise WebhookEndpointNotFound(
-            f"No webhook endpoint has id {endpoint_id}; list them in the admin (litejobs, "
-            "webhook endpoints)."
+def _switch(
+    endpoint_id: int,
+    verb: OperatorVerb,
+    fields: dict[str, Any],
+    *,
+    by: str,
+    reason: str,
+    user_id: int | None,
+) -> WebhookEndpoint:
+    """Set the endpoint's switch ``fields`` and write the operator action log row, in one
+    transaction; answers the endpoint as it now stands."""
+    from django.db import transaction
+
+    from ..jobs.actionlog import Actor, record  # writes a model: once Django's apps are ready
+
+    with transaction.atomic(using=settings.DATABASE):
+        endpoint = _endpoints().select_for_update().filter(pk=endpoint_id).first()
+        if endpoint is None:
+            raise WebhookEndpointNotFound(
+                f"No webhook endpoint has id {endpoint_id}; list them in the admin (litejobs, "
+                "webhook endpoints)."
+            )
+        was_enabled = endpoint.enabled
+        for field, value in fields.items():
+            setattr(endpoint, field, value)
+        endpoint.save(using=settings.DATABASE, update_fields=list(fields))
+        record(
+            verb,
+            Actor(by, user_id, reason),
+            affected=1,
+            filter={"endpoint": endpoint_id, "url": display_url(endpoint.url)},
+            change={"enabled": (was_enabled, fields["enabled"])},
         )
     return endpoint
 
 
-def enable_endpoint(endpoint_id: int, *, by: str) -> WebhookEndpoint:
-    """Deliver to the endpoint again, with a fresh failure streak.
+def enable_endpoint(
+    endpoint_id: int, *, by: str, reason: str = "", user_id: int | None = None
+) -> WebhookEndpoint:
+    """Deliver to the endpoint again, with a fresh failure streak; the operator action log
+    records who enabled it (and why, when ``reason`` says).
 
     Deliveries skipped while it was disabled are not resent by this; redeliver them from the
     admin's deliveries list (or retry their jobs).
     """
     by = _check_by(by)
-    _get(endpoint_id)
-    _endpoints().filter(pk=endpoint_id).update(
-        enabled=True,
-        consecutive_failures=0,
-        failing_since=None,
-        disabled_reason="",
-        disabled_at=None,
-        disabled_by="",
+    endpoint = _switch(
+        endpoint_id,
+        OperatorVerb.ENDPOINT_ENABLE,
+        {
+            "enabled": True,
+            "consecutive_failures": 0,
+            "failing_since": None,
+            "disabled_reason": "",
+            "disabled_at": None,
+            "disabled_by": "",
+        },
+        by=by,
+        reason=reason,
+        user_id=user_id,
     )
-    logger.info("webhook endpoint enabled id=%s by=%s", endpoint_id, by)
-    return _get(endpoint_id)
+    logger.info("webhook endpoint enabled id=%s by=%s reason=%r", endpoint_id, by, reason)
+    return endpoint
 
 
-def disable_endpoint(endpoint_id: int, *, reason: str, by: str) -> WebhookEndpoint:
-    """Stop delivering to the endpoint: its pending deliveries are skipped until enabled."""
+def disable_endpoint(
+    endpoint_id: int, *, reason: str, by: str, user_id: int | None = None
+) -> WebhookEndpoint:
+    """Stop delivering to the endpoint: its pending deliveries are skipped until enabled. The
+    operator action log records who disabled it and why."""
     by = _check_by(by)
     if not isinstance(reason, str) or not reason.strip():
         raise InvalidInput(
             "Say why the endpoint is disabled; the next operator reads it before enabling it.",
             code="reason-required",
         )
-    _get(endpoint_id)
-    _endpoints().filter(pk=endpoint_id).update(
-        enabled=False, disabled_reason=reason.strip(), disabled_at=clock.now(), disabled_by=by
+    reason = reason.strip()
+    endpoint = _switch(
+        endpoint_id,
+        OperatorVerb.ENDPOINT_DISABLE,
+        {
+            "enabled": False,
+            "disabled_reason": reason,
+            "disabled_at": clock.now(),
+            "disabled_by": by,
+        },
+        by=by,
+        reason=reason,
+        user_id=user_id,
     )
     logger.info("webhook endpoint disabled id=%s by=%s reason=%r", endpoint_id, by, reason)
-    return _get(endpoint_id)
+    return endpoint
 
 
 def problems() -> list[Problem]:

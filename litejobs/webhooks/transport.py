@@ -28,7 +28,7 @@ ANSWER_READ = 65536
 #: The longest wait a ``Retry-After`` answer may ask for (a delivery caps it at its retry
 #: policy's ``max`` too).
 RETRY_AFTER_MAX = timedelta(days=1)
-_RETRY_SECONDS = re.compile(r"[0-9]{1,20}")
+_DIGITS = re.compile(r"[0-9]{1,20}")
 
 
 class _Deadline:
@@ -137,15 +137,19 @@ def _tls() -> ssl.SSLContext:
 
 @dataclass(frozen=True)
 class Answer:
-    """What the receiver answered."""
+    """What the receiver answered: its status, ``Retry-After``, content type and length (the
+    ``Content-Length`` it declared, else the bytes read), and the start of its body."""
 
     status: int
     retry_after: str | None
     text: str
+    content_type: str = ""
+    length: int = 0
 
 
 def post(target: Target, body: bytes, headers: dict[str, str], timeout: float) -> Answer:
-    """POST ``body`` to the checked target; answers its status, Retry-After and body start.
+    """POST ``body`` to the checked target; answers its status, Retry-After, content type,
+    length and body start (``ANSWER_KEPT`` bytes; the caller decides whether to keep them).
 
     ``timeout`` bounds the whole request — connecting, the TLS handshake, sending, the
     answer's headers and the part of its body read — however slowly the receiver answers;
@@ -156,10 +160,24 @@ def post(target: Target, body: bytes, headers: dict[str, str], timeout: float) -
     try:
         connection.request("POST", target.path, body=body, headers=headers)
         response = connection.getresponse()
-        text = response.read(ANSWER_READ)[:ANSWER_KEPT].decode("utf-8", "replace")
-        return Answer(response.status, response.getheader("Retry-After"), text)
+        read = response.read(ANSWER_READ)
+        return Answer(
+            response.status,
+            response.getheader("Retry-After"),
+            read[:ANSWER_KEPT].decode("utf-8", "replace"),
+            content_type=(response.getheader("Content-Type") or "")[:100],
+            length=_declared_length(response.getheader("Content-Length"), len(read)),
+        )
     finally:
         connection.close()
+
+
+def _declared_length(header: str | None, read: int) -> int:
+    """The answer's length: its ``Content-Length`` when that is a plain number, else the bytes
+    read (at most ``ANSWER_READ``)."""
+    if header is not None and _DIGITS.fullmatch(header.strip()):
+        return int(header.strip())
+    return read
 
 
 def retry_after(
@@ -172,7 +190,7 @@ def retry_after(
         return None
     value = value.strip()
     cap = min(cap, RETRY_AFTER_MAX)
-    if _RETRY_SECONDS.fullmatch(value):
+    if _DIGITS.fullmatch(value):
         seconds = int(value)
         return cap if seconds >= cap.total_seconds() else timedelta(seconds=seconds)
     if not value.isascii() or len(value) > 64:

@@ -14,7 +14,7 @@ import enum
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from litejobs import Buffer, Freshness, drop, enrich, pipeline
+from litejobs import Buffer, Files, Freshness, drop, enrich, pipeline
 
 from .models import Product
 
@@ -120,4 +120,6 @@ catalog = pipeline(
     # The vendor's system holds the truth about its products; this is the shop's copy.
     freshness=Freshness.advisory(authority="vendor"),
     max_record_bytes=2048,
+    # The vendor's files land in the media storage's feeds/ folder; imports read no other.
+    files=Files(prefix="feeds/"),
 )

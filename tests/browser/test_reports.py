@@ -85,3 +85,55 @@ def test_a_staff_user_exports_from_the_admin_and_another_tenants_cannot_download
     assert (run.state, run.row_count, run.requester_name) == ("done", 12, "ann")
     wait_for(lambda: run.audits.filter(outcome="downloaded").exists(), what="the audit row")
     assert not run.audits.filter(outcome="downloaded", user_name="bob").exists()
+
+
+def test_an_expired_link_says_to_open_the_run_and_leads_there_at_both_widths_and_themes(
+    processes,
+):
+    from datetime import timedelta
+
+    from litejobs.core import clock, links
+    from tests.testapp import reports
+
+    ann = staff("ann", "north")  # may open the admin's report runs: the way back is a link
+    sales("north", 23)
+    run = reports.sales.request(user=ann, params=RANGE)
+    expired = links.url(links.sign(links.Link(run.pk, "north", clock.now() - timedelta(1))))
+    base = start_web(processes, "web")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+
+    from playwright.sync_api import sync_playwright
+
+    seen = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            for width, scheme in ((1440, "light"), (390, "dark")):
+                context = browser.new_context(
+                    viewport={"width": width, "height": 800}, color_scheme=scheme
+                )
+                page = context.new_page()
+                page.goto(f"{base}/admin/login/?next={expired}")
+                page.fill("#id_username", "ann")
+                page.fill("#id_password", "ann")
+                page.click("input[type=submit]")
+                page.wait_for_selector("#report-link-way-back", timeout=15_000)
+                page.screenshot(path=str(SHOTS / f"report-link-expired-{width}-{scheme}.png"))
+                seen[width] = (
+                    page.inner_text("#report-link-refusal"),
+                    page.inner_text("#report-link-way-back"),
+                    page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"),
+                )
+                page.click("#report-link-way-back a")
+                page.wait_for_selector("#report-cancel, #content-main", timeout=15_000)
+                seen[f"{width}-after"] = page.url
+                context.close()
+        finally:
+            browser.close()
+
+    for width in (1440, 390):
+        refusal, way_back, fits = seen[width]
+        assert "this one's time is over" in refusal and "report-link-expired" in refusal
+        assert way_back == f"Open the run for a new link: report run #{run.pk}."
+        assert fits, f"the page scrolls sideways at {width} px"
+        assert seen[f"{width}-after"].endswith(f"/admin/litejobs/reportrun/{run.pk}/change/")

@@ -150,7 +150,7 @@ def test_the_admin_shows_the_drops_by_reason_and_imports_the_file_again(client, 
     importer = UserFactory(permissions=["catalog.view_product", "litejobs.add_importrun"])
     client.force_login(importer)
     assert import_form in client.get(products).content.decode()
-    form = {"pipeline": catalog.name, "file": FILE_NAME, "format": "csv", "storage": "default"}
+    form = {"pipeline": catalog.name, "file": FILE_NAME, "format": "csv", "reason": "demo"}
     assert client.post(import_form, form).status_code == 302
     again = ImportRun.objects.latest("id")
     assert (again.pipeline, again.file, again.state) == ("catalog.vendor", FILE_NAME, "running")

@@ -104,7 +104,14 @@ def test_a_range_longer_than_31_days_is_refused_and_nothing_is_written(tenants, 
         reports.export.request(user=north, params=days(32, clock.now().date()))
     assert refused.value.code == "report-range-too-long"
     assert not ReportRun.objects.exists()
-    assert not ReportAudit.objects.exists()
+    # Nothing but the refusal's own audit row.
+    refusal = ReportAudit.objects.get()
+    assert (refusal.outcome, refusal.code, refusal.user_name, refusal.tenant) == (
+        "refused",
+        "report-range-too-long",
+        "north",
+        "north",
+    )
     assert not Job.objects.filter(name=RUN_JOB).exists()
 
 

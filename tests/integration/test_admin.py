@@ -54,7 +54,7 @@ def test_the_listing_shows_due_jobs_as_due_and_filters_by_state_queue_and_name(a
     response = admin_client.get(JOBS)
     content = response.content.decode()
     assert "ready (due)" in content
-    response = admin_client.get(JOBS, {"state": "scheduled", "queue": "default"})
+    response = admin_client.get(JOBS, {"state__exact": "scheduled", "queue": "default"})
     assert {j.id for j in response.context["cl"].result_list} == {due.id, later.id}
     response = admin_client.get(JOBS, {"name": "testapp.charge_card"})
     assert list(response.context["cl"].result_list) == []
@@ -99,6 +99,22 @@ def test_the_detail_page_redacts_sensitive_values(admin_user, client, clock, run
     assert "builtins.ValueError" in content  # the error class
     assert "failed_attempts-group" in content and "Failed attempts" in content  # history
     assert JobAttempt.objects.filter(job_id=enqueued.id).count() == 1
+
+
+def test_the_detail_page_blanks_sensitive_values_out_of_the_result_and_progress(
+    admin_client, clock
+):
+    card = "4111111111111111"
+    job = JobFactory(
+        name=charge_card.name,
+        payload={"card_number": card},
+        state=JobState.DONE,
+        result={"receipt": f"charged {card}"},
+        progress={"done": 1, "total": 1, "note": f"charging {card}"},
+    )
+    content = admin_client.get(reverse("admin:litejobs_job_change", args=[job.id])).content
+    assert card not in content.decode()
+    assert "charged [redacted]" in content.decode() and "charging [redacted]" in content.decode()
 
 
 def shown_fields(response, fieldset: str) -> dict[str, str]:
@@ -299,7 +315,7 @@ def test_the_queue_overview_counts_jobs_per_state(
     default = rows["default"]
     assert [count for count, _ in default["counts"]] == [2, 0, 0, 1, 1]
     assert default["oldest_due"] == "3m"
-    assert "queue=default&amp;state=dead" in response.content.decode()
+    assert "state__exact=dead&amp;queue=default" in response.content.decode()
 
 
 def test_pause_and_resume_from_the_overview(admin_client, clock):

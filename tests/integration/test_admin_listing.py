@@ -285,3 +285,140 @@ def test_the_listing_lets_a_long_job_name_break_after_its_dots_and_underscores(a
     JobFactory(name="orders.ask_warehouse_to_ship")
     page = admin_client.get(JOBS).content.decode()
     assert "orders.<wbr>ask_<wbr>warehouse_<wbr>to_<wbr>ship</a>" in page
+
+
+def refusals(response) -> list[tuple[str, str]]:
+    """The page's messages as (tags, text)."""
+    return [(m.tags, str(m)) for m in get_messages(response.wsgi_request)]
+
+
+#: Listing parameters a person or a stale link may send, each refused with a coded message
+#: above an empty list: (parameters, code, words of the message).
+BAD_PARAMETERS = [
+    ({"after": "abc"}, "cursor-invalid", "after= takes a job id, not 'abc'"),
+    ({"before": "-1"}, "cursor-invalid", "before= takes a job id, not '-1'"),
+    ({"after": "99999999999999999999"}, "cursor-invalid", "after= takes a job id"),
+    ({"after": "\uff11\uff12"}, "cursor-invalid", "after= takes a job id"),  # full-width digits
+    ({"state__exact": "bogus"}, "listing-filter-invalid", "'bogus' is not a job state"),
+    ({"state": "dead"}, "listing-filter-invalid", "The job list has no filter 'state'"),
+    ({"ids": "1,x"}, "listing-filter-invalid", "are not a list of job ids"),
+    ({"ids": ",".join(["1"] * 1001)}, "listing-filter-invalid", "up to 1000 ids"),
+    ({"id__in": "abc"}, "listing-filter-invalid", "has no filter 'id__in'"),
+    ({"payload__label": "x"}, "listing-filter-invalid", "has no filter 'payload__label'"),
+    ({"occurrence__schedule__name": "x"}, "listing-filter-invalid", "has no filter"),
+    ({"created_at_from": "last tuesday"}, "listing-filter-invalid", "is not a date"),
+    ({"payload": "label"}, "listing-filter-invalid", "is not field=value"),
+]
+
+
+@pytest.mark.parametrize(("params", "code", "words"), BAD_PARAMETERS)
+def test_each_bad_listing_parameter_is_a_coded_message_above_an_empty_list(
+    admin_client, clock, params, code, words
+):
+    JobFactory(label="x")  # any parameter ignored would show it
+    response = admin_client.get(JOBS, params)
+    assert response.status_code == 200
+    assert shown(response) == []
+    assert any(code in tags and words in text for tags, text in refusals(response)), refusals(
+        response
+    )
+    assert "the list refused its filters" in response.content.decode()
+
+
+def test_a_refused_parameter_is_left_out_of_the_lists_own_links(admin_client, clock):
+    JobFactory(label="x")
+    response = admin_client.get(JOBS, {"payload__label": "x", "queue": "default"})
+    links = re.findall(r'href="([^"]*)"', response.content.decode())
+    assert any("queue=default" in link for link in links)
+    assert not any("payload__label" in link for link in links)
+
+
+def test_a_sensitive_payload_field_is_never_matched(admin_client, clock):
+    from tests.testapp.jobs import charge_card, secret_saga
+
+    number = "4111111111111111"
+    charged = JobFactory(name=charge_card.name, key="c1", payload={"card_number": number})
+    saga = JobFactory(
+        name=secret_saga.name, key="s1", payload={"label": "s", "card": {"n": number}}
+    )
+    cases = [
+        # (filter, whether a job is chosen: refused; else searched without the hiding job)
+        ({"payload": f"card_number={number}", "name": charge_card.name}, True),
+        ({"payload": f"card.n={number}", "name": secret_saga.name}, True),
+        ({"payload": f'card={{"n": "{number}"}}', "name": secret_saga.name}, True),
+        ({"payload": f"card_number={number}"}, False),
+        ({"payload": f"card.n={number}"}, False),
+        ({"payload": "card={}"}, False),
+    ]
+    for params, chosen in cases:
+        response = admin_client.get(JOBS, params)
+        assert response.status_code == 200
+        assert charged.id not in shown(response) and saga.id not in shown(response), params
+        said = refusals(response)
+        assert all(number not in text for _, text in said)  # never echoed
+        coded = [text for tags, text in said if "listing-filter-sensitive" in tags]
+        assert len(coded) == 1, said
+        if chosen:
+            assert "cannot be filtered on" in coded[0] and "error" in said[0][0]
+        else:
+            assert coded[0].startswith("Not searched: testapp.")
+    # A field the job's page shows still matches.
+    assert shown(admin_client.get(JOBS, {"payload": "label=s"})) == [saga.id]
+
+
+def test_a_sensitive_payload_field_is_never_matched_through_a_column_lookup(admin_client, clock):
+    JobFactory(name="testapp.charge_card", key="c1", payload={"card_number": "4111111111111111"})
+    for lookup in ("payload__card_number", "payload__card_number__startswith"):
+        for value in ("4111111111111111", "4"):
+            response = admin_client.get(JOBS, {lookup: value})
+            assert response.status_code == 200 and shown(response) == []
+
+
+def test_a_job_no_code_declares_is_not_searched_by_payload(admin_client, clock):
+    gone = JobFactory(name="retired.charge", key="g1", payload={"pin": "1234"})
+    assert shown(admin_client.get(JOBS, {"payload": "pin=1234"})) == []
+    response = admin_client.get(JOBS, {"payload": "pin=1234", "name": "retired.charge"})
+    assert shown(response) == []
+    assert any(
+        "listing-filter-sensitive" in tags and "no installed app declares" in text
+        for tags, text in refusals(response)
+    )
+    assert shown(admin_client.get(JOBS, {"ids": str(gone.id)})) == [gone.id]
+
+
+def test_a_message_topics_sensitive_field_is_not_searched_in_its_subscribers_jobs(
+    admin_client, clock
+):
+    from tests.outboxapp.jobs import declines_card
+
+    job = JobFactory(
+        name=declines_card.name,
+        key="m1",
+        payload={"message_id": 7, "topic": "test.card-charged", "payload": {"card": "4111"}},
+    )
+    response = admin_client.get(JOBS, {"payload": "payload.card=4111", "name": declines_card.name})
+    assert shown(response) == []
+    assert shown(admin_client.get(JOBS, {"payload": "message_id=7"})) == [job.id]
+
+
+def test_the_ids_filter_lists_the_jobs_named(admin_client, clock):
+    jobs = make_jobs(3)
+    assert shown(admin_client.get(JOBS, {"ids": f"{jobs[0].id}, {jobs[2].id}"})) == [
+        jobs[2].id,
+        jobs[0].id,
+    ]
+
+
+def test_an_empty_listing_names_the_typed_filters_too(admin_client, clock):
+    JobFactory(label="x")
+    params = {"tenant": "acme", "created_at_from": "2026-12-01", "payload": "label=y"}
+    content = " ".join(admin_client.get(JOBS, params).content.decode().split())
+    assert "No job matches tenant: acme; created: from 2026-12-01; payload: label=y." in content, (
+        content
+    )
+
+
+def test_a_django_tasks_rows_are_searched_by_payload_once_the_task_is_chosen(admin_client, clock):
+    task = JobFactory(name="task:tests.testapp.tasks.add", key="t1", payload={"args": [1, 2]})
+    params = {"payload": "args=[1, 2]", "name": task.name}
+    assert shown(admin_client.get(JOBS, params)) == [task.id]

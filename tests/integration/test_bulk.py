@@ -17,6 +17,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from litejobs import bulk, workqueues
 from litejobs.bulk import BulkRefused, BulkSetChanged, devices
+from litejobs.bulk.preview import read as read_preview
 from litejobs.exceptions import TransitionRefused
 from litejobs.jobs import operations
 from litejobs.models import (
@@ -803,6 +804,39 @@ def test_an_action_that_binds_nothing_is_a_check_error_unless_it_says_why(db):
     with pytest.raises(ImproperlyConfigured) as no_reason:
         bulk.bulk_money_action("tests.why-not", bind=False, **options)
     assert "[bulk-action-invalid]" in str(no_reason.value) and "reason=" in str(no_reason.value)
+
+
+@pytest.fixture
+def amount_only():
+    """``tests.amount-only``: an action on the payouts queue that binds nothing (E013)."""
+    action = bulk.bulk_money_action(
+        "tests.amount-only",
+        queue="payouts",
+        amount=lambda row: (row.amount, row.currency),
+        execute=lambda row, run: None,
+        permission="testapp.release_payout",
+    )
+    yield action
+    bulk.unregister("tests.amount-only")
+
+
+def test_an_action_that_binds_nothing_is_refused_at_preview_and_confirmation(
+    finance, clock, amount_only
+):
+    """Whether or not the worker's system checks ran, nothing is previewed or confirmed."""
+    payouts = payouts_set()
+    with pytest.raises(BulkRefused) as refused:
+        bulk.preview(amount_only.name, ids_of(payouts), finance)
+    assert refused.value.code == "bulk-binding-missing"
+    assert "bind=(" in str(refused.value) and "litejobs.E013" in str(refused.value)
+    assert "binds nothing" in bulk.unavailable_reason(amount_only, finance)
+    # A preview made before the declaration lost its binding (read as the preview reads it).
+    made = read_preview(amount_only, tuple(ids_of(payouts)), finance)
+    with pytest.raises(BulkRefused) as refused:
+        bulk.confirm(made.token, fresh_code(device_of(finance)), finance)
+    assert refused.value.code == "bulk-binding-missing"
+    nothing_moved()
+    assert BulkConfirmationAttempt.objects.get().result == "bulk-binding-missing"
 
 
 def test_a_warning_names_the_setting_that_hides_totp_keys_in_the_admin(db, settings):

@@ -15,6 +15,7 @@ from django.db.models import F
 from django.urls import reverse
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from litejobs import bulk
 from litejobs.models import BulkAction, BulkConfirmationAttempt, Job
 from tests.bulk_helpers import fresh_code, item_of, wrong_code
 from tests.factories import TOTPDeviceFactory, UserFactory
@@ -54,6 +55,32 @@ def test_the_queue_page_offers_the_action_to_finance_only(client, clock):
     page = signed_in(client, phoneless).get(QUEUE).content.decode()
     assert "wq-money-unavailable" in page and f'formaction="{PREVIEW}"' not in page
     assert "no confirmed TOTP device" in page and "TOTP devices" in page  # how to add one
+
+
+@pytest.mark.django_db
+def test_an_action_that_binds_nothing_is_not_offered_and_its_preview_is_refused(client, clock):
+    payout = PayoutFactory()
+    bulk.bulk_money_action(
+        "tests.amount-only",
+        queue="payouts",
+        amount=lambda row: (row.amount, row.currency),
+        execute=lambda row, run: None,
+        permission="testapp.release_payout",
+        label="Pay amounts only",
+    )
+    try:
+        signed_in(client, FinanceFactory())
+        preview = reverse(
+            "admin:litejobs_bulkaction_preview", kwargs={"action": "tests.amount-only"}
+        )
+        page = client.get(QUEUE).content.decode()
+        assert f'formaction="{preview}"' not in page and "binds nothing" in page
+        refused = client.post(preview, {"item": [item_of(payout).pk]})
+        assert refused.status_code == 403
+        assert 'data-code="bulk-binding-missing"' in refused.content.decode()
+    finally:
+        bulk.unregister("tests.amount-only")
+    assert not BulkAction.objects.exists()
 
 
 @pytest.mark.django_db

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from litejobs.models import Job, JobAttempt, JobState, QueueState
-from tests.factories import JobAttemptFactory, JobFactory, WorkerFactory
+from tests.factories import JobAttemptFactory, JobFactory, UserFactory, WorkerFactory
 from tests.testapp.jobs import charge_card, record
 
 pytestmark = pytest.mark.django_db
@@ -84,6 +84,24 @@ def test_show_prints_the_row_and_its_history_with_the_payload_redacted(clock, ru
     text, _ = litejobs("show", str(enqueued.id))
     assert "4111111111111111" not in text
     assert "[redacted]" in text and "failed attempts: 1" in text
+
+
+def test_show_blanks_sensitive_values_out_of_the_result_and_progress(clock):
+    card = "4111111111111111"
+    job = JobFactory(
+        name=charge_card.name,
+        payload={"card_number": card},
+        state=JobState.DONE,
+        result={"receipt": f"charged {card}"},
+        progress={"done": 1, "total": 1, "note": f"charging {card}"},
+    )
+    out, _ = litejobs("show", str(job.id), "--json")
+    data = json.loads(out)
+    assert card not in out
+    assert data["result"] == {"receipt": "charged [redacted]"}
+    assert data["progress"]["note"] == "charging [redacted]"
+    text, _ = litejobs("show", str(job.id))
+    assert card not in text and "charging [redacted]" in text
 
 
 def test_show_of_a_missing_job_exits_1(clock):
@@ -274,3 +292,70 @@ def test_doctor_max_ready_age(clock):
     assert [p["code"] for p in json.loads(out)["problems"]] == ["ready-backlog"]
     with pytest.raises(CommandError, match="--max-ready-age"):
         litejobs("doctor", "--max-ready-age", "soon")
+
+
+def doctor_problems() -> dict[str, dict]:
+    out, _ = failing(3, "doctor", "--json")
+    return {problem["code"]: problem for problem in json.loads(out)["problems"]}
+
+
+def test_doctors_backlog_and_no_worker_problems_carry_their_job_ids(clock):
+    now = clock.now()
+    WorkerFactory(queues=["emails"])
+    oldest = JobFactory(label="oldest", run_at=now - timedelta(minutes=9))
+    newer = JobFactory(label="newer", run_at=now - timedelta(minutes=7))
+    JobFactory(label="not due", state=JobState.SCHEDULED, run_at=now + timedelta(minutes=1))
+    problems = doctor_problems()
+    for code in ("ready-backlog", "no-worker"):
+        assert problems[code]["job_ids"] == [oldest.id, newer.id], code
+        assert problems[code]["count"] == 2
+    assert "2 jobs are due" in problems["no-worker"]["message"]
+    assert "job(s)" not in problems["no-worker"]["message"] + problems["ready-backlog"]["message"]
+
+
+def test_doctor_and_the_dashboard_list_a_job_held_for_an_operator(clock):
+    from litejobs.admin.dashboard import dashboard
+    from litejobs.jobs.steps import HELD
+    from tests.factories import JobStepFactory
+
+    held = JobFactory(state=JobState.WAITING, run_at=HELD, label="held")
+    JobStepFactory(job=held, name="charge", state="unknown", once=True, executions=1)
+    problem = doctor_problems()["held-for-operator"]
+    assert (problem["count"], problem["job_ids"]) == (1, [held.id])
+    command = f"`manage.py litejobs resolve-step {held.id} charge --ran|--not-ran`"
+    assert command in problem["message"]
+    assert problem["runbook"] == (
+        "operating/runbooks/#a-steps-outcome-is-unknown-held-for-operator"
+    )
+    operator = UserFactory(username="operator", is_superuser=True)
+    board = dashboard("admin", operator)["problems"]
+    [shown] = [p for p in board if p.code == "held-for-operator"]
+    [listed] = [action for action in shown.actions if action.kind == "problem-jobs"]
+    assert str(held.id) in listed.url and "1 job is held for an operator" in shown.text
+
+
+def test_json_answers_one_object_when_a_system_check_fails(clock):
+    from litejobs import bulk
+
+    bulk.bulk_money_action(
+        "tests.amount-only",
+        queue="payouts",
+        amount=lambda row: (row.amount, row.currency),
+        execute=lambda row, run: None,
+        permission="testapp.release_payout",
+    )
+    out, err = StringIO(), StringIO()
+    try:
+        with pytest.raises(SystemExit) as exited:
+            call_command("litejobs", "list", "--json", skip_checks=False, stdout=out, stderr=err)
+    finally:
+        bulk.unregister("tests.amount-only")
+    assert exited.value.code == 1
+    answer = json.loads(out.getvalue())  # one object, nothing else on stdout
+    assert answer["code"] == "checks-failed" and "litejobs.E013" in answer["message"]
+    [check] = answer["checks"]
+    assert (check["id"], check["level"]) == ("litejobs.E013", "ERROR")
+    assert "[bulk-binding-missing]" in check["message"] and "bind=" in check["hint"]
+    out = StringIO()
+    call_command("litejobs", "list", "--json", skip_checks=False, stdout=out, stderr=StringIO())
+    assert json.loads(out.getvalue()) == []

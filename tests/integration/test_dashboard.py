@@ -38,6 +38,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 INDEX = reverse("admin:app_list", kwargs={"app_label": "litejobs"})
 JOBS = reverse("admin:litejobs_job_changelist")
+BULK = reverse("admin:litejobs_job_bulk")
 
 
 def _cells(html: str, queue: str) -> list[tuple[str, int]]:
@@ -97,9 +98,13 @@ def test_every_count_links_to_the_job_list_filtered_to_it(admin_client, clock):
         for (href, count), state in zip(cells, states, strict=True):
             url = urlsplit(href)
             assert url.path == JOBS
-            assert parse_qs(url.query) == {"queue": [queue], "state": [state]}
-            listed = admin_client.get(href).context["cl"].result_count
-            assert listed == count
+            assert parse_qs(url.query) == {"queue": [queue], "state__exact": [state]}
+            listing = admin_client.get(href)
+            assert listing.context["cl"].result_count == count
+            # The listing's own filters show the state chosen, and the bulk action takes it.
+            assert f"state: {JobState(state).label}" in listing.context["cl"].filter_summary()
+            bulk = admin_client.get(BULK + "?" + url.query)
+            assert bulk.status_code == 200 and bulk.context["matching_count"] == count
     assert "mail provider down" in html
 
 
@@ -140,10 +145,13 @@ def test_lapsed_leases_are_called_out_with_their_fix_and_the_jobs(admin_client, 
     # One sentence, counted once, in words; then the link to the jobs it names.
     text = re.sub(r"<[^>]+>", "", unescape(item.group(1)))
     assert text.startswith("1 running job holds a lease that lapsed: their worker stopped")
-    assert "`" not in text and text.endswith("start one. Open the job")
+    assert "`" not in text and text.endswith("start one. List the job")
     href = unescape(re.search(r'href="([^"]+)"', item.group(1)).group(1))
-    assert parse_qs(urlsplit(href).query) == {"id__in": [str(lost.id)]}
+    assert parse_qs(urlsplit(href).query) == {"ids": [str(lost.id)]}
     assert [job.id for job in admin_client.get(href).context["cl"].result_list] == [lost.id]
+    # A filter the bulk action over a filter accepts.
+    bulk = admin_client.get(BULK + "?" + urlsplit(href).query)
+    assert bulk.status_code == 200 and bulk.context["matching_count"] == 1
 
 
 def test_the_models_stay_listed_beside_the_dashboard(admin_client):
@@ -261,4 +269,19 @@ def test_a_viewer_who_may_not_act_is_offered_no_button(client, clock):
     html = client.get(INDEX).content.decode()
     dashboard = html.split('id="litejobs-dashboard"')[1].split('id="dashboard-charts"')[0]
     assert "<form" not in dashboard
-    assert "Open the job" in html  # what they may follow stays a link
+    assert "List the job" in html  # what they may follow stays a link
+
+
+def test_a_problem_counting_more_jobs_than_it_names_links_to_the_newest_it_names(
+    admin_client, clock
+):
+    dead = [JobFactory(state=JobState.DEAD, label=f"d{i}") for i in range(12)]
+    html = admin_client.get(INDEX).content.decode()
+    item = re.search(r'<li class="problem" data-code="dead-jobs">(.*?)</li>', html, re.S)
+    assert item, html
+    link = re.search(r'<a class="problem-jobs" href="([^"]+)">([^<]+)</a>', item.group(1))
+    assert link.group(2) == "List the newest 10"
+    named = [int(i) for i in parse_qs(urlsplit(unescape(link.group(1))).query)["ids"][0].split(",")]
+    assert named == [job.id for job in reversed(dead[2:])]
+    listed = admin_client.get(unescape(link.group(1))).context["cl"]
+    assert [job.id for job in listed.result_list] == named

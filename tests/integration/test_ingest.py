@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -144,6 +145,46 @@ def test_a_refused_record_refuses_the_whole_feed():
     with pytest.raises(InvalidInput, match="one record"):
         pipelines.catalog.feed(record("A"))
     assert not BufferedRecord.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("records", "why"),
+    [
+        (None, "feed() takes a list of records (dicts); got None"),
+        (7, "feed() takes a list of records (dicts); got a value of type int"),
+        ([record("A", name="Na\0me")], "record 0 was refused: its field 'name' holds a NUL"),
+        ([record("A", tags=["ok", "\0"])], "its field 'tags' holds a NUL character"),
+        ([record("A", name="\ud800")], "its field 'name' holds a lone surrogate"),
+        (
+            [record("A"), {**record("B"), 5: "x"}],
+            "record 1 was refused: its field '5' holds a field",
+        ),
+        ([record("A", nested={5: "x"})], "its field 'nested' holds a field name that is no text"),
+        ([record("\0")], "its key holds a NUL character"),
+        ([record("x" * 501)], "its key is longer than 500 characters"),
+        (
+            [record("A", note="x" * 5_000_000)],
+            "bytes of JSON, over the pipeline's max_record_bytes",
+        ),
+    ],
+)
+def test_a_feed_postgresql_could_not_keep_is_refused_with_a_code(records, why):
+    """Never a DataError, nor a record silently changed ({5: "x"} read back as {"5": "x"})."""
+    with pytest.raises(InvalidInput) as refused:
+        pipelines.catalog.feed(records)
+    assert refused.value.code == "ingest-record-invalid"
+    assert why in str(refused.value)
+    assert "Na\0me" not in str(refused.value) and "xxxx" not in str(refused.value)
+    assert not BufferedRecord.objects.exists()
+
+
+def test_a_record_of_the_size_limit_is_fed(declare_pipeline, run_worker):
+    small = declare_pipeline("tests.small_records", max_record_bytes=200)
+    fits = record("A", note="")
+    fits["note"] = "x" * (200 - len(json.dumps(fits, separators=(",", ":"))))
+    assert small.feed([fits]) == 1
+    with pytest.raises(InvalidInput, match="it is 201 bytes of JSON"):
+        small.feed([{**fits, "note": fits["note"] + "x"}])
 
 
 def test_block_waits_for_room_then_refuses_and_writes_nothing(declare_pipeline, caplog):

@@ -12,7 +12,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.urls import reverse
 
-from litejobs import Buffer, Freshness
+from litejobs import Buffer, Files, Freshness
 from litejobs.core.enums import ImportState
 from litejobs.metrics.collector import registry as metrics_registry
 from litejobs.models import (
@@ -20,6 +20,7 @@ from litejobs.models import (
     ImportRefusal,
     ImportRun,
     IngestCount,
+    OperatorAction,
     OverflowEvent,
     SetAsideRecord,
 )
@@ -69,7 +70,7 @@ def _forget_calls():
 def set_aside(clock, *, reason="discontinued", payload=None, **fields):
     outcome = "errored" if reason == "" else "dropped"
     return SetAsideRecord.objects.create(
-        pipeline="tests.catalog",
+        pipeline=fields.pop("pipeline", "tests.catalog"),
         key=fields.pop("key", "A"),
         outcome=outcome,
         reason=reason,
@@ -239,18 +240,48 @@ def test_the_pipeline_page_replays_a_reason_for_users_who_may_change_set_aside_r
     assert client.post(page_of("tests.catalog"), {"replay": "discontinued"}).status_code == 403
     assert not BufferedRecord.objects.exists()
 
-    client.force_login(viewer("litejobs.change_setasiderecord"))
+    operator = viewer("litejobs.change_setasiderecord")
+    client.force_login(operator)
     page = client.get(page_of("tests.catalog")).content.decode()
     row = re.search(r'<tr data-reason="discontinued">(.*?)</tr>', page, re.S).group(1)
     assert 'value="discontinued"' in row and ">2<" in row  # two waiting for a replay
-    done = client.post(page_of("tests.catalog"), {"replay": "discontinued"}, follow=True)
+    # The button asks to confirm, showing what it feeds back, and why.
+    confirm = client.post(page_of("tests.catalog"), {"replay": "discontinued"})
+    html = confirm.content.decode()
+    assert confirm.status_code == 200 and 'id="replay-form"' in html
+    assert re.findall(r"<tr><td>([^<]+)</td><td>([^<]+)</td><td class=\"count\">(\d+)", html) == [
+        ("tests.catalog", "discontinued", "2")
+    ]
+    assert 'name="reason"' in html and 'name="replay" value="discontinued"' in html
+    unexplained = client.post(page_of("tests.catalog"), {"replay": "discontinued", "apply": "1"})
+    assert (
+        unexplained.status_code == 200 and "This field is required" in unexplained.content.decode()
+    )
+    assert not BufferedRecord.objects.exists() and not OperatorAction.objects.exists()
+
+    done = client.post(
+        page_of("tests.catalog"),
+        {"replay": "discontinued", "apply": "1", "reason": "prices fixed in the vendor feed"},
+        follow=True,
+    )
+    assert done.redirect_chain[-1][0] == page_of("tests.catalog")
     assert texts(done) == [
         "Pipeline 'tests.catalog': 2 records dropped as 'discontinued' were fed back into its "
         "buffer; its drain takes them through the steps again."
     ]
     assert sorted(BufferedRecord.objects.values_list("key", flat=True)) == ["A", "B"]
+    logged = OperatorAction.objects.get()
+    assert (logged.verb, logged.by, logged.user_id, logged.affected) == (
+        "ingest-replay",
+        operator.username,
+        operator.pk,
+        2,
+    )
+    assert logged.reason == "prices fixed in the vendor feed"
+    assert logged.filter == {"pipeline": "tests.catalog", "reason": "discontinued"}
     refused = client.post(page_of("tests.catalog"), {"replay": "bogus"}, follow=True)
     assert "[ingest-reason-unknown]" in texts(refused)[0]
+    assert OperatorAction.objects.count() == 1
 
 
 def test_set_aside_records_show_values_only_to_users_who_may_replay(client, clock):
@@ -306,10 +337,15 @@ def test_the_replay_action_confirms_then_replays_the_selected_records_reasons(cl
         ("tests.catalog", "errored", "1"),
     ]
     assert not BufferedRecord.objects.exists()
-    done = client.post(SET_ASIDE, {**selected, "apply": "1"}, follow=True)
+    assert 'name="reason"' in html
+    client.post(SET_ASIDE, {**selected, "apply": "1"})  # without a reason: asked again
+    assert not BufferedRecord.objects.exists()
+    done = client.post(SET_ASIDE, {**selected, "apply": "1", "reason": "fixed"}, follow=True)
     assert len(texts(done)) == 2
     assert sorted(BufferedRecord.objects.values_list("key", flat=True)) == ["A", "B", "C"]
     assert SetAsideRecord.objects.filter(replayed_at__isnull=True).get().key == "D"
+    logged = OperatorAction.objects.order_by("id").values_list("verb", "affected", "reason")
+    assert list(logged) == [("ingest-replay", 2, "fixed"), ("ingest-replay", 1, "fixed")]
 
 
 # File imports ------------------------------------------------------------------------------
@@ -359,7 +395,7 @@ def test_a_file_imported_from_the_admin_reports_its_refused_rows_by_code_never_b
     header = "sku,name,price,currency,status"
     rows = ["A,Fine,10,EUR,active", f"B,Too,many,fields,here,{SECRET}", "C,Fine,10,EUR,active"]
     name = default_storage.save("feeds/bad.csv", ContentFile("\n".join([header, *rows])))
-    form = {"pipeline": "tests.catalog", "file": name, "format": "csv", "storage": "default"}
+    form = {"pipeline": "tests.catalog", "file": name, "format": "csv", "reason": "monthly"}
     started = admin_client.post(START_IMPORT, form, follow=True)
     run = ImportRun.objects.get()
     assert started.redirect_chain[-1][0] == reverse(
@@ -396,7 +432,7 @@ def test_starting_an_import_needs_the_add_permission(client, clock):
     assert (
         client.post(
             START_IMPORT,
-            {"pipeline": "tests.catalog", "file": "x.csv", "format": "csv", "storage": "default"},
+            {"pipeline": "tests.catalog", "file": "x.csv", "format": "csv", "reason": "why"},
         ).status_code
         == 403
     )
@@ -407,6 +443,102 @@ def test_starting_an_import_needs_the_add_permission(client, clock):
     form = client.get(START_IMPORT, {"pipeline": "tests.catalog"})
     assert form.status_code == 200
     assert '<option value="tests.catalog" selected>' in form.content.decode()
+
+
+def test_the_import_form_offers_only_pipelines_that_declare_their_files(
+    admin_client, declare_pipeline
+):
+    declare_pipeline("tests.no_files", columns=["sku"])
+    declare_pipeline("tests.no_columns", files=Files(prefix="feeds/"))
+    html = admin_client.get(START_IMPORT).content.decode()
+    options = re.findall(r'<option value="([^"]+)"[^>]*>([^<]+)</option>', html)
+    assert ("tests.catalog", "tests.catalog (default:feeds/)") in options
+    assert not {"tests.no_files", "tests.no_columns"} & {value for value, _ in options}
+    assert 'name="storage"' not in html  # the pipeline's own, not a choice
+    assert "default:feeds/" in admin_client.get(page_of("tests.catalog")).content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_import_started_in_the_admin_is_kept_in_the_operator_action_log(
+    client, clock, settings, tmp_path
+):
+    settings.MEDIA_ROOT = str(tmp_path)
+    name = default_storage.save("feeds/ok.csv", ContentFile("sku,name,price,currency,status\n"))
+    operator = UserFactory(permissions=["litejobs.view_importrun", "litejobs.add_importrun"])
+    client.force_login(operator)
+    form = {"pipeline": "tests.catalog", "file": name, "format": "csv"}
+    unexplained = client.post(START_IMPORT, form)
+    assert unexplained.status_code == 200 and not ImportRun.objects.exists()
+    client.post(START_IMPORT, {**form, "reason": "the vendor's June file"})
+    run = ImportRun.objects.get()
+    logged = OperatorAction.objects.get()
+    assert (logged.verb, logged.by, logged.user_id, logged.reason) == (
+        "import-start",
+        operator.username,
+        operator.pk,
+        "the vendor's June file",
+    )
+    assert logged.filter == {
+        "pipeline": "tests.catalog",
+        "file": name,
+        "format": "csv",
+        "import": run.pk,
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("feeds", "ingest-file-missing"),  # a folder: a 500 once
+        ("feeds/zero.csv", "ingest-file-missing"),  # a link to /dev/zero: spun for ever once
+        ("feeds/environ.csv", "ingest-file-missing"),  # a link to /proc/self/environ
+        ("../settings.py", "ingest-file-name-invalid"),
+        ("/etc/passwd", "ingest-file-name-invalid"),
+    ],
+)
+def test_the_import_form_refuses_every_file_but_the_pipelines_with_a_code(
+    admin_client, settings, tmp_path, name, code
+):
+    settings.MEDIA_ROOT = str(tmp_path)
+    (tmp_path / "feeds").mkdir()
+    (tmp_path / "feeds" / "zero.csv").symlink_to("/dev/zero")
+    (tmp_path / "feeds" / "environ.csv").symlink_to("/proc/self/environ")
+    form = {"pipeline": "tests.catalog", "file": name, "format": "csv", "reason": "why"}
+    refused = admin_client.post(START_IMPORT, form)
+    assert refused.status_code == 200
+    [error] = refused.context["form"].non_field_errors().as_data()
+    assert error.code == code
+    assert str(tmp_path) not in error.message and "DATABASE" not in error.message
+    assert not ImportRun.objects.exists() and not OperatorAction.objects.exists()
+
+
+def test_a_set_aside_records_sensitive_fields_are_never_shown(client, clock, declare_pipeline):
+    declare_pipeline(
+        "tests.cards",
+        columns=["sku", "name", "price", "currency", "status", "card"],
+        key=lambda r: r["card"],
+        sensitive=["card"],
+    )
+    card = "4111111111111111"
+    kept = set_aside(
+        clock,
+        pipeline="tests.cards",
+        key=card,
+        reason="",
+        error=f"[ingest-record-invalid] step saw {card}",
+        payload=record("A", card=card),
+    )
+    gone = set_aside(clock, pipeline="tests.gone", key="K-1", payload=record("B", note=SECRET))
+    client.force_login(UserFactory(permissions=["litejobs.change_setasiderecord"]))
+    for pk in (kept.pk, gone.pk):
+        html = client.get(reverse("admin:litejobs_setasiderecord_change", args=[pk])).content
+        assert card not in html.decode() and SECRET not in html.decode()
+    html = client.get(reverse("admin:litejobs_setasiderecord_change", args=[kept.pk])).content
+    assert "[redacted]" in html.decode() and "Product A" in html.decode()
+    listing = client.get(SET_ASIDE).content.decode()
+    assert card not in listing and "K-1" not in listing
+    assert "hidden: its pipeline is no longer declared" in listing
 
 
 def test_overflow_events_are_listed_read_only(client, clock, declare_pipeline):

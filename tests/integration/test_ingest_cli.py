@@ -10,9 +10,16 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from litejobs import Buffer, pipeline
+from litejobs.cli.jobs import acting_user
 from litejobs.core.enums import ImportState
 from litejobs.ingest.declarations import pipelines as registry
-from litejobs.models import BufferedRecord, ImportRun, IngestCount, SetAsideRecord
+from litejobs.models import (
+    BufferedRecord,
+    ImportRun,
+    IngestCount,
+    OperatorAction,
+    SetAsideRecord,
+)
 from tests.testapp import pipelines
 from tests.testapp.pipelines import Reason
 
@@ -138,16 +145,16 @@ def test_pipeline_show_gives_the_steps_drops_imports_and_overflows(clock, paging
     assert (run["file"], run["progress"], run["state"]) == ("feeds/a.csv", 25.0, "running")
     assert data["buffer"] == {"capacity": 1000, "overflow": "block", "reason": None, "wait": "1s"}
     assert data["overflow_events"] == []
+    assert (data["files"], data["sensitive"]) == ({"storage": "default", "prefix": "feeds/"}, [])
 
     out, _ = litejobs("pipeline", "show", "tests.catalog")
     assert "  1. drop    parse  (discontinued)" in out
     assert "  2. enrich  price_in_eur  (rates)" in out
     assert "below_threshold  3        1" in out
     assert "feeds/a.csv  running  25%" in out
-    assert (
-        "after a fix: manage.py litejobs pipeline replay tests.catalog --reason REASON|errored"
-        in out
-    )
+    replay = "manage.py litejobs pipeline replay tests.catalog REASON|errored --reason"
+    assert f'after a fix: {replay} "why"' in out
+    assert "  files              default:feeds/" in out
 
     paging.feed([record("A"), record("B")])
     events = json.loads(litejobs("pipeline", "show", "tests.cli_paging", "--json")[0])
@@ -162,7 +169,7 @@ def test_pipeline_replay_feeds_one_reasons_records_back_and_says_how_many(clock)
     set_aside(clock, "C", "below_threshold")
     set_aside(clock, "D", "")
     out, _ = litejobs(
-        "pipeline", "replay", "tests.catalog", "--reason", "DISCONTINUED", "--by", "ops"
+        "pipeline", "replay", "tests.catalog", "DISCONTINUED", "--by", "ops", "--reason", "fixed"
     )
     assert out == (
         "Pipeline 'tests.catalog': 2 records dropped as 'discontinued' were fed back into its "
@@ -170,23 +177,56 @@ def test_pipeline_replay_feeds_one_reasons_records_back_and_says_how_many(clock)
     )
     assert sorted(BufferedRecord.objects.values_list("key", flat=True)) == ["A", "B"]
     data = json.loads(
-        litejobs("pipeline", "replay", "tests.catalog", "--reason", "errored", "--json")[0]
+        litejobs("pipeline", "replay", "tests.catalog", "errored", "--reason", "x", "--json")[0]
     )
     assert data == {"pipeline": "tests.catalog", "reason": "errored", "replayed": 1}
     again = json.loads(
-        litejobs("pipeline", "replay", "tests.catalog", "--reason", "discontinued", "--json")[0]
+        litejobs("pipeline", "replay", "tests.catalog", "discontinued", "--reason", "x", "--json")[
+            0
+        ]
     )
     assert again["replayed"] == 0
 
 
+def test_a_replay_is_kept_in_the_operator_action_log_with_who_and_why(clock):
+    set_aside(clock, "A")
+    litejobs(
+        "pipeline", "replay", "tests.catalog", "discontinued", "--by", "ops", "--reason", "fixed"
+    )
+    litejobs("pipeline", "replay", "tests.catalog", "errored", "--reason", "nothing waits")
+    rows = OperatorAction.objects.order_by("id").values_list(
+        "verb", "by", "affected", "reason", "filter"
+    )
+    assert list(rows) == [
+        (
+            "ingest-replay",
+            "ops",
+            1,
+            "fixed",
+            {"pipeline": "tests.catalog", "reason": "discontinued"},
+        ),
+        (
+            "ingest-replay",
+            acting_user({}),
+            0,
+            "nothing waits",
+            {"pipeline": "tests.catalog", "reason": "errored"},
+        ),
+    ]
+    failing(1, "pipeline", "replay", "tests.catalog", "bogus", "--reason", "x")
+    assert OperatorAction.objects.count() == 2  # a refused replay leaves no row
+
+
 def test_an_unknown_pipeline_or_reason_is_refused_with_its_code(clock):
-    out, _ = failing(1, "pipeline", "replay", "tests.nothing", "--reason", "x", "--json")
+    out, _ = failing(1, "pipeline", "replay", "tests.nothing", "x", "--reason", "y", "--json")
     assert json.loads(out)["code"] == "pipeline-unknown"
     _, err = failing(1, "pipeline", "show", "tests.nothing")
     assert err.startswith("[pipeline-unknown] No installed app declares a pipeline named")
-    out, _ = failing(1, "pipeline", "replay", "tests.catalog", "--reason", "bogus", "--json")
+    out, _ = failing(1, "pipeline", "replay", "tests.catalog", "bogus", "--reason", "y", "--json")
     refusal = json.loads(out)
     assert refusal["code"] == "ingest-reason-unknown"
     assert "discontinued, below_threshold, poison, overflow" in refusal["message"]
-    with pytest.raises(CommandError, match="required: --reason"):
+    with pytest.raises(CommandError, match="required: DROP_REASON, --reason"):
         litejobs("pipeline", "replay", "tests.catalog")
+    with pytest.raises(CommandError, match="required: --reason"):
+        litejobs("pipeline", "replay", "tests.catalog", "poison")

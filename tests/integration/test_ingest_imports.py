@@ -4,14 +4,16 @@ transaction, refused rows reported without their values."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
-from litejobs import enrich, pipeline
+from litejobs import Files, enrich, pipeline
 from litejobs.ingest import ImportRefused
 from litejobs.ingest.declarations import pipelines as registry
+from litejobs.ingest.reader import HEADER_BYTES
 from litejobs.models import ImportRefusal, ImportRun, Job, SetAsideRecord
 from tests.testapp import pipelines
 from tests.testapp.models import Product
@@ -87,6 +89,48 @@ def test_refused_rows_are_reported_by_line_and_code_never_by_value(run_worker):
     assert "SECRET" not in json.dumps(list(ImportRefusal.objects.values()), default=str)
 
 
+@pytest.mark.parametrize(
+    ("file_format", "rows", "refusals"),
+    [
+        (
+            "csv",
+            [HEADER, "A,Fine,10,EUR,active", "B,Na\0me,10,EUR,active", "C,Fine,10,EUR,active"],
+            [(3, "nul-character", "name")],
+        ),
+        (
+            "ndjson",
+            [
+                json.dumps(pipelines.record("A")),
+                json.dumps(pipelines.record("B", name="Na\0me")),  # written as \u0000
+                json.dumps(pipelines.record("C")).replace('"Product C"', '"\\ud800"'),
+                json.dumps(pipelines.record("D")).replace('"10"', "1e400"),
+                json.dumps(pipelines.record("E")),
+            ],
+            [
+                (2, "nul-character", "name"),
+                (3, "value-unstorable", "name"),
+                (4, "value-unstorable", ""),
+            ],
+        ),
+    ],
+)
+def test_a_value_postgresql_cannot_keep_refuses_its_row_and_the_import_reads_on(
+    run_worker, small_pages, file_format, rows, refusals
+):
+    """One such value once aborted its page's transaction on every retry, until the job died
+    with the import still running and the good rows of its page lost."""
+    name = save(f"feeds/nul.{file_format}", "\n".join(rows) + "\n")
+    run = pipelines.catalog.import_file(name, format=file_format)
+    run_worker(queues=["ingest"])
+    run.refresh_from_db()
+    assert (run.state, run.refused, run.errored) == ("done", len(refusals), 0)
+    assert run.accepted == len(rows) - len(refusals) - (file_format == "csv")
+    found = ImportRefusal.objects.filter(run=run).order_by("offset")
+    assert list(found.values_list("line", "code", "field")) == refusals
+    assert Job.objects.get(key=f"ingest-import:{run.pk}").state == "done"
+    assert not SetAsideRecord.objects.exists()
+
+
 def test_a_record_over_the_size_limit_is_refused_at_its_offset(run_worker):
     declared = registry["tests.catalog"]
     original, declared.max_record_bytes = declared.max_record_bytes, 64
@@ -107,11 +151,13 @@ def test_a_record_over_the_size_limit_is_refused_at_its_offset(run_worker):
 
 
 def test_a_header_that_does_not_name_the_declared_columns_writes_nothing():
-    name = save("feeds/wrong.csv", "sku,title,price,currency,status\nA,x,10,EUR,active\n")
+    name = save("feeds/wrong.csv", "sku,DB_PASSWORD=hunter2,price,currency,status\nA,x,10\n")
     with pytest.raises(ImportRefused) as refused:
         pipelines.catalog.import_file(name)
     assert refused.value.code == "ingest-header-mismatch"
-    assert "'name'" in str(refused.value) and "'title'" in str(refused.value)
+    # The declared column it misses, and how many others: never the file's own words.
+    assert "misses 'name', has 1 other name" in str(refused.value)
+    assert "hunter2" not in str(refused.value) and "DB_PASSWORD" not in str(refused.value)
     assert not ImportRun.objects.exists() and not Job.objects.exists()
 
 
@@ -151,18 +197,123 @@ def test_drops_in_an_import_are_counted_and_set_aside(run_worker):
 
 
 @pytest.mark.parametrize(
-    ("call", "code"),
+    ("name", "options", "code"),
     [
-        (lambda: pipelines.catalog.import_file("feeds/none.csv"), "ingest-file-missing"),
-        (lambda: pipelines.catalog.import_file("x.csv", format="xlsx"), "ingest-format-invalid"),
-        (lambda: pipelines.catalog.import_file("x.csv", storage="nope"), "ingest-storage-unknown"),
+        ("feeds/none.csv", {}, "ingest-file-missing"),
+        ("feeds/x.csv", {"format": "xlsx"}, "ingest-format-invalid"),
+        ("../feeds/x.csv", {}, "ingest-file-name-invalid"),
+        ("feeds/../../etc/passwd", {}, "ingest-file-name-invalid"),
+        ("/etc/passwd", {}, "ingest-file-name-invalid"),
+        ("feeds//x.csv", {}, "ingest-file-name-invalid"),
+        ("feeds/./x.csv", {}, "ingest-file-name-invalid"),
+        ("feeds\\x.csv", {}, "ingest-file-name-invalid"),
+        ("", {}, "ingest-file-name-invalid"),
+        (7, {}, "ingest-file-name-invalid"),
+        ("feeds/" + "x" * 500, {}, "ingest-file-name-invalid"),
     ],
 )
-def test_an_import_that_cannot_start_is_refused_with_a_code(call, code):
+def test_an_import_that_cannot_start_is_refused_with_a_code(name, options, code, tmp_path):
     with pytest.raises(ImportRefused) as refused:
-        call()
+        pipelines.catalog.import_file(name, **options)
     assert refused.value.code == code
+    assert str(tmp_path) not in str(refused.value)  # never the server's paths
     assert not ImportRun.objects.exists()
+
+
+def refusal_of(name: str, declared=None) -> ImportRefused:
+    with pytest.raises(ImportRefused) as refused:
+        (declared or pipelines.catalog).import_file(name)
+    assert not ImportRun.objects.exists() and not Job.objects.exists()
+    return refused.value
+
+
+def test_only_regular_files_under_the_declared_folder_are_read_all_else_answers_alike(tmp_path):
+    """Not there, outside the folder, a folder, a symbolic link (to a file elsewhere, to
+    /proc/self/environ, to /dev/zero, or on the way), a FIFO: one code, one message."""
+    feeds = tmp_path / "feeds"
+    save("feeds/ok.csv", f"{HEADER}\nA,Fine,10,EUR,active\n")
+    save("other/secret.csv", f"{HEADER}\nA,DB_PASSWORD=hunter2,10,EUR,active\n")
+    (feeds / "folder.csv").mkdir()
+    (feeds / "link.csv").symlink_to(tmp_path / "other" / "secret.csv")
+    (feeds / "environ.csv").symlink_to("/proc/self/environ")
+    (feeds / "zero.csv").symlink_to("/dev/zero")
+    (feeds / "via").symlink_to(tmp_path / "other")
+    os.mkfifo(feeds / "fifo.csv")
+    names = [
+        "feeds/none.csv",
+        "other/secret.csv",
+        "feeds/folder.csv",
+        "feeds/link.csv",
+        "feeds/environ.csv",
+        "feeds/zero.csv",
+        "feeds/via/secret.csv",
+        "feeds/fifo.csv",
+        "feeds",
+    ]
+    for name in names:
+        refused = refusal_of(name)
+        assert refused.code == "ingest-file-missing"
+        assert str(refused) == str(refusal_of("feeds/none.csv")).replace("feeds/none.csv", name)
+        assert "hunter2" not in str(refused) and str(tmp_path) not in str(refused)
+    assert "may import no file 'feeds/none.csv': its files are the regular files under " in str(
+        refusal_of("feeds/none.csv")
+    )
+    assert pipelines.catalog.import_file("feeds/ok.csv").size == (feeds / "ok.csv").stat().st_size
+
+
+def test_a_pipeline_reads_files_only_from_the_storage_it_declares(declare_pipeline, settings):
+    undeclared = declare_pipeline("tests.no_files", columns=HEADER.split(","))
+    refused = refusal_of("feeds/x.csv", undeclared)
+    assert refused.code == "ingest-files-undeclared" and "files=Files(prefix=" in str(refused)
+    nowhere = declare_pipeline(
+        "tests.nowhere", columns=HEADER.split(","), files=Files(prefix="", storage="nope")
+    )
+    assert refusal_of("feeds/x.csv", nowhere).code == "ingest-storage-unknown"
+    vendor = settings.MEDIA_ROOT + "/vendor"
+    os.makedirs(f"{vendor}/drop")
+    with open(f"{vendor}/drop/c.csv", "w") as file:
+        file.write(f"{HEADER}\nA,Fine,10,EUR,active\n")
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "vendor": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": vendor},
+        },
+    }
+    elsewhere = declare_pipeline(
+        "tests.vendor", columns=HEADER.split(","), files=Files(prefix="drop", storage="vendor")
+    )
+    assert refusal_of("feeds/c.csv", elsewhere).code == "ingest-file-missing"
+    assert elsewhere.import_file("drop/c.csv").file == "drop/c.csv"
+
+
+def test_rows_appended_after_the_import_started_are_not_read(run_worker, small_pages, tmp_path):
+    name = save("feeds/growing.csv", f"{HEADER}\nA,Fine,10,EUR,active\nB,Fine,10,EUR,active\n")
+    run = pipelines.catalog.import_file(name)
+    with open(tmp_path / name, "a") as file:
+        file.write("C,Later,10,EUR,active\n")
+    run_worker(queues=["ingest"])
+    run.refresh_from_db()
+    assert (run.state, run.accepted, run.offset) == ("done", 2, run.size)
+    assert sorted(names()) == ["A", "B"]
+
+
+def test_a_file_gone_before_its_import_ran_refuses_the_import(run_worker, tmp_path):
+    name = save("feeds/gone.csv", f"{HEADER}\nA,Fine,10,EUR,active\n")
+    run = pipelines.catalog.import_file(name)
+    (tmp_path / name).unlink()
+    (tmp_path / name).symlink_to("/proc/self/environ")
+    run_worker(queues=["ingest"])
+    run.refresh_from_db()
+    assert run.state == "refused" and "[ingest-file-missing]" in run.error
+    assert Job.objects.get(key=f"ingest-import:{run.pk}").state == "done"
+
+
+def test_an_endless_first_line_is_refused_after_a_bounded_read(tmp_path):
+    save("feeds/endless.csv", "x" * 1_000_000)
+    refused = refusal_of("feeds/endless.csv")
+    assert refused.code == "ingest-header-mismatch"
+    assert f"does not end within its first {HEADER_BYTES} bytes" in str(refused)
 
 
 def test_finished_imports_are_purged_with_their_error_reports(clock, run_worker):
@@ -220,6 +371,7 @@ def scribbling():
         key=lambda record: record["sku"],
         columns=HEADER.split(","),
         sink=save_name,
+        files=Files(prefix="feeds/"),
     )
     yield declared, seen
     registry.unregister(declared.name)
@@ -265,3 +417,12 @@ def test_each_attempt_starts_from_the_row_as_read_whatever_an_attempt_changed(
     assert names() == {"A": "Name A!"}
     aside = SetAsideRecord.objects.get(key="B")
     assert (aside.reason, aside.attempts, aside.payload) == ("poison", 3, first["B"])
+
+
+def test_an_import_job_enqueued_before_files_were_declared_still_runs():
+    """Its arguments named the storage; the pipeline's declared files name it now."""
+    from litejobs.ingest.declarations import IMPORT_JOB
+    from litejobs.jobs import catalog
+
+    definition = catalog.get(IMPORT_JOB)
+    assert definition.upgraded({"run_id": 7, "storage": "default"}, 1) == {"run_id": 7}

@@ -365,6 +365,29 @@ def test_safe_payload_redacts_declared_fields_and_everything_of_unknown_jobs():
     }
 
 
+def test_safe_output_blanks_a_jobs_sensitive_values_out_of_its_result_and_progress():
+    card = "4111111111111111"
+    result = {"receipt": f"charged {card}", "card": int(card), card: True, "n": 3, "ok": None}
+    assert operations.safe_output("testapp.charge_card", {"card_number": card}, result) == {
+        "receipt": "charged [redacted]",
+        "card": "[redacted]",
+        "[redacted]": True,
+        "n": 3,
+        "ok": None,
+    }
+    progress = {"done": 1, "total": 2, "note": f"charging {card}"}
+    assert operations.safe_output("testapp.charge_card", {"card_number": card}, progress) == {
+        "done": 1,
+        "total": 2,
+        "note": "charging [redacted]",
+    }
+    assert operations.safe_output("testapp.record", {"label": "a"}, ["a b"]) == ["a b"]
+    assert operations.safe_output("gone.job", {"token": "s3cret"}, "got s3cret") == (
+        "got [redacted]"
+    )
+    assert operations.safe_output("testapp.charge_card", {"card_number": card}, None) is None
+
+
 def test_state_label_marks_due_scheduled_and_failed_jobs(clock):
     now = clock.now()
     assert operations.state_label("scheduled", now, now) == "ready (due)"

@@ -8,7 +8,7 @@ from io import StringIO
 import pytest
 from django.contrib import admin
 from django.contrib.auth.models import Group
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import DatabaseError, transaction
 from django.test import RequestFactory
 from django.urls import NoReverseMatch, reverse
@@ -90,7 +90,8 @@ def test_bulk_retry_changes_at_most_the_limit_and_says_what_remains(clock):
     assert Job.objects.get(pk=other.id).state == JobState.DEAD
     row = OperatorAction.objects.get()
     assert row.filter == {"state": ["dead"], "queue": "default", "limit": 2}
-    assert (row.verb, row.affected, row.job_ids, row.reason) == ("retry", 2, [], "fixed")
+    assert (row.verb, row.affected, row.reason) == ("retry", 2, "fixed")
+    assert row.job_ids == [jobs[0].id, jobs[1].id]  # the jobs it changed, by id
     answer = operations.bulk(OperatorVerb.RETRY, found, limit=10, by="ops")
     assert answer == {"affected": 3, "remaining": 0}
 
@@ -191,20 +192,29 @@ def test_admin_actions_are_logged_with_the_admin_user(admin_client, admin_user, 
     assert not Job.objects.filter(pk=other.id).exists()
 
 
+def seen(client, query: str) -> str:
+    """The bulk page's digest of the jobs it counted, as the operator's form holds it."""
+    return client.get(BULK + query).context["form"]["seen"].value()
+
+
 def test_the_admin_bulk_over_the_filter(admin_client, admin_user, clock):
-    dead_jobs(5)
+    dead = dead_jobs(5)
     JobFactory(state=JobState.DEAD, queue="other", label="o")
     query = "?queue=default&state__exact=dead"
     page = admin_client.get(JOBS + query)
     assert f'href="{BULK}{query.replace("&", "&amp;")}"' in page.content.decode()
     form = admin_client.get(BULK + query)
-    assert form.status_code == 200 and "matches 5 jobs." in form.content.decode()
+    assert form.status_code == 200 and "matches <strong" in form.content.decode()
+    assert form.context["matching"] == "5"
+    looked = seen(admin_client, query)
     response = admin_client.post(
-        BULK + query, {"verb": "cancel", "limit": "2", "reason": "x"}, follow=True
+        BULK + query, {"verb": "cancel", "limit": "2", "reason": "x", "seen": looked}, follow=True
     )
     assert Job.objects.filter(state=JobState.DEAD).count() == 6  # cancel: not for dead jobs
     response = admin_client.post(
-        BULK + query, {"verb": "delete", "limit": "2", "reason": "junk"}, follow=True
+        BULK + query,
+        {"verb": "delete", "limit": "2", "reason": "junk", "seen": looked},
+        follow=True,
     )
     shown = " ".join(str(m) for m in response.context["messages"])
     assert "2 jobs changed; 3 matching jobs remain" in shown
@@ -212,6 +222,7 @@ def test_the_admin_bulk_over_the_filter(admin_client, admin_user, clock):
     row = OperatorAction.objects.filter(verb="delete").get()
     assert (row.user_id, row.affected, row.reason) == (admin_user.pk, 2, "junk")
     assert row.filter == {"state": ["dead"], "queue": "default", "limit": 2}
+    assert row.job_ids == [dead[0].id, dead[1].id]
 
 
 def test_the_admin_bulk_counts_one_job_in_the_singular(admin_client, clock):
@@ -220,12 +231,15 @@ def test_the_admin_bulk_counts_one_job_in_the_singular(admin_client, clock):
 
     def delete(limit: str) -> str:
         response = admin_client.post(
-            BULK + query, {"verb": "delete", "limit": limit, "reason": "junk"}, follow=True
+            BULK + query,
+            {"verb": "delete", "limit": limit, "reason": "junk", "seen": seen(admin_client, query)},
+            follow=True,
         )
         return " ".join(str(m) for m in response.context["messages"])
 
     assert "2 jobs changed; 1 matching job remains (run it again" in delete("2")
-    assert "matches 1 job." in admin_client.get(BULK + query).content.decode()
+    page = admin_client.get(BULK + query).content.decode()
+    assert re.search(r"matches <strong[^>]*>1</strong> job\.", page)
     assert "1 job changed; no matching job remains." in delete("5")
 
 
@@ -240,6 +254,115 @@ def test_the_admin_bulk_refuses_no_filter_and_a_search(admin_client, clock):
             response.content.decode()
         )
     assert not OperatorAction.objects.exists()
+
+
+def messages_of(response) -> list[tuple[str, str]]:
+    return [(m.tags, str(m)) for m in response.context["messages"]]
+
+
+def test_the_admin_bulk_asks_again_when_the_matching_jobs_changed_since_its_count(
+    admin_client, admin_user, clock
+):
+    dead = dead_jobs(3)
+    query = "?state__exact=dead"
+    looked = seen(admin_client, query)
+    later = JobFactory(state=JobState.DEAD, label="died-since")  # dies while the form is open
+    form = {"verb": "retry", "limit": "100", "reason": "fixed", "seen": looked}
+    response = admin_client.post(BULK + query, form)
+    # Nothing changed, nothing logged: the page shows the new count and asks again.
+    assert response.status_code == 200 and response.context["matching"] == "4"
+    assert any("filter-changed" in tags for tags, _ in messages_of(response))
+    assert Job.objects.filter(state=JobState.DEAD).count() == 4
+    assert not OperatorAction.objects.exists()
+    asked = response.context["form"]
+    assert asked["reason"].value() == "fixed" and asked["seen"].value() != looked
+    # Confirmed on the new count: exactly the jobs it showed, named in the log.
+    admin_client.post(BULK + query, {**form, "seen": asked["seen"].value()})
+    assert not Job.objects.filter(state=JobState.DEAD).exists()
+    row = OperatorAction.objects.get()
+    assert row.job_ids == [job.id for job in (*dead, later)] and row.affected == 4
+
+
+def test_the_admin_bulk_acts_on_nothing_when_a_counted_job_left_the_filter(admin_client, clock):
+    dead = dead_jobs(2)
+    query = "?state__exact=dead"
+    looked = seen(admin_client, query)
+    operations.retry(dead[0].id, by="someone else")  # retried by another operator meanwhile
+    form = {"verb": "delete", "limit": "100", "reason": "junk", "seen": looked}
+    response = admin_client.post(BULK + query, form)
+    assert response.context["matching"] == "1"
+    assert Job.objects.count() == 2
+    assert OperatorAction.objects.get().verb == OperatorVerb.RETRY  # the other operator's only
+
+
+def test_a_bulk_post_without_the_pages_count_is_asked_again(admin_client, clock):
+    dead_jobs(2)
+    response = admin_client.post(
+        BULK + "?state__exact=dead", {"verb": "delete", "limit": "2", "reason": "x"}
+    )
+    assert response.status_code == 200 and response.context["matching"] == "2"
+    assert Job.objects.count() == 2 and not OperatorAction.objects.exists()
+
+
+def test_bulk_given_what_a_preview_saw_refuses_a_changed_set_and_writes_nothing(clock):
+    dead_jobs(2)
+    found = JobFilter(states=("dead",))
+    looked = operations.preview(found)
+    assert (looked.count, looked.capped) == (2, False)
+    JobFactory(state=JobState.DEAD, label="new")
+    with pytest.raises(InvalidInput) as refused:
+        operations.bulk(OperatorVerb.RETRY, found, by="ops", seen=looked.seen)
+    assert refused.value.code == "filter-changed" and "matches 3 now" in str(refused.value)
+    assert Job.objects.filter(state=JobState.DEAD).count() == 3
+    assert not OperatorAction.objects.exists()
+    answer = operations.bulk(
+        OperatorVerb.RETRY, found, by="ops", seen=operations.preview(found).seen
+    )
+    assert answer == {"affected": 3, "remaining": 0}
+
+
+def test_the_admin_bulk_takes_the_jobs_a_problem_names(admin_client, clock):
+    dead = dead_jobs(3)
+    query = f"?ids={dead[0].id},{dead[2].id}"
+    response = admin_client.post(
+        BULK + query,
+        {"verb": "retry", "limit": "10", "reason": "fixed", "seen": seen(admin_client, query)},
+    )
+    assert response.status_code == 302
+    assert Job.objects.get(pk=dead[1].id).state == JobState.DEAD
+    row = OperatorAction.objects.get()
+    assert row.job_ids == [dead[0].id, dead[2].id]
+    assert row.filter == {"ids": [dead[0].id, dead[2].id], "limit": 10}
+
+
+@pytest.mark.parametrize(
+    ("query", "code"),
+    [
+        ("?state__exact=bogus", "listing-filter-invalid"),
+        ("?ids=1,x", "listing-filter-invalid"),
+        ("?state__exact=dead&payload=card_number=4111111111111111", "listing-filter-invalid"),
+        ("?queue=", "filter-missing"),
+    ],
+)
+def test_the_admin_bulk_refuses_a_filter_it_cannot_act_on_with_its_code(
+    admin_client, clock, query, code
+):
+    dead_jobs(1)
+    response = admin_client.get(BULK + query, follow=True)
+    assert any(code in tags for tags, _ in messages_of(response)), messages_of(response)
+    assert "matching" not in response.context  # nothing counted
+    assert not OperatorAction.objects.exists()
+
+
+def test_the_log_admin_shows_a_bulk_rows_filter_and_the_jobs_it_changed(admin_client, clock):
+    dead = dead_jobs(25)
+    operations.bulk(OperatorVerb.RETRY, JobFilter(states=("dead",)), by="ops", reason="fixed")
+    row = OperatorAction.objects.get()
+    listed = admin_client.get(reverse("admin:litejobs_operatoraction_changelist"))
+    ids = ", ".join(str(job.id) for job in dead[:20])
+    assert f"state dead; limit 100; jobs {ids} and 5 more" in listed.content.decode()
+    page = admin_client.get(reverse("admin:litejobs_operatoraction_change", args=[row.pk]))
+    assert str(dead[-1].id) in page.content.decode()
 
 
 def test_the_log_admin_filters_by_who_in_words(admin_client, clock):
@@ -305,6 +428,13 @@ def test_cli_bulk_forms_answer_affected_and_remaining(clock):
     assert json.loads(out) == {"affected": 2, "remaining": 0}
     row = OperatorAction.objects.order_by("id").first()
     assert row.filter == {"state": ["dead"], "limit": 2} and row.reason == "r"
+
+
+@pytest.mark.parametrize("verb", ["list", "retry"])
+def test_the_cli_filters_no_payload_so_a_sensitive_value_cannot_be_matched_there(clock, verb):
+    """The job list's payload filter is the admin's only: no verb of the CLI takes one."""
+    with pytest.raises(CommandError, match=r"unrecognized arguments|a job id is"):
+        litejobs(verb, "--state", "dead", "--payload", "card_number=4111111111111111")
 
 
 @pytest.mark.parametrize("verb", ["retry", "cancel", "promote", "delete"])

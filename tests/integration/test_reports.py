@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
+from django.contrib.auth.models import Permission, User
 from django.core.files.storage import default_storage
 from django.db import connection
 
@@ -19,6 +21,7 @@ from litejobs.reports import (
     ReportOutput,
     ReportParamsInvalid,
     ReportRefused,
+    ReportStopped,
     expiry,
     limits,
     storage,
@@ -80,6 +83,11 @@ def downloaded(client, user, run: ReportRun) -> bytes:
     response = client.get(run.download_url())
     assert response.status_code == 200, response.status_code
     return b"".join(response.streaming_content)
+
+
+def audited(**where) -> list[tuple[str, str]]:
+    """The audit trail's (outcome, code) pairs, oldest first."""
+    return list(ReportAudit.objects.filter(**where).order_by("id").values_list("outcome", "code"))
 
 
 def files_under(path: str) -> list[str]:
@@ -149,7 +157,8 @@ def test_a_range_over_max_range_is_refused_and_nothing_is_written(clock, ann):
         reports.sales.request(user=ann, params={"start": "2026-01-01", "end": "2026-02-02"})
     assert refused.value.code == "report-range-too-long"
     assert "31d" in str(refused.value) and "max_range" in str(refused.value)
-    assert not ReportRun.objects.exists() and not ReportAudit.objects.exists()
+    assert not ReportRun.objects.exists()
+    assert audited() == [("refused", "report-range-too-long")]
     assert not Job.objects.filter(name="litejobs.report_run").exists()
 
 
@@ -191,7 +200,7 @@ def test_refused_params_have_a_code_and_write_nothing(clock, ann, params, code):
     with pytest.raises(ReportParamsInvalid) as refused:
         reports.sales.request(user=ann, params=params)
     assert refused.value.code == code
-    assert not ReportRun.objects.exists() and not ReportAudit.objects.exists()
+    assert not ReportRun.objects.exists() and audited() == [("refused", code)]
 
 
 def set_limits(**values):
@@ -224,6 +233,52 @@ def test_past_a_limit_a_run_is_stopped_and_offers_nothing(
     assert files_under(run.output_path) == [] and run.removed_at is not None
     with pytest.raises(LitejobsError, match="report-not-ready"):
         run.download_url()
+
+
+@pytest.mark.parametrize(
+    ("limit", "value"), [("max_rows", 5), ("max_bytes", 400), ("max_bytes", 60)]
+)
+def test_an_answer_within_the_budget_keeps_max_rows_and_max_bytes(clock, ann, limit, value):
+    sales("north", 8)
+    set_limits(**{limit: value})
+    with pytest.raises(ReportStopped) as refused:
+        reports.sales.request(user=ann, params=RANGE)
+    code = f"report-{limit.replace('_', '-')}"
+    assert refused.value.code == code and limit in str(refused.value)
+    assert not ReportRun.objects.exists() and audited() == [("refused", code)]
+    set_limits(**{limit: 10**6})
+    assert reports.sales.request(user=ann, params=RANGE).row_count == 8
+
+
+def test_max_bytes_cuts_a_page_while_it_is_read(clock, ann, run_worker, declared, monkeypatch):
+    from litejobs.reports import reading
+
+    wide = declared("tests.wide", columns=["number", "note"], paging=Paging.pages(size=50))
+    sales("north", 40, note="x" * 10_000)  # 400KB of notes
+    set_limits_of("tests.wide", max_bytes=25_000)  # two notes and a half
+    handed: list[int] = []
+    read = reading.Pages.read
+
+    def counted(self, *args, **kwargs):
+        rows = read(self, *args, **kwargs)
+        handed.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(reading.Pages, "read", counted)
+    with pytest.raises(ReportStopped) as refused:
+        wide.request(user=ann, params=RANGE)  # within the budget of 10 rows in rows
+    assert refused.value.code == "report-max-bytes"
+    assert handed == [3]  # PostgreSQL handed over the rows that start within 25KB, no more
+    set_limits_of("tests.wide", max_bytes=45_000, request_budget=1)
+    run = run_to_end(run_worker, wide.request(user=ann, params=RANGE))
+    assert (run.state, run.stop_reason) == ("stopped", "report-max-bytes")
+    assert handed[1:] == [2, 5]  # the budget's first read; then one page of 50, cut at 5
+    assert run.row_count == 0 and run.bytes < 45_000
+
+
+def set_limits_of(name: str, **values):
+    limits.current(registry[name])
+    ReportLimits.objects.filter(report=name).update(**values)
 
 
 def test_a_page_query_running_past_max_seconds_is_cancelled_by_the_database(
@@ -297,7 +352,8 @@ def test_a_filter_value_its_field_cannot_take_or_a_filter_no_field_has_is_coded(
     with pytest.raises(ReportRefused) as refused:
         by_colour.request(user=ann, params={**RANGE, "colour": "red"})
     assert refused.value.code == "report-query-invalid"
-    assert not ReportRun.objects.exists() and not ReportAudit.objects.exists()
+    assert not ReportRun.objects.exists()
+    assert audited() == [("refused", "report-param-invalid"), ("refused", "report-query-invalid")]
 
 
 def test_a_run_keeps_a_primary_key_of_any_json_unfriendly_type_as_its_place(clock, ann):
@@ -336,9 +392,35 @@ def test_a_run_cancelled_mid_run_stops_at_its_next_page_and_offers_nothing(
     assert (run.state, run.cancelled_by) == ("cancelled", "ann")
     assert run.row_count == 5  # the page cancelled under it was never recorded
     assert files_under(run.output_path) == [] and run.removed_at is not None
-    assert ReportAudit.objects.get(run=run).outcome == "cancelled"
+    assert audited(run=run) == [("queued", ""), ("cancelled", "")]
     with pytest.raises(LitejobsError, match="report-not-ready"):
         run.download_url()
+
+
+@pytest.mark.parametrize(
+    ("estimate", "after_a_page"),
+    [
+        (3, "5 rows so far; estimate unknown (the planner expected ~3, too few)"),
+        (None, "5 rows so far; estimate unknown"),
+        (20, "25% of ~20 rows"),
+    ],
+)
+def test_progress_is_a_percent_of_the_estimate_only_while_it_holds(
+    clock, ann, run_worker, monkeypatch, estimate, after_a_page
+):
+    from litejobs.reports import reading
+
+    monkeypatch.setattr(reading.Pages, "estimate", lambda self, cursor: estimate)
+    sales("north", 23)
+    run = reports.sales.request(user=ann, params=RANGE)
+    assert run.progress_text() == "not started"
+    seen = []
+    after_part(monkeypatch, 2, lambda: seen.append(ReportRun.objects.get(pk=run.pk)))
+    run = run_to_end(run_worker, run)
+    [first_page] = seen
+    assert first_page.row_count == 5 and first_page.progress_text() == after_a_page
+    assert first_page.progress == (25 if estimate == 20 else None)  # never 99% of a stale 3
+    assert (run.state, run.progress, run.progress_text()) == ("done", 100, "100%")
 
 
 def test_an_attempt_whose_run_moved_on_under_it_stops_without_removing_its_parts(
@@ -371,14 +453,16 @@ def test_outputs_past_their_lifetime_are_removed_by_the_expiry_schedule(
 ):
     sales("north", 23)
     run = run_to_end(run_worker, reports.sales.request(user=ann, params=RANGE))
-    link = run.download_url(ttl="2h")
+    link = run.download_url(ttl="2h")  # it lives no longer than the output: an hour
     assert expiry.expire() == {"removed": 0, "orphaned": 0}
-    clock.advance("61m")
+    client.force_login(ann)
+    clock.advance("59m")
+    assert client.get(link).status_code == 200
+    clock.advance("2m")
     assert expiry.expire() == {"removed": 1, "orphaned": 0}
     run.refresh_from_db()
     assert run.state == "expired" and files_under(run.output_path) == []
-    client.force_login(ann)
-    assert client.get(link).status_code == 404
+    assert client.get(link).status_code == 403  # expired with its output
 
 
 def test_the_expiry_schedule_is_declared_every_five_minutes():
@@ -436,7 +520,9 @@ def test_anonymous_and_unpermitted_users_are_refused_the_link(clock, ann, run_wo
     sales("north", 23)
     run = run_to_end(run_worker, reports.sales.request(user=ann, params=RANGE))
     link = run.download_url()
-    assert client.get(link).status_code == 403
+    signed_out = client.get(link)
+    assert signed_out.status_code == 302  # to the login page, back to the link after it
+    assert signed_out.url == f"/accounts/login/?next={quote(link)}"
     client.force_login(reader("carl", "north", permitted=False))
     assert client.get(link).status_code == 403
 
@@ -449,7 +535,32 @@ def test_a_link_past_its_ttl_is_refused(clock, ann, run_worker, client):
     clock.advance("4m")
     assert client.get(link).status_code == 200
     clock.advance("61s")
-    assert client.get(link).status_code == 403
+    expired = client.get(link)
+    assert expired.status_code == 403
+    page = expired.content.decode()
+    assert "Open the run for a new link" in page and f"report run #{run.pk}" in page
+    assert "report-link-expired" in page
+    run_page = f"/admin/litejobs/reportrun/{run.pk}/change/"
+    assert run_page not in page  # ann may not open the admin's runs: words, not a link
+    ann.user_permissions.add(Permission.objects.get(codename="view_reportrun"))
+    client.force_login(User.objects.get(pk=ann.pk))
+    assert f'<a href="{run_page}">' in client.get(link).content.decode()
+    User.objects.filter(pk=ann.pk).update(is_staff=False)  # a user of the project's own pages
+    page = client.get(link).content.decode()
+    assert "Open the run for a new link: report run" in page
+    assert 'href="/admin/' not in page  # no way into the admin they cannot follow
+
+
+def test_outputs_are_kept_out_of_every_cache(clock, ann, run_worker, client):
+    sales("north", 3)
+    served = reports.sales.request(user=ann, params=RANGE).response()
+    assert set(served["Cache-Control"].split(", ")) == {"private", "no-store"}
+    sales("north", 20)
+    run = run_to_end(run_worker, reports.sales.request(user=ann, params=RANGE))
+    client.force_login(ann)
+    response = client.get(run.download_url())
+    assert response.status_code == 200
+    assert set(response["Cache-Control"].split(", ")) == {"private", "no-store"}
 
 
 def test_a_tampered_link_is_refused(clock, ann, run_worker, client):
@@ -474,7 +585,11 @@ def test_a_user_without_the_permission_or_a_tenant_cannot_request(clock):
     loner = User.objects.create_user("loner", is_staff=True, is_superuser=True)
     with pytest.raises(ReportDenied, match="report-tenant-unknown"):
         reports.sales.request(user=loner, params=RANGE)
-    assert not ReportAudit.objects.exists()
+    assert not ReportRun.objects.exists()
+    assert audited() == [
+        ("refused", "report-permission-denied"),
+        ("refused", "report-tenant-unknown"),
+    ]
 
 
 # Safe output -----------------------------------------------------------------------------------
@@ -493,6 +608,65 @@ def test_every_formula_trigger_is_escaped_outside_formula_columns(clock, ann, le
     assert values["note"] == f"'{lead}HYPERLINK(1)"
     assert values["formula"] == f"{lead}SUM(A1:A2)"  # a declared formula column
     assert values["amount"] == "-5.00"  # a number, never escaped
+
+
+@pytest.mark.parametrize(
+    ("note", "written"),
+    [
+        ("x;=cmd|' /C calc'!A0", "\"x;'=cmd|' /C calc'!A0\""),
+        ("x\t=cmd", '"x\t\'=cmd"'),
+        ("a;+1;-2;@3", "\"a;'+1;'-2;'@3\""),
+        ("x\t\t=y", "\"x\t'\t'=y\""),
+        ("=a;=b", "\"'=a;'=b\""),
+        ("fish; chips", '"fish; chips"'),  # quoted, nothing to escape
+        ('say "x;=y"', '"say ""x;\'=y"""'),
+    ],
+)
+def test_a_formula_after_a_semicolon_or_a_tab_is_quoted_and_escaped(clock, ann, note, written):
+    sales("north", 1, note=note, formula=note)
+    answer = reports.sales.request(user=ann, params=RANGE)
+    line = answer.content.decode().split("\r\n")[1]
+    assert f",{written}," in line  # the note: a spreadsheet splitting on ; or tab keeps it whole
+    # A declared formula column is written as it is, quoted for its separators.
+    assert line.split(f"{written},", 1)[1].startswith('"')
+    import csv
+    import io
+
+    [header, row] = list(csv.reader(io.StringIO(answer.content.decode(), newline="")))
+    values = dict(zip(header, row, strict=True))
+    assert values["formula"] == note
+    # A spreadsheet that ignores the quotes and splits on ; or a tab starts no formula.
+    for separator in (";", "\t"):
+        for cell in written.strip('"').split(separator)[1:]:
+            assert not cell.startswith(("=", "+", "-", "@", "\t")), cell
+
+
+def test_a_page_with_a_separator_is_written_as_csv_writes_the_others(clock, ann, declared):
+    from django.db.models import TextField, Value
+
+    sales("north", 3, note="", formula="")
+    Sale.objects.filter(number="N00000").update(note='plain, "quoted"\nline')
+    Sale.objects.filter(number="N00001").update(note="semi;colon")
+    import csv
+    import io
+
+    nulls = declared(
+        "tests.nulls",
+        columns=["number", "note", "nothing"],
+        query=lambda params, tenant: reports.sales_query(params, tenant).annotate(
+            nothing=Value(None, output_field=TextField())
+        ),
+    )
+    answer = nulls.request(user=ann, params=RANGE)
+    rows = list(csv.reader(io.StringIO(answer.content.decode(), newline="")))
+    assert rows[1:] == [
+        ["N00000", 'plain, "quoted"\nline', ""],
+        ["N00001", "semi;colon", ""],
+        ["N00002", "", ""],
+    ]
+    text = answer.content.decode()
+    assert 'N00000,"plain, ""quoted""\nline",\r\n' in text  # NULL: an empty field, as csv
+    assert 'N00001,"semi;colon",\r\nN00002,,\r\n' in text
 
 
 def test_the_output_matches_the_golden_file_byte_for_byte(clock, ann):
@@ -586,10 +760,98 @@ def test_each_read_writes_its_audit_row(clock, ann, run_worker, client):
     Sale.objects.all().delete()
     sales("north", 23)
     run = run_to_end(run_worker, reports.sales.request(user=ann, params=RANGE))
-    audit = ReportAudit.objects.get(run=run)
-    assert (audit.outcome, audit.row_count, audit.parameters) == ("done", 23, run.parameters)
+    queued, done = ReportAudit.objects.filter(run=run).order_by("id")
+    assert (queued.outcome, queued.row_count, queued.parameters) == ("queued", None, run.parameters)
+    assert (done.outcome, done.row_count, done.parameters) == ("done", 23, run.parameters)
+    assert (done.user, done.reason, done.target) == (ann, "sales reconciliation", "sales")
     downloaded(client, ann, run)
     assert ReportAudit.objects.filter(run=run, outcome="downloaded", user=ann).count() == 1
+    assert audited(run=run) == [("queued", ""), ("done", ""), ("downloaded", "")]
+
+
+def test_the_audit_trail_is_append_only_in_the_database(clock, ann):
+    from django.db import DatabaseError, transaction
+
+    sales("north", 3)
+    reports.sales.request(user=ann, params=RANGE)
+    row = ReportAudit.objects.get()
+    for change in (
+        lambda: ReportAudit.objects.filter(pk=row.pk).update(outcome="done"),
+        lambda: ReportAudit.objects.filter(pk=row.pk).update(row_count=0),
+        lambda: ReportAudit.objects.filter(pk=row.pk).delete(),
+    ):
+        with pytest.raises(DatabaseError), transaction.atomic():
+            change()
+    with pytest.raises(DatabaseError), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("DELETE FROM litejobs_reportaudit")
+    row.refresh_from_db()
+    assert (row.outcome, row.row_count) == ("served", 3)
+    ann.delete()  # the person column alone may change: a user's deletion nulls it
+    row.refresh_from_db()
+    assert (row.user_id, row.user_name) == (None, "ann")
+
+
+@pytest.mark.parametrize("ended", ["done", "stopped", "cancelled", "expired"])
+def test_a_finished_run_job_is_not_retried_and_its_audit_stays(
+    clock, ann, run_worker, client, ended
+):
+    from litejobs.exceptions import TransitionRefused
+    from litejobs.jobs import operations
+    from litejobs.models import OperatorAction
+
+    sales("north", 23)
+    if ended == "stopped":
+        set_limits(max_rows=12)
+    run = run_to_end(run_worker, reports.sales.request(user=ann, params=RANGE))
+    if ended == "done":
+        downloaded(client, ann, run)
+    elif ended == "expired":
+        clock.advance("61m")
+        expiry.expire()
+    elif ended == "cancelled":  # cancelled before its job ran: the job finds it ended
+        run = reports.sales.request(user=ann, params=RANGE)
+        run.cancel(by="ann")
+        run = run_to_end(run_worker, run)
+    run.refresh_from_db()
+    assert run.state == ended
+    assert Job.objects.get(pk=run.job_id).state == "done"
+    trail = audited(run=run)
+    with pytest.raises(TransitionRefused) as refused:
+        operations.retry(run.job_id, by="ops")
+    assert refused.value.code == "report-run-ended"
+    assert f"report run #{run.pk} of tests.sales, which has ended ({ended})" in str(refused.value)
+    assert Job.objects.get(pk=run.job_id).state == "done"
+    assert not OperatorAction.objects.exists()
+    run_worker(queues=["reports"])
+    assert audited(run=run) == trail
+    run.refresh_from_db()
+    assert run.state == ended
+
+
+def test_a_run_job_whose_run_still_lives_may_be_retried_and_ends_it_once(clock, ann, run_worker):
+    from litejobs.jobs import operations
+
+    sales("north", 23)
+    run = reports.sales.request(user=ann, params=RANGE)
+    operations.cancel(run.job_id, by="ops")  # the job, not the run
+    operations.retry(run.job_id, by="ops")  # the run is still queued: the retry resumes it
+    run = run_to_end(run_worker, run)
+    assert run.state == "done"
+    assert audited(run=run) == [("queued", ""), ("done", "")]
+
+
+def test_a_deleted_run_job_ends_its_run(clock, ann):
+    from litejobs.jobs import operations
+
+    sales("north", 23)
+    run = reports.sales.request(user=ann, params=RANGE)
+    operations.delete(run.job_id, by="ops")
+    assert expiry.expire() == {"removed": 1, "orphaned": 1}
+    run.refresh_from_db()
+    assert (run.state, run.stop_reason) == ("failed", "report-job-ended")
+    assert audited(run=run) == [("queued", ""), ("failed", "report-job-ended")]
+    assert expiry.expire() == {"removed": 0, "orphaned": 0}
+    assert audited(run=run) == [("queued", ""), ("failed", "report-job-ended")]
 
 
 # Declarations and checks ------------------------------------------------------------------------
@@ -645,3 +907,131 @@ def test_an_incomplete_report_is_refused_when_requested(clock, ann, declared):
     with pytest.raises(ReportRefused) as refused:
         unbounded.request(user=ann, params=RANGE)
     assert refused.value.code == "report-declaration-incomplete"
+
+
+# Bad inputs a new user tries: each refused with its code, nothing written ---------------------
+
+
+def _report_option_misspelt(ctx):
+    report("tests.typo", columns=["number"], query=reports.sales_query, limit=Limits())
+
+
+def _paging_none_without_its_reason(ctx):
+    Paging.none()
+
+
+def _a_name_that_walks_out_of_its_directory(ctx):
+    ctx.declared("bad name/../x")
+
+
+def _a_dot_dot_name(ctx):
+    ctx.declared("..")
+
+
+def _a_negative_need(ctx):
+    Need(volume=-1, latency_target="1m", max_result=10, operator="ops")
+
+
+def _a_need_given_as_text(ctx):
+    Need(volume="lots", latency_target="1m", max_result=10, operator="ops")
+
+
+def _a_lifetime_of_ages(ctx):
+    Limits(lifetime=10**12)
+
+
+def _a_link_of_ages(ctx):
+    ctx.done().download_url(ttl=10**12)
+
+
+def _a_link_past_a_day(ctx):
+    ctx.done().download_url(ttl="2d")
+
+
+def _the_default_link_of_ages(ctx):
+    run = ctx.done()
+    ctx.settings.LITEJOBS = {"REPORT_LINK_TTL": 10**12}
+    run.download_url()
+
+
+def _a_link_after_the_outputs_lifetime(ctx):
+    run = ctx.done()
+    ctx.clock.advance("61m")  # before the expiry sweep has removed it
+    run.download_url()
+
+
+def _a_link_to_an_expired_run(ctx):
+    run = ctx.done()
+    ctx.clock.advance("61m")
+    expiry.expire()
+    run.refresh_from_db()
+    run.download_url()
+
+
+def _explain_for_no_such_tenant(ctx):
+    from django.core.management import call_command
+
+    ctx.done()
+    try:
+        call_command("litejobs", "report", "explain", "tests.sales", "--tenant", "nosuch")
+    except SystemExit:
+        raise LitejobsError("refused", code=ctx.refused_code()) from None
+
+
+class BadInputs:
+    """What the bad inputs' cases use: a done run of tests.sales, the frozen clock, settings."""
+
+    def __init__(self, clock, ann, run_worker, settings, declared, capsys):
+        self.clock, self.ann, self.run_worker = clock, ann, run_worker
+        self.settings, self.declared, self.capsys = settings, declared, capsys
+
+    def done(self) -> ReportRun:
+        sales("north", 23)
+        run = run_to_end(self.run_worker, reports.sales.request(user=self.ann, params=RANGE))
+        assert run.state == "done"
+        return run
+
+    def refused_code(self) -> str:
+        """The code a CLI refusal printed on stderr."""
+        return self.capsys.readouterr().err.partition("]")[0].lstrip("[")
+
+
+@pytest.mark.parametrize(
+    ("case", "code"),
+    [
+        (_report_option_misspelt, "option-unknown"),
+        (_paging_none_without_its_reason, "report-paging-missing"),
+        (_a_name_that_walks_out_of_its_directory, "report-invalid"),
+        (_a_dot_dot_name, "report-invalid"),
+        (_a_negative_need, "report-invalid"),
+        (_a_need_given_as_text, "report-invalid"),
+        (_a_lifetime_of_ages, "report-invalid"),
+        (_a_link_of_ages, "duration-invalid"),
+        (_a_link_past_a_day, "duration-invalid"),
+        (_the_default_link_of_ages, "duration-invalid"),
+        (_a_link_after_the_outputs_lifetime, "report-output-expired"),
+        (_a_link_to_an_expired_run, "report-output-expired"),
+        (_explain_for_no_such_tenant, "report-tenant-unknown"),
+    ],
+    ids=lambda value: value.__name__.strip("_") if callable(value) else value,
+)
+def test_a_bad_report_input_is_refused_with_its_code(
+    clock, ann, run_worker, settings, declared, capsys, case, code
+):
+    context = BadInputs(clock, ann, run_worker, settings, declared, capsys)
+    before = {declaration.name for declaration in registry.all()}
+    with pytest.raises(LitejobsError) as refused:
+        case(context)
+    assert refused.value.code == code, refused.value
+    assert {declaration.name for declaration in registry.all()} == before  # nothing declared
+
+
+def test_a_report_link_ttl_of_ages_fails_the_settings_check(settings):
+    from litejobs.reports.checks import check_report_settings
+
+    settings.LITEJOBS = {"REPORT_LINK_TTL": "30d"}  # past a century it is litejobs.E004's
+    [error] = check_report_settings()
+    assert error.id == "litejobs.E084"
+    assert "[settings-invalid] LITEJOBS['REPORT_LINK_TTL'] is at most 1d" in error.msg
+    settings.LITEJOBS = {"REPORT_LINK_TTL": "1d"}
+    assert check_report_settings() == []

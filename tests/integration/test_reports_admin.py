@@ -16,7 +16,7 @@ from django.urls import path, reverse
 
 from litejobs.core import links
 from litejobs.core.sizes import format_size
-from litejobs.models import ReportAudit, ReportLimits, ReportRun
+from litejobs.models import OperatorAction, ReportAudit, ReportLimits, ReportRun
 from tests.reports_helpers import RANGE, reader, sales
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,8 +39,20 @@ def media(settings, tmp_path):
 
 
 def _form_codes(response) -> list[str]:
-    """The codes of the request form's errors (the page shows their sentences only)."""
-    return [error.code for error in response.context["form"].non_field_errors().as_data()]
+    """The codes of the request form's errors, each shown beside its sentence."""
+    codes = [error.code for error in response.context["form"].non_field_errors().as_data()]
+    shown = re.findall(r'<code class="litejobs-refusal-code">([^<]+)</code>', body(response))
+    assert shown == codes
+    return codes
+
+
+def body(response) -> str:
+    return response.content.decode()
+
+
+def audited() -> list[tuple[str, str]]:
+    """The audit trail's (outcome, code) pairs, oldest first."""
+    return list(ReportAudit.objects.order_by("id").values_list("outcome", "code"))
 
 
 def staff(username: str, tenant: str, *codenames: str, permitted: bool = True) -> User:
@@ -130,7 +142,7 @@ def test_a_range_over_max_range_is_a_form_error_and_writes_nothing(client, clock
     assert _form_codes(response) == ["report-range-too-long"]
     assert "reads at most 31d (its max_range limit)" in html
     assert not ReportRun.objects.exists()
-    assert not ReportAudit.objects.exists()
+    assert audited() == [("refused", "report-range-too-long")]
 
 
 def test_the_prefilled_range_is_the_longest_the_limit_takes(client, clock):
@@ -150,12 +162,14 @@ def test_a_report_the_user_may_not_run_is_not_offered_and_is_refused(client, clo
     sales("north", 30)
     assert "tests.sales" not in client.get(REQUEST).content.decode()
     page = client.get(SALES_FORM).content.decode()
-    assert "[report-permission-denied]" in page and "testapp.export_sale" in page
+    code = '<code class="litejobs-refusal-code">report-permission-denied</code>'
+    assert code in page and "testapp.export_sale" in page
     assert 'id="report-request-form"' not in page
+    assert not ReportAudit.objects.exists()  # looking at the page requests nothing
     refused = client.post(SALES_FORM, RANGE).content.decode()
-    assert "[report-permission-denied]" in refused
+    assert code in refused
     assert not ReportRun.objects.exists()
-    assert not ReportAudit.objects.exists()
+    assert audited() == [("refused", "report-permission-denied")]
 
 
 # A run's page ------------------------------------------------------------------------------
@@ -168,6 +182,13 @@ def test_a_runs_page_shows_its_progress_and_a_working_download_once_done(client,
     before = client.get(page_of(run)).content.decode()
     assert 'id="report-download"' not in before
     assert '<meta http-equiv="refresh"' in before  # it reloads while it runs
+    assert re.search(r"field-progress_shown.*?not started", before, re.S)
+    ReportRun.objects.filter(pk=run.pk).update(
+        state="running", row_count=500, estimated_rows=20, progress=None
+    )
+    stale = client.get(page_of(run)).content.decode()
+    assert "500 rows so far; estimate unknown (the planner expected ~20, too few)" in stale
+    ReportRun.objects.filter(pk=run.pk).update(state="queued", row_count=0, estimated_rows=None)
 
     run_worker(queues=["reports"])
     run.refresh_from_db()
@@ -283,16 +304,30 @@ def test_a_run_is_cancelled_from_its_page_and_an_ended_one_is_refused(client, cl
     assert 'id="report-cancel"' in client.get(page_of(run)).content.decode()
     cancel = reverse("admin:litejobs_reportrun_cancel", args=[run.pk])
 
-    response = client.post(cancel, follow=True)
+    asked = client.post(cancel)  # the button: the reason form first
+    assert 'id="reason-form"' in body(asked)
+    run.refresh_from_db()
+    assert run.state == "queued"
+    assert 'id="reason-form"' in body(client.post(cancel, {"apply": "1", "reason": ""}))
+    response = client.post(cancel, {"apply": "1", "reason": "wrong month"}, follow=True)
     run.refresh_from_db()
     assert (run.state, run.cancelled_by) == ("cancelled", "ann")
     assert "is cancelled: the worker stops at its next page" in response.content.decode()
     assert 'id="report-cancel"' not in response.content.decode()
+    [logged] = OperatorAction.objects.all()
+    assert (logged.verb, logged.by, logged.user_id, logged.reason) == (
+        "report-cancel",
+        "ann",
+        run.requester_id,
+        "wrong month",
+    )
+    assert (logged.job_ids, logged.filter) == ([run.job_id], {"run": run.pk, "report": run.report})
 
-    again = client.post(cancel, follow=True)
+    again = client.post(cancel, {"apply": "1", "reason": "again"}, follow=True)
     [told] = again.context["messages"]
     assert told.extra_tags == "report-not-cancellable"
     assert "has ended (cancelled)" in again.content.decode()
+    assert OperatorAction.objects.count() == 1  # a refusal is not logged
 
 
 def test_the_cancel_action_and_who_may_cancel(client, clock):
@@ -304,9 +339,12 @@ def test_the_cancel_action_and_who_may_cancel(client, clock):
     assert client.post(cancel).status_code == 403
 
     client.force_login(staff("ann", "north", *VIEWER, "change_reportrun"))
-    client.post(RUNS, {"action": "cancel_runs", "_selected_action": [run.pk]})
+    selected = {"action": "cancel_runs", "_selected_action": [run.pk]}
+    assert 'id="reason-form"' in body(client.post(RUNS, selected))
+    client.post(RUNS, {**selected, "apply": "1", "reason": "duplicate request"})
     run.refresh_from_db()
     assert (run.state, run.cancelled_by) == ("cancelled", "ann")
+    assert OperatorAction.objects.get().reason == "duplicate request"
 
 
 # Limits ------------------------------------------------------------------------------------
@@ -321,6 +359,7 @@ def limits_form(**values) -> dict[str, str]:
         "max_bytes": "50MB",
         "lifetime": "1h",
         "request_budget": "10",
+        "reason": "month-end close",
         **values,
     }
 
@@ -375,4 +414,58 @@ def test_an_operator_changes_a_limit_and_the_next_request_keeps_to_it(client, cl
     response = client.post(SALES_FORM, {"start": "2026-02-01", "end": "2026-02-10"})
     html = response.content.decode()
     assert _form_codes(response) == ["report-range-too-long"] and "reads at most 7d" in html
+    assert not ReportRun.objects.exists()
+
+
+def test_an_operator_changes_max_concurrent_and_the_request_budget_logged_old_to_new(client, clock):
+    olga = staff("olga", "north", "view_reportlimits", "change_reportlimits")
+    client.force_login(olga)
+    client.get(LIMITS)
+    row = ReportLimits.objects.get(report="tests.sales")
+    change = reverse("admin:litejobs_reportlimits_change", args=[row.pk])
+    form = body(client.get(change))
+    for name in ("max_concurrent", "request_budget", "reason"):
+        assert f'name="{name}"' in form, name  # inputs, not values shown
+
+    without_reason = client.post(change, limits_form(max_concurrent="5", reason=""))
+    assert without_reason.status_code == 200 and "This field is required" in body(without_reason)
+    too_long = client.post(change, limits_form(max_seconds="2d", lifetime="31d"))
+    assert "Enter a duration of at most 1d." in body(too_long)
+    assert "Enter a duration of at most 30d." in body(too_long)
+    row.refresh_from_db()
+    assert (row.max_concurrent, row.request_budget) == (2, 10)
+    assert not OperatorAction.objects.exists()
+
+    saved = client.post(
+        change, limits_form(max_concurrent="5", request_budget="50", max_seconds="10m")
+    )
+    assert saved.status_code == 302
+    row.refresh_from_db()
+    assert (row.max_concurrent, row.request_budget, row.updated_by) == (5, 50, "olga")
+    [logged] = OperatorAction.objects.all()
+    assert (logged.verb, logged.by, logged.user_id, logged.reason) == (
+        "report-limits",
+        "olga",
+        olga.pk,
+        "month-end close",
+    )
+    assert logged.filter == {"report": "tests.sales"}
+    assert logged.change == {
+        "max_concurrent": [2, 5],
+        "request_budget": [10, 50],
+        "max_seconds": ["5m", "10m"],
+    }
+    assert (
+        client.post(
+            change, limits_form(max_concurrent="5", request_budget="50", max_seconds="10m")
+        ).status_code
+        == 302
+    )
+    assert OperatorAction.objects.count() == 1  # nothing changed, nothing logged
+
+    # The next request keeps to the new budget: 30 rows are answered within the request.
+    sales("north", 30)
+    client.force_login(staff("ann", "north", *VIEWER))
+    answer = client.post(SALES_FORM, RANGE)
+    assert answer.status_code == 200 and len(answer.content.decode().splitlines()) == 31
     assert not ReportRun.objects.exists()

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 
 from litejobs.core.enums import ReportState
-from litejobs.models import ReportLimits, ReportRun
+from litejobs.models import OperatorAction, ReportLimits, ReportRun
 from tests.integration.test_cli import failing, litejobs
 from tests.reports_helpers import RANGE, reader, sales
 from tests.testapp import reports
@@ -130,11 +130,19 @@ def test_report_cancel_cancels_a_live_run_once(clock):
     }
     run.refresh_from_db()
     assert (run.state, run.cancelled_by, run.finished_at) == ("cancelled", "ops", clock.now())
+    [logged] = OperatorAction.objects.all()
+    assert (logged.verb, logged.by, logged.reason, logged.filter) == (
+        "report-cancel",
+        "ops",
+        "wrong range",
+        {"run": run.pk, "report": "tests.sales"},
+    )
 
     out, _ = failing(1, "report", "cancel", str(run.pk), "--by", "ops", "--json")
     assert json.loads(out)["code"] == "report-not-cancellable"
     _, err = failing(1, "report", "cancel", str(run.pk), "--by", "ops")
     assert err.startswith(f"[report-not-cancellable] Report run #{run.pk} of tests.sales has")
+    assert OperatorAction.objects.count() == 1
 
 
 def test_report_cancel_of_a_running_run_says_the_worker_stops_it(clock, monkeypatch):
@@ -170,6 +178,7 @@ def test_report_explain_plans_the_first_read_with_representative_parameters(cloc
     assert "testapp_sale" in plan and "Limit" in plan
     assert "'north'" in plan and "'2026-01-30'" in plan
 
+    sales("south", 1)  # a tenant the report knows: its query finds a row of it
     out, err = litejobs(
         "report", "explain", "tests.sales", "--tenant", "south", "--params", json.dumps(RANGE)
     )
@@ -182,6 +191,7 @@ def test_report_explain_plans_the_first_read_with_representative_parameters(cloc
 
 
 def test_report_explain_plans_an_ndjson_report_too(clock):
+    sales("north", 1)
     data = json.loads(
         litejobs(
             "report",
@@ -253,3 +263,18 @@ def test_a_filter_value_given_through_params_is_planned_as_one_bound_value(clock
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM testapp_sale")
         assert cursor.fetchone() == (3,)
+
+
+def test_report_explain_refuses_a_tenant_the_report_knows_nothing_of(clock):
+    queued_run("ann", "north")
+    args = ("report", "explain", "tests.sales", "--params", json.dumps(RANGE))
+    out, _ = failing(1, *args, "--tenant", "nosuch", "--json")
+    refused = json.loads(out)
+    assert refused["code"] == "report-tenant-unknown"
+    assert "knows no tenant 'nosuch'" in refused["message"]
+    assert "tenants its runs name: north" in refused["message"]
+    _, err = failing(1, *args, "--tenant", "")
+    assert err.startswith("[report-tenant-unknown] Report 'tests.sales' knows no tenant ''")
+    sales("south", 1)  # no run names it yet, but its query finds a row of it in the range
+    assert "'south'" in litejobs(*args, "--tenant", "south")[0]
+    assert "'north'" in litejobs(*args, "--tenant", "north")[0]

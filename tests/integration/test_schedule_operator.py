@@ -10,7 +10,17 @@ from django.contrib.messages import get_messages
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from litejobs.models import Job, LeaderLease, LeaderRole, Occurrence, OccurrenceReplay, Schedule
+from litejobs.core.enums import OperatorVerb
+from litejobs.exceptions import TransitionRefused
+from litejobs.models import (
+    Job,
+    LeaderLease,
+    LeaderRole,
+    Occurrence,
+    OccurrenceReplay,
+    OperatorAction,
+    Schedule,
+)
 from litejobs.scheduling import runbook as schedules
 from litejobs.scheduling.health import health
 from tests.factories import UserFactory
@@ -137,6 +147,74 @@ def test_replay_disable_and_enable_from_the_cli(hourly, clock, run_worker):
     assert "[schedule-not-found]" in err
     _, err = failing(1, "replay", "999999", "--reason", "x")
     assert "[occurrence-not-found]" in err
+
+
+def action_log() -> list[tuple]:
+    return list(
+        OperatorAction.objects.order_by("pk").values_list(
+            "verb", "by", "user_id", "reason", "filter", "change", "job_ids"
+        )
+    )
+
+
+def test_replay_disable_and_enable_are_in_the_operator_action_log(hourly, clock, run_worker):
+    occurrence = hourly.occurrence
+    replayed = schedules.replay(occurrence.id, reason="fix", by="alice")
+    schedules.disable("t.hourly", reason="vendor outage", by="bob")
+    schedules.enable("t.hourly", by="carol", reason="vendor back")
+    schedules.enable("t.hourly", by="carol")  # already enabled: nothing changes, nothing logged
+    assert action_log() == [
+        (
+            OperatorVerb.SCHEDULE_REPLAY,
+            "alice",
+            None,
+            "fix",
+            {"schedule": "t.hourly", "occurrence": occurrence.id},
+            {},
+            [replayed.job_id],
+        ),
+        (
+            OperatorVerb.SCHEDULE_DISABLE,
+            "bob",
+            None,
+            "vendor outage",
+            {"schedule": "t.hourly", "skipped_occurrences": []},
+            {"enabled": [True, False]},
+            [],
+        ),
+        (
+            OperatorVerb.SCHEDULE_ENABLE,
+            "carol",
+            None,
+            "vendor back",
+            {"schedule": "t.hourly"},
+            {"enabled": [False, True]},
+            [],
+        ),
+    ]
+
+
+def test_a_refused_replay_leaves_no_operator_action(hourly, clock):
+    schedules.replay(hourly.occurrence.id, reason="fix", by="alice")
+    with pytest.raises(TransitionRefused):
+        schedules.replay(hourly.occurrence.id, reason="again", by="alice")
+    assert OperatorAction.objects.count() == 1
+
+
+def test_the_admins_schedule_verbs_log_the_user(hourly, clock, client, admin_user):
+    client.force_login(admin_user)
+    row = Schedule.objects.get(name="t.hourly")
+    client.post(
+        reverse("admin:litejobs_schedule_disable", args=[row.pk]), {"apply": "1", "reason": "audit"}
+    )
+    client.post(reverse("admin:litejobs_schedule_enable", args=[row.pk]))
+    replay = reverse("admin:litejobs_occurrence_replay", args=[hourly.occurrence.pk])
+    client.post(replay, {"apply": "1", "reason": "rerun"})
+    assert [(verb, by, user, reason) for verb, by, user, reason, *_ in action_log()] == [
+        (OperatorVerb.SCHEDULE_DISABLE, "admin", admin_user.pk, "audit"),
+        (OperatorVerb.SCHEDULE_ENABLE, "admin", admin_user.pk, ""),
+        (OperatorVerb.SCHEDULE_REPLAY, "admin", admin_user.pk, "rerun"),
+    ]
 
 
 def test_run_manual_from_the_cli(clock):

@@ -12,8 +12,15 @@ from django.urls import reverse
 
 from litejobs.jobs import claims, queues
 from litejobs.jobs.waiting import AHEAD_CAP, WaitCode, explain, explain_one
-from litejobs.models import CLAIMABLE, Job, JobState
-from tests.factories import JobFactory, ReleasedJobFactory, UserFactory, WorkerFactory
+from litejobs.models import CLAIMABLE, Job, JobState, StepState
+from tests.factories import (
+    JobFactory,
+    JobStepFactory,
+    ReleasedJobFactory,
+    UserFactory,
+    WorkerFactory,
+)
+from tests.testapp.jobs import charge_once
 
 pytestmark = pytest.mark.django_db
 
@@ -126,6 +133,58 @@ def test_a_job_handed_back_as_unknown_says_which_worker_saw_it(clock, run_worker
     assert reason.handed_back_by == row.lease_owner != ""
     assert row.lease_owner in reason.message
     assert "13:00:00 UTC (in 1h)" in reason.message  # dead after UNKNOWN_JOB_GRACE
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_handed_back_job_says_tried_again_only_once_it_was(clock, run_worker):
+    WorkerFactory()
+    row = ReleasedJobFactory(name="release.added")
+    run_worker()
+    reason = why(row)
+    assert "tried again" not in reason.message.lower()
+    assert "It is due again at 12:00:01 UTC (in 1s)" in reason.message
+    clock.advance("5s")
+    reason = why(row)
+    assert "tried again" not in reason.message.lower()
+    assert "Due again since 12:00:01 UTC (4s ago)" in reason.message
+    assert "the first hand-back, at 12:00:00 UTC" in reason.message
+
+
+def test_next_in_line_says_when_every_worker_thread_is_busy(clock):
+    busy = WorkerFactory(concurrency=2, in_flight=[901, 902])
+    job = JobFactory(state=JobState.READY)
+    reason = why(job)
+    assert (reason.code, reason.ahead, reason.free_threads) == (WaitCode.NEXT_IN_LINE, 0, 0)
+    assert "Every thread of the live workers serving its queue is busy" in reason.message
+    assert reason.summary == "Next in line, every worker thread busy"
+    busy.in_flight = [901]
+    busy.save()
+    reason = why(job)
+    assert reason.free_threads == 1 and "busy" not in reason.message
+    WorkerFactory(queues=["emails"], concurrency=4)  # serves another queue: no help
+    busy.in_flight = [901, 902]
+    busy.save()
+    assert why(job).free_threads == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_held_for_an_operator_says_so_with_its_resolve_step_command(clock, run_worker):
+    job = Job.objects.get(pk=charge_once.enqueue(label="h").id)
+    JobStepFactory(job=job, name="charge", state=StepState.STARTED, once=True, executions=1)
+    assert run_worker() == {"held": 1}
+    reason = why(job)
+    assert reason.code == WaitCode.HELD_FOR_OPERATOR
+    assert (reason.steps, reason.until) == (("charge",), None)
+    assert reason.action == f"manage.py litejobs resolve-step {job.id} charge --ran|--not-ran"
+    assert f"`manage.py litejobs resolve-step {job.id} charge --ran` (or `--not-ran`)" in (
+        reason.message
+    )
+    assert "9999" not in reason.message + reason.summary
+    assert reason.summary == "Held for an operator: step 'charge', outcome unknown"
+    data = json.loads(show(str(job.id), "--json"))["waiting"]
+    assert (data["code"], data["steps"]) == ("held-for-operator", ["charge"])
+    queues.pause("default", reason="incident", by="ann")  # the operator is still what it needs
+    assert why(job).code == WaitCode.HELD_FOR_OPERATOR
 
 
 def test_next_in_line_counts_what_the_claim_takes_first(clock):

@@ -3,6 +3,9 @@ worker processes."""
 
 import io
 import json
+import os
+import subprocess
+import sys
 from collections import defaultdict
 
 import pytest
@@ -209,3 +212,37 @@ def test_durability_both_runs_each_workload_with_synchronous_commit_on_then_off(
     assert sorted(report["memory"]) == ["off", "on"]
     # The project's own connection settings are as they were.
     assert connection.settings_dict["OPTIONS"] == options
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_w11_runs_in_a_fresh_project_with_debug_on_and_warns(tmp_path):
+    """A project as ``django-admin startproject`` makes it (DEBUG = True), with litejobs
+    installed: the bench warns that DEBUG costs its figures, and runs."""
+    subprocess.run(
+        [sys.executable, "-m", "django", "startproject", "fresh", str(tmp_path)], check=True
+    )
+    db = connection.settings_dict
+    database = {
+        "ENGINE": "django.db.backends.postgresql",
+        **{key: db[key] for key in ("NAME", "USER", "PASSWORD", "HOST", "PORT")},
+    }
+    settings_file = tmp_path / "fresh" / "settings.py"
+    added = (
+        f'INSTALLED_APPS += ["pgtrigger", "litejobs"]\nDATABASES = {{"default": {database!r}}}\n'
+    )
+    settings_file.write_text(settings_file.read_text() + "\n" + added)
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL")
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "litejobs", "bench", "--only", "W11", *TINY],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "warning: DEBUG is on" in result.stderr
+    assert "W11 floor: one COPY" in result.stdout

@@ -5,8 +5,10 @@ import json
 
 import pytest
 
+from tests import database
 from tests.processes.test_startup import (  # unmigrated_database: a fixture
     assert_refused,
+    free_port,
     manage,
     unmigrated_database,  # noqa: F401
 )
@@ -63,3 +65,27 @@ def test_an_enqueue_on_a_database_that_is_not_postgresql_says_litejobs_needs_it(
     for line in refusals:
         assert line.startswith("DatabaseUnsupported [postgresql-required] litejobs needs")
         assert "'default' is sqlite" in line and "LITEJOBS['DATABASE']" in line
+
+
+def test_an_enqueue_before_migrate_says_to_migrate(processes, unmigrated_database):  # noqa: F811
+    result = manage(processes, "shell", "-c", ENQUEUE, DATABASE_URL=unmigrated_database)
+    assert "Traceback" not in result.stdout + result.stderr, result.stderr
+    refusals = [line for line in result.stdout.splitlines() if "[migrations-unapplied]" in line]
+    assert len(refusals) == 2, result.stdout
+    for line in refusals:
+        assert line.startswith("MigrationsUnapplied [migrations-unapplied] litejobs' tables")
+        assert "python manage.py migrate" in line
+
+
+@pytest.mark.parametrize("verb", [("list",), ("queues",)])
+def test_the_command_line_with_the_database_down_answers_as_doctor_does(processes, verb):
+    from django.db import connection
+
+    nowhere = database.url_from_settings(
+        {**connection.settings_dict, "HOST": "127.0.0.1", "PORT": free_port(), "OPTIONS": {}}
+    )
+    result = manage(processes, "litejobs", *verb, DATABASE_URL=nowhere)
+    assert_refused(result, "[database-unreachable]", "did not accept connections")
+    answer = manage(processes, "litejobs", *verb, "--json", DATABASE_URL=nowhere)
+    assert answer.returncode == 1 and "Traceback" not in answer.stderr, answer.stderr
+    assert json.loads(answer.stdout)["code"] == "database-unreachable"

@@ -22,7 +22,7 @@ from collections import Counter
 from decimal import Decimal
 from pathlib import Path
 
-from litejobs import Buffer, Freshness, drop, enrich, pipeline
+from litejobs import Buffer, Files, Freshness, drop, enrich, pipeline
 
 from .models import Product
 
@@ -121,6 +121,7 @@ catalog = pipeline(
     buffer=Buffer(capacity=1000, overflow="block", wait="1s"),
     batch_size=50,
     freshness=Freshness.bounded("15m"),
+    files=Files(prefix="feeds/"),
 )
 
 

@@ -146,3 +146,19 @@ def test_no_page_names_files_the_repository_does_not_ship(path):
     assert not re.search(r"\bSPEC\b|§", text), "state the rule itself, not where it came from"
     named = REPOSITORY_PATH.findall(text)
     assert [name for name in named if not list(ROOT.glob(name))] == []
+
+
+def test_every_runbook_doctor_names_is_a_section_of_the_runbooks_page():
+    """``doctor --json`` sends each problem to a section of docs/operating/runbooks.md: each
+    anchor is a heading's, as the docs' table of contents makes them."""
+    from markdown.extensions.toc import slugify
+
+    from litejobs.doctor import RUNBOOKS
+
+    page = (DOCS / "operating" / "runbooks.md").read_text()
+    anchors = {
+        slugify(line.lstrip("#").strip().replace("`", ""), "-")
+        for line in page.splitlines()
+        if line.startswith("## ")
+    }
+    assert {code: anchor for code, anchor in RUNBOOKS.items() if anchor not in anchors} == {}

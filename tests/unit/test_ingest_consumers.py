@@ -57,6 +57,16 @@ def test_a_key_declared_twice_is_refused_naming_both_modules(forget):
     assert "tests.unit.test_ingest_consumers and shop.pipelines" in str(refused.value)
 
 
+def test_a_key_declared_twice_in_one_module_is_refused(forget):
+    forget("again")
+    first = products.consumer("again")(lambda cursor: ([], cursor))
+    with pytest.raises(DeclarationError) as refused:
+        products.consumer("again")(lambda cursor: ([], None))
+    assert refused.value.code == "pipeline-consumer-duplicate"
+    assert f"twice (in {__name__})" in str(refused.value)
+    assert consumers["tests.catalog:again"] is first
+
+
 def test_an_undeclared_consumer_is_not_found():
     with pytest.raises(ConsumerNotFound) as refused:
         find("tests.catalog", "vendor-z")

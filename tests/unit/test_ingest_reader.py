@@ -15,9 +15,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from litejobs.core.errors import InvalidInput
+from litejobs.ingest import reader
 from litejobs.ingest.errors import ImportRefused
 from litejobs.ingest.reader import (
     CHUNK_SIZE,
+    HEADER_BYTES,
+    HEADER_SECONDS,
     Format,
     Layout,
     Page,
@@ -119,6 +122,41 @@ def test_each_bad_row_is_refused_alone_with_where_and_why():
     assert (page.end, page.line, page.done) == (len(data), 9, True)
 
 
+def test_a_value_postgresql_cannot_keep_is_refused_alone_naming_its_column():
+    """A NUL character (in CSV or NDJSON, at any depth), a lone surrogate, a number out of
+    range: each refuses its record and no other."""
+    data = b'id,name,note\n1,ok,fine\n2,a\0b,x\n3,"quoted\0",y\n4,ok,again\n'
+    records, refusals, _, _ = read_all(data, "csv", COLUMNS)
+    assert [r["id"] for r in records] == ["1", "4"]
+    assert refusals == [
+        refused(3, data.index(b"2,"), "nul-character", "name"),
+        refused(4, data.index(b"3,"), "nul-character", "name"),
+    ]
+    lines = [
+        b'{"id": 1, "name": "ok", "note": "fine"}',
+        b'{"id": 2, "name": "a\\u0000b", "note": 1}',
+        b'{"id": 3, "name": "ok", "note": {"deep": ["x\\u0000"]}}',
+        b'{"id": 4, "name": "ok", "note": {"k\\u0000": 1}}',
+        b'{"id": 5, "name": "\\ud800", "note": 1}',
+        b'{"id": 6, "name": "ok", "note": 1e400}',
+        b'{"id": 7, "name": "\\ud83d\\ude00 C:\\\\users", "note": -1e308}',
+    ]
+    data = b"\n".join(lines)
+    records, refusals, _, _ = read_all(data, "ndjson", COLUMNS)
+    assert records == [
+        {"id": 1, "name": "ok", "note": "fine"},
+        {"id": 7, "name": "\U0001f600 C:\\users", "note": -1e308},
+    ]
+    offset = data.index
+    assert refusals == [
+        refused(2, offset(b'{"id": 2'), "nul-character", "name"),
+        refused(3, offset(b'{"id": 3'), "nul-character", "note"),
+        refused(4, offset(b'{"id": 4'), "nul-character", "note"),
+        refused(5, offset(b'{"id": 5'), "value-unstorable", "name"),
+        refused(6, offset(b'{"id": 6'), "value-unstorable"),
+    ]
+
+
 def test_a_refusal_never_carries_the_value_it_refused():
     secret = "s3cr3t-4111111111111111"
     data = (
@@ -148,11 +186,11 @@ def test_a_refusal_never_carries_the_value_it_refused():
 @pytest.mark.parametrize(
     ("data", "named"),
     [
-        (b"id,name\n1,2\n", ["misses 'note'"]),
-        (b"id,name,note,extra\n", ["unexpected 'extra'"]),
-        (b"id,name,name,note\n", ["repeats 'name'"]),
-        (b"id, name,note\n", ["misses 'name'", "unexpected ' name'"]),
-        (b"ID,name,note\n", ["misses 'id'", "unexpected 'ID'"]),
+        (b"id,name\n1,2\n", ["has 2 names for the 3 declared columns: it misses 'note' ("]),
+        (b"id,name,note,extra\n", ["has 4 names for the 3 declared columns: it has 1 other name"]),
+        (b"id,name,name,note\n", ["it repeats 1 name ("]),
+        (b"id, name,note\n", ["it misses 'name', has 1 other name ("]),
+        (b"ID,name,note,x,x\n", ["misses 'id', has 3 other names, repeats 1 name ("]),
         (b"", ["the file is empty"]),
         (b"\n\r\n", ["the file is empty"]),
         (b'id,name,"note\n1,2,3\n', ["cannot be read (quote-unclosed)"]),
@@ -167,6 +205,56 @@ def test_a_csv_header_other_than_the_declared_columns_is_refused_by_name(data, n
     for words in named:
         assert words in str(refusal.value)
     assert "('id', 'name', 'note')" in str(refusal.value)  # the declared columns, to fix it by
+
+
+def test_a_header_refusal_names_declared_columns_never_the_files_words():
+    """A file's first line may hold anything (another team's secrets): a refusal counts it."""
+    data = b"DB_PASSWORD=hunter2,id,name,name\nnote\n"
+    with pytest.raises(ImportRefused) as refusal:
+        read_header(io.BytesIO(data), "csv", COLUMNS, max_record_bytes=100)
+    message = str(refusal.value)
+    assert "misses 'note', has 1 other name, repeats 1 name" in message
+    assert "hunter2" not in message and "DB_PASSWORD" not in message
+
+
+class Endless(io.RawIOBase):
+    """A file of zeros that never ends (what ``/dev/zero`` reads as), counting what was read."""
+
+    read_bytes = 0
+
+    def readable(self):
+        return True
+
+    def seek(self, offset, whence=0):
+        return 0
+
+    def read(self, size=-1):
+        self.read_bytes += size
+        return b"\0" * size
+
+
+@pytest.mark.parametrize("fmt", ["csv", "ndjson"])
+def test_a_header_is_looked_for_in_a_bounded_number_of_bytes(fmt):
+    endless = Endless()
+    if fmt == "ndjson":  # no header: only the BOM is looked for
+        read_header(endless, fmt, COLUMNS, max_record_bytes=100)
+    else:
+        with pytest.raises(ImportRefused, match=f"within its first {HEADER_BYTES} bytes"):
+            read_header(endless, fmt, COLUMNS, max_record_bytes=10_000_000)
+    assert endless.read_bytes <= HEADER_BYTES + 1
+
+
+def test_a_header_is_looked_for_in_a_bounded_time(monkeypatch):
+    class Slow(Endless):
+        def read(self, size=-1):
+            clock.append(clock[-1] + 4)  # each chunk takes four seconds
+            return b"x" * min(size, 10)
+
+    clock = [0.0]
+    monkeypatch.setattr(reader.time, "monotonic", lambda: clock[-1])
+    with pytest.raises(ImportRefused, match=f"header within {HEADER_SECONDS} s"):
+        read_header(Slow(), "csv", COLUMNS, max_record_bytes=1000, chunk_size=10)
+    assert len(clock) == 4  # started, then three chunks: the third came past the ten seconds
 
 
 def test_the_bom_is_stripped_from_the_first_header_name_and_a_mid_file_bom_is_data():
@@ -314,7 +402,7 @@ def test_ndjson_records_are_objects_with_exactly_the_declared_keys():
     offset = data.index
     assert refusals == [
         refused(3, offset(b'{"id": 2'), "field-missing", "note"),
-        refused(4, offset(b'{"id": 3'), "field-unexpected", "extra"),
+        refused(4, offset(b'{"id": 3'), "field-unexpected"),  # its name is the file's
         refused(5, offset(b"[1, 2, 3]"), "record-not-object"),
         refused(6, offset(b'{"id": 4'), "json-invalid"),
         refused(7, offset(b'{"id": 5'), "json-invalid"),
@@ -366,8 +454,13 @@ def csv_files(draw):
         code = {"width": "field-count", "encoding": "encoding-invalid"}.get(kind)
         if kind != "blank" and len(content) > limit:
             code = "record-too-large"
+        nul = kind == "row" and next(
+            (h for h, v in zip(header, values, strict=True) if "\0" in v), None
+        )
         if code:
             refusals.append(refused(line, len(data), code))
+        elif nul:
+            refusals.append(refused(line, len(data), "nul-character", nul))
         elif kind == "row":
             records.append(dict(zip(header, values, strict=True)))
         data += content + ending
@@ -428,12 +521,23 @@ def test_any_csv_is_cut_where_the_csv_module_cuts_it(body, size, chunk):
         unclosed, (line, offset, _) = refusals.pop(), rows.pop()
         assert (unclosed.line, unclosed.offset) == (line, offset)
     assert records == [
-        dict(zip(("h1", "h2"), row, strict=True)) for _, _, row in rows if len(row) == 2
+        dict(zip(("h1", "h2"), row, strict=True))
+        for _, _, row in rows
+        if len(row) == 2 and not nul(row)
     ]
     assert refusals == [
-        refused(line, offset, "field-count") for line, offset, row in rows if len(row) != 2
+        refused(line, offset, "nul-character", nul(row))
+        if len(row) == 2
+        else refused(line, offset, "field-count")
+        for line, offset, row in rows
+        if len(row) != 2 or nul(row)
     ]
     assert (page.end, page.line) == (len(data), data.count(b"\n") + 1)
+
+
+def nul(row):
+    """The column of the first field of ``row`` (h1, h2) holding a NUL character, if any."""
+    return next((f"h{n}" for n, value in enumerate(row, start=1) if "\0" in value), None)
 
 
 @st.composite
@@ -457,10 +561,12 @@ def ndjson_files(draw):
                 [value] if kind == "array" else value, ensure_ascii=draw(st.booleans())
             ).encode()
         )
+        nul = next((c for c, v in value.items() if isinstance(v, str) and "\0" in v), None)
         refusal = {
             "missing": ("field-missing", "note"),
-            "extra": ("field-unexpected", "more"),
+            "extra": ("field-unexpected", None),
             "array": ("record-not-object", None),
+            "object": ("nul-character", nul) if nul else None,
         }.get(kind)
         if kind != "blank" and len(content) > limit:
             refusal = ("record-too-large", None)

@@ -3,6 +3,7 @@
 import sys
 from typing import Any
 
+from django.core import checks
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ...cli import (
@@ -12,6 +13,7 @@ from ...cli import (
     accept_after_the_verb,
     common_options,
     refuse,
+    refuse_checks,
     register_all,
     run_verb,
 )
@@ -41,6 +43,31 @@ class Command(BaseCommand):
                 refuse(self, True, USAGE_INVALID, str(error).removeprefix("Error: "))
                 sys.exit(EXIT_USAGE)
         super().run_from_argv(argv)
+
+    #: Whether this run answers in JSON (``--json``): its system check errors too.
+    _answers_json = False
+
+    def execute(self, *args: Any, **options: Any) -> str | None:
+        self._answers_json = bool(options.get("json"))
+        return super().execute(*args, **options)
+
+    def check(self, *args: Any, **kwargs: Any) -> None:
+        """Django's system checks; with ``--json``, errors are one JSON object on stdout (the
+        ``checks-failed`` refusal, exit 1) and warnings go to stderr, not Django's text."""
+        if not self._answers_json:
+            return super().check(*args, **kwargs)
+        fail_level = kwargs.pop("fail_level", checks.ERROR)
+        kwargs.pop("display_num_errors", None)
+        issues = [issue for issue in checks.run_checks(*args, **kwargs) if not issue.is_silenced()]
+        serious = [issue for issue in issues if issue.is_serious(fail_level)]
+        if serious:
+            refuse_checks(self, serious)
+            sys.exit(EXIT_REFUSED)
+        if issues:
+            self.stderr.write(
+                "\n".join(["System check identified some issues:", *map(str, issues)])
+            )
+        return None
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:

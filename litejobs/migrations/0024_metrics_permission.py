@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('litejobs', '0021_operator_trail'),
+        ('litejobs', '0023_report_trail'),
     ]
 
     operations = [
