@@ -61,6 +61,8 @@ class Diagnosis:
     checked_at: datetime
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: The notes as found, with their codes and what they concern (the dashboard words them).
+    noted: list[Problem] = field(default_factory=list)
 
     @property
     def healthy(self) -> bool:
@@ -107,10 +109,12 @@ def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagno
         *endpoints.problems(),
         *ingest_health.problems(now=now, max_age=max_ready_age),
     ]
+    noted = [problem for problem in found if problem.is_note]
     return Diagnosis(
         now,
         [problem for problem in found if not problem.is_note],
-        [problem.message for problem in found if problem.is_note],
+        [problem.message for problem in noted],
+        noted,
     )
 
 

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
-from django.db.models import Model
+from django.db.models import DateTimeField, Model
 from django.http import HttpRequest
+from django.urls import URLPattern
 from django.utils.html import format_html
 
 from ..core import times
 from ..core.durations import format_duration
 from ..exceptions import LitejobsError
+from . import refusals
 
 #: Jobs one admin action may touch: a select-across of a million rows is refused, not run.
 ACTION_LIMIT = 500
@@ -37,7 +41,83 @@ class NoHandEdits:
         return False
 
 
-class ReadOnlyAdmin(NoHandEdits, admin.ModelAdmin):
+class AdminPages(admin.ModelAdmin):
+    """What every litejobs model admin's pages share: litejobs' stylesheet
+    (``litejobs/admin.css``: the breadcrumbs, tables that scroll inside their box), and
+    refusals told in the admin's chrome, why and the way back (``refusals``), for its own
+    views as for Django's."""
+
+    class Media:
+        css = {"all": ("litejobs/admin.css",)}
+
+    #: Instant fields shown with how far from now beside them (an audit list's ``at``).
+    times_ago: tuple[str, ...] = ()
+
+    def __init__(self, model: type[Model], admin_site: admin.AdminSite) -> None:
+        super().__init__(model, admin_site)
+        #: Each instant field's column (``_instant_column``), by the field's name.
+        self.instant_columns = {
+            field.name: _instant_column(model, field.name, field.name in self.times_ago)
+            for field in self.opts.get_fields()
+            if isinstance(field, DateTimeField)
+        }
+        # The subclasses' own ``get_list_display`` read it here too.
+        self.list_display = self._instants(self.list_display)
+
+    def _instants(self, names: Any, only: Iterable[Any] | None = None) -> Any:
+        """``names`` (nested lists too) with each instant field's name swapped for its column,
+        so it shows as every litejobs page writes times (``instant_html``: to the second, with
+        its zone) rather than as Django's default (to the minute, in the locale's words);
+        with ``only``, just the names whose column it holds."""
+        if isinstance(names, str):
+            column = self.instant_columns.get(names)
+            return column if column is not None and (only is None or column in only) else names
+        if isinstance(names, list | tuple):
+            return type(names)(self._instants(name, only) for name in names)
+        return names
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        """The read-only fields, instants as litejobs writes them."""
+        return self._instants(super().get_readonly_fields(request, obj))
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        """The record page's fields, its read-only instants as litejobs writes them."""
+        shown = list(self.get_readonly_fields(request, obj))
+        return [
+            (title, {**options, "fields": self._instants(options.get("fields", ()), shown)})
+            for title, options in super().get_fieldsets(request, obj)
+        ]
+
+    @property
+    def urls(self) -> list[URLPattern]:
+        """Every view of ``get_urls``, its 403 and 404 answered in the admin's chrome."""
+        return [
+            URLPattern(
+                pattern.pattern,
+                refusals.in_chrome(self, pattern.callback),
+                pattern.default_args,
+                pattern.name,
+            )
+            for pattern in self.get_urls()
+            if isinstance(pattern, URLPattern)
+        ]
+
+
+def _instant_column(model: type[Model], name: str, ago: bool) -> Callable[[Any], str]:
+    """A column (or read-only field) showing the instant field ``name`` as ``instant_html``
+    writes it; named as the field, so its cell keeps the field's CSS class."""
+    field = model._meta.get_field(name)
+
+    @admin.display(description=getattr(field, "verbose_name", name), ordering=name)
+    def shown(obj: Any) -> str:
+        value = getattr(obj, name)
+        return "-" if value is None else instant_html(value, ago=ago)
+
+    shown.__name__ = name
+    return shown
+
+
+class ReadOnlyAdmin(NoHandEdits, AdminPages):
     """Rows only the engine writes.
 
     Operators act through explicit actions (``has_operate_permission``), never by editing a
@@ -86,19 +166,24 @@ def field_display(
     return shown
 
 
-def time_display(model: type[Model], name: str) -> Callable[[Any, Any], str]:
-    """An admin column showing the instant field ``name`` to the second, as every litejobs
-    page writes times (``13:00:05 UTC``), the full timestamp on hover."""
-    return field_display(
-        model,
-        name,
-        lambda instant: format_html(
-            '<time datetime="{}" title="{}">{}</time>',
-            instant.isoformat(),
-            times.full(instant),
-            times.when(instant),
-        ),
+def instant_html(instant: datetime, *, ago: bool = False) -> str:
+    """An instant as every litejobs page writes it, to the second with its zone
+    (``13:00:05 UTC``), the full timestamp on hover; with how far from now beside it when
+    ``ago`` (``13:00:05 UTC (4m 10s ago)``)."""
+    shown = format_html(
+        '<time datetime="{}" title="{}">{}</time>',
+        instant.isoformat(),
+        times.full(instant),
+        times.when(instant),
     )
+    if ago:
+        shown = format_html('{} <span class="litejobs-ago">({})</span>', shown, times.ago(instant))
+    return shown
+
+
+def time_display(model: type[Model], name: str, *, ago: bool = False) -> Callable[[Any, Any], str]:
+    """An admin column showing the instant field ``name`` as ``instant_html`` writes it."""
+    return field_display(model, name, partial(instant_html, ago=ago))
 
 
 def duration_display(model: type[Model], name: str) -> Callable[[Any, Any], str]:
@@ -151,12 +236,14 @@ def report(
 
 __all__ = [
     "ACTION_LIMIT",
+    "AdminPages",
     "ReadOnlyAdmin",
     "RecordInline",
     "acted_by",
     "duration_display",
     "field_display",
     "form_refused",
+    "instant_html",
     "refused",
     "refused_error",
     "report",

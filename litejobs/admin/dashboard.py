@@ -28,7 +28,7 @@ from ..doctor import diagnose
 from ..jobs import minutes, queues
 from ..live.watcher import websocket_path
 from ..models import Job, Worker
-from . import charts
+from . import charts, problems
 from .joblisting import listing_url
 
 #: How often the page reloads its dashboard part without its websocket.
@@ -46,14 +46,18 @@ BOARD_STATES = (
     JobState.FAILED,
     JobState.DEAD,
 )
-#: How settled jobs are drawn, bottom up, in words.
+#: How settled jobs are drawn, bottom up: in words, in a colour that says what they are (green
+#: for done only; dead never green), and what one of them counts. A job ends done, dead or
+#: cancelled once (jobs), but may fail or lapse at every attempt (events).
 OUTCOMES = {
-    MinuteOutcome.DONE: "done",
-    MinuteOutcome.FAILED: "failed, retry pending",
-    MinuteOutcome.DEAD: "dead",
-    MinuteOutcome.LAPSED: "lease lapsed",
-    MinuteOutcome.CANCELLED: "cancelled",
+    MinuteOutcome.DONE: ("done", charts.GREEN, "job"),
+    MinuteOutcome.FAILED: ("failed, retry pending", "#E69F00", "event"),
+    MinuteOutcome.DEAD: ("dead", charts.VERMILLION, "job"),
+    MinuteOutcome.LAPSED: ("lease lapsed", "#CC79A7", "event"),
+    MinuteOutcome.CANCELLED: ("cancelled", "#999999", "job"),
 }
+#: The words an outcome's count is told in.
+COUNTED = {words: unit for words, _, unit in OUTCOMES.values()}
 #: In-flight jobs shown at most (the oldest first).
 IN_FLIGHT_SHOWN = 200
 
@@ -97,43 +101,62 @@ WINDOWS = (
 )
 
 
-def dashboard(site_name: str) -> dict[str, Any]:
-    """Everything the dashboard shows, as template context (a bounded number of queries)."""
+def dashboard(site_name: str, user: Any) -> dict[str, Any]:
+    """Everything the dashboard shows ``user``, as template context (a bounded number of
+    queries); links and buttons only where ``user`` may follow them."""
     now = clock.now()
     jobs_url = reverse(f"{site_name}:litejobs_job_changelist")
+    rows = _queues(now, jobs_url)
+    seen = problems.Seen(
+        user=user,
+        site=site_name,
+        jobs_url=lambda problem: _problem_jobs(problem, jobs_url),
+        queues={row["name"]: row for row in rows},
+        max_ready_age=format_age(MAX_READY_AGE),
+    )
     return {
         "now": now,
         "now_shown": times.when(now, now),
+        "now_full": times.full(now),
         "states": [state.label for state in BOARD_STATES],
-        "queues": _queues(now, jobs_url),
+        "queues": rows,
         "charts": [chart for window in WINDOWS for chart in _charts(window, now)],
-        "workers": _workers(site_name),
-        "problems": _problems(now, jobs_url),
+        "workers": _workers(site_name, user),
+        "problems": _problems(now, seen),
+        "may_resume": user.has_perm("litejobs.change_queuestate"),
+        "resumed": problems.RESUMED,
+        "queues_url": reverse(f"{site_name}:litejobs_queuestate_changelist"),
         "refresh_seconds": REFRESH_SECONDS,
         "live_path": websocket_path(),
     }
 
 
 def _queues(now: datetime, jobs_url: str) -> list[dict[str, Any]]:
-    return [
-        {
-            "name": summary.name,
-            "counts": [
-                (
-                    summary.counts[state.value],
-                    listing_url(jobs_url, queue=summary.name, state=state),
-                )
-                for state in BOARD_STATES
-            ],
-            "paused": summary.paused,
-            "reason": summary.reason,
-            "oldest_due": (
-                format_age(summary.oldest_due_age) if summary.oldest_due_age is not None else ""
-            ),
-            "due": summary.due,
-        }
-        for summary in queues.queue_overview(now=now, states=BOARD_STATES)
-    ]
+    rows = []
+    for summary in queues.queue_overview(now=now, states=BOARD_STATES):
+        counts = [
+            (summary.counts[state.value], listing_url(jobs_url, queue=summary.name, state=state))
+            for state in BOARD_STATES
+        ]
+        changed = summary.changed_at
+        rows.append(
+            {
+                "name": summary.name,
+                "counts": counts,
+                "ready_url": counts[0][1],
+                "paused": summary.paused,
+                "reason": summary.reason,
+                "changed_by": summary.changed_by,
+                "changed_at": (
+                    f"{times.when(changed, now)} ({times.ago(changed, now)})" if changed else ""
+                ),
+                "oldest_due": (
+                    format_age(summary.oldest_due_age) if summary.oldest_due_age is not None else ""
+                ),
+                "due": summary.due,
+            }
+        )
+    return rows
 
 
 def _seconds(value: float) -> str:
@@ -154,13 +177,15 @@ def _charts(window: Window, now: datetime) -> list[dict[str, Any]]:
     shorts = [window.short(period.start) for period in found]
     settled = charts.stacked_bars(
         [
-            (label, {OUTCOMES[o]: period.counts.get(o, 0) for o in OUTCOMES})
+            (label, {OUTCOMES[o][0]: period.counts.get(o, 0) for o in OUTCOMES})
             for label, period in zip(labels, found, strict=True)
         ],
-        list(OUTCOMES.values()),
+        [words for words, _, _ in OUTCOMES.values()],
         title=f"Jobs settled, {window.name}",
         short_labels=shorts,
         label_every=window.label_every,
+        colors={words: color for words, color, _ in OUTCOMES.values()},
+        counted=_counted,
     )
     latency = charts.lines(
         [
@@ -172,6 +197,7 @@ def _charts(window: Window, now: datetime) -> list[dict[str, Any]]:
         fmt=_seconds,
         short_labels=shorts,
         label_every=window.label_every,
+        scale=charts.duration_top,
     )
     slug = window.name.split(",")[0].replace(" ", "-")
     return [
@@ -180,7 +206,13 @@ def _charts(window: Window, now: datetime) -> list[dict[str, Any]]:
     ]
 
 
-def _workers(site_name: str) -> list[dict[str, Any]]:
+def _counted(outcome: str, count: int) -> str:
+    """``12 jobs``, ``1 event``: what a count of ``outcome`` counts."""
+    unit = COUNTED[outcome]
+    return f"{count} {unit}{'' if count == 1 else 's'}"
+
+
+def _workers(site_name: str, user: Any) -> list[dict[str, Any]]:
     lease_now = clock.database_now(settings.DATABASE)
     workers = list(
         Worker.objects.using(settings.DATABASE)
@@ -198,10 +230,13 @@ def _workers(site_name: str) -> list[dict[str, Any]]:
     for job in held if ids else ():
         by_owner.setdefault(job.lease_owner or "", []).append(job)
     now = clock.now()
+    may_view = user.has_perm("litejobs.view_worker")
     return [
         {
             "worker": worker,
-            "url": reverse(f"{site_name}:litejobs_worker_change", args=[worker.pk]),
+            "url": (
+                reverse(f"{site_name}:litejobs_worker_change", args=[worker.pk]) if may_view else ""
+            ),
             "queues": ", ".join(worker.queues) if worker.queues else "all",
             "jobs": [
                 {
@@ -217,23 +252,13 @@ def _workers(site_name: str) -> list[dict[str, Any]]:
     ]
 
 
-def _problems(now: datetime, jobs_url: str) -> list[dict[str, Any]]:
+def _problems(now: datetime, seen: problems.Seen) -> list[problems.Remedy]:
+    """``doctor``'s problems, then its notes, each in the dashboard's words with its actions."""
     diagnosis = diagnose(max_ready_age=MAX_READY_AGE, now=now)
-    return [_problem(problem, jobs_url) for problem in diagnosis.problems] + [
-        {"code": "", "message": message, "url": "", "count": 0, "note": True}
-        for message in diagnosis.notes
-    ]
+    return [problems.worded(problem, seen) for problem in (*diagnosis.problems, *diagnosis.noted)]
 
 
-def _problem(problem: Problem, jobs_url: str) -> dict[str, Any]:
-    """A problem, linked to the jobs it names (the newest ones when it names fewer than it
+def _problem_jobs(problem: Problem, jobs_url: str) -> str:
+    """The job list of the jobs a problem names (the newest ones when it names fewer than it
     counts), through the listing's ids filter, which the bulk action over a filter accepts."""
-    ids = problem.job_ids
-    return {
-        "code": problem.code,
-        "message": problem.message,
-        "count": len(ids),
-        "newest": len(ids) < problem.count,
-        "url": listing_url(jobs_url, ids=ids) if ids else "",
-        "note": False,
-    }
+    return listing_url(jobs_url, ids=problem.job_ids) if problem.job_ids else ""

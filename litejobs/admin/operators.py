@@ -44,8 +44,9 @@ class OperatorActionAdmin(ReadOnlyAdmin):
     list_filter = ("verb", ("by", WhoFilter))
     search_fields = ("by", "reason")
     ordering = ("-at", "-id")
+    times_ago = ("at",)
     date_hierarchy = None
-    fields = ("at", "by", "user", "verb", "target", "job_ids", "changed", "affected", "reason")
+    fields = ("at", "by", "user_name", "verb", "target", "job_ids", "changed", "affected", "reason")
     readonly_fields = fields
 
     @admin.display(description="on")
@@ -63,6 +64,12 @@ class OperatorActionAdmin(ReadOnlyAdmin):
             ids += f" and {more} more" if more > 0 else ""
             parts.append(f"job{'s' if len(obj.job_ids) > 1 else ''} {ids}")
         return "; ".join(parts) or "-"
+
+    @admin.display(description="user")
+    def user_name(self, obj: OperatorAction) -> str:
+        """The admin user who acted, named: not a link to the user's page, which few who read
+        the log may open."""
+        return obj.user.get_username() if obj.user is not None else "-"
 
     @admin.display(description="changed")
     def changed(self, obj: OperatorAction) -> str:

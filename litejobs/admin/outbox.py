@@ -42,7 +42,7 @@ from ..outbox import operations as outbox_operations
 from ..outbox.declarations import shown_payload
 from ..webhooks import endpoints
 from ..webhooks.delivery import deliver
-from .base import ACTION_LIMIT, ReadOnlyAdmin, acted_by, refused_error
+from .base import ACTION_LIMIT, AdminPages, ReadOnlyAdmin, acted_by, refused_error
 from .jobs import CappedCountPaginator
 from .reasons import ask_reason, selected_hidden
 
@@ -260,7 +260,7 @@ _VIEWER_FIELDS = ("shown_url", "topics_label", "tenant", "description")
 
 
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(admin.ModelAdmin):
+class WebhookEndpointAdmin(AdminPages):
     """Endpoints: add and edit them (validated), enable or disable them with a reason."""
 
     form = EndpointForm
@@ -300,15 +300,16 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             main = (None, {"fields": ("url", "topics", "tenant", "description", "secret")})
         if obj is None:
             return (main,)
-        return (main, ("State", {"fields": self.readonly_fields}))
+        return (main, ("State", {"fields": self._instants(self.readonly_fields)}))
 
     def get_readonly_fields(
         self, request: HttpRequest, obj: WebhookEndpoint | None = None
-    ) -> tuple[str, ...]:
+    ) -> tuple[Any, ...]:
         """The state (and, for viewers, everything they are shown)."""
+        state = tuple(super().get_readonly_fields(request, obj))
         if obj is not None and not self.has_change_permission(request, obj):
-            return (*self.readonly_fields, *_VIEWER_FIELDS)
-        return tuple(self.readonly_fields)
+            return (*state, *_VIEWER_FIELDS)
+        return state
 
     def save_model(
         self, request: HttpRequest, obj: WebhookEndpoint, form: Any, change: bool

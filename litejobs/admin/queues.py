@@ -70,13 +70,15 @@ class QueueStateAdmin(ReadOnlyAdmin):
             self._apply(request, form)
             return HttpResponseRedirect(request.get_full_path())
         jobs_url = reverse(f"{self.admin_site.name}:litejobs_job_changelist")
+        # A count links to the job list only for a user who may open it.
+        linked = request.user.has_perm("litejobs.view_job")
         rows = [
             {
                 "summary": summary,
                 "counts": [
                     (
                         summary.counts[state.value],
-                        listing_url(jobs_url, queue=summary.name, state=state),
+                        listing_url(jobs_url, queue=summary.name, state=state) if linked else "",
                     )
                     for state in queues.OVERVIEW_STATES
                 ],

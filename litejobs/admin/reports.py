@@ -27,11 +27,10 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.http.response import HttpResponseBase
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils import timezone
 from django.utils.html import format_html
 
 from ..conf import settings
-from ..core import clock
+from ..core import clock, times
 from ..core.durations import format_age, format_duration, parse_duration
 from ..core.enums import REPORT_LIVE, ReportState
 from ..core.errors import InvalidInput
@@ -45,7 +44,7 @@ from ..reports.errors import ReportDenied
 from ..reports.output import ReportOutput
 from ..reports.params import VALUE_MAX, widest
 from ..reports.reports import Report
-from .base import ACTION_LIMIT, ReadOnlyAdmin, acted_by, form_refused, report
+from .base import ACTION_LIMIT, AdminPages, ReadOnlyAdmin, acted_by, form_refused, report
 from .jobs import CappedCountPaginator
 from .reasons import ask_reason, ask_reason_on_page, selected_hidden
 
@@ -146,7 +145,7 @@ class ScopedAdmin(ReadOnlyAdmin):
 
 
 def _instant(value: datetime) -> str:
-    return timezone.localtime(value).strftime("%Y-%m-%d %H:%M:%S")
+    return times.when(value)
 
 
 def _relative(value: datetime | None) -> str:
@@ -658,7 +657,7 @@ class LimitsForm(forms.ModelForm):
 
 
 @admin.register(ReportLimits)
-class ReportLimitsAdmin(admin.ModelAdmin):
+class ReportLimitsAdmin(AdminPages):
     """Every declared report's limits (its declaration seeds the row), changed by users with
     the change permission on report limits; a new request and a new run read them."""
 

@@ -8,7 +8,7 @@ reason, enable) and the occurrences' replay action (with a reason) call
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, cast
 from urllib.parse import urlencode
 
@@ -22,18 +22,13 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from ..conf import settings
-from ..core import clock
+from ..core import clock, times
 from ..core.retry import Retry
 from ..models import Job, Occurrence, OccurrenceReplay, Schedule
 from ..scheduling import health, runbook
 from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, duration_display, report
 from .jobs import CappedCountPaginator
 from .reasons import ask_reason, ask_reason_on_page, selected_hidden
-
-
-def _utc(instant: datetime) -> str:
-    """An instant as every time on these pages reads: to the second, in UTC."""
-    return instant.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _health(row: Schedule) -> health.Health:
@@ -163,17 +158,17 @@ class ScheduleAdmin(ReadOnlyAdmin):
             return f"disabled by {obj.state_changed_by or '?'}"
         return obj.status
 
-    @admin.display(description="next runs (UTC)")
+    @admin.display(description="next runs")
     def next_run(self, obj: Schedule) -> str:
         """The next five instants it fires (none while disabled, draft or retired)."""
         runs = _health(obj).next_runs
         if not runs:
             return "-"
-        return format_html_join(mark_safe("<br>"), "{}", ((_utc(t),) for t in runs))
+        return format_html_join(mark_safe("<br>"), "{}", ((times.when(t),) for t in runs))
 
     @admin.display(description="next five runs")
     def next_runs(self, obj: Schedule) -> str:
-        """The next five instants, in UTC and in the schedule's zone."""
+        """The next five instants, in the site's time zone and in the schedule's own."""
         runs = _health(obj).next_runs
         if not runs:
             return "- (not planned: disabled, draft, retired or not declared)"
@@ -182,8 +177,8 @@ class ScheduleAdmin(ReadOnlyAdmin):
             "<ol>{}</ol>",
             format_html_join(
                 "",
-                "<li>{} UTC ({})</li>",
-                ((_utc(t), t.astimezone(zone).isoformat()) for t in runs),
+                "<li>{} ({})</li>",
+                ((times.when(t), times.when(t, zone=zone)) for t in runs),
             ),
         )
 
@@ -194,8 +189,8 @@ class ScheduleAdmin(ReadOnlyAdmin):
         if not state.overdue:
             return "no"
         return format_html(
-            '<strong style="color: #ba2121">OVERDUE</strong> (no success since {} UTC)',
-            _utc(cast(datetime, state.expected)),  # overdue: an instant was expected
+            '<strong class="litejobs-alert">OVERDUE</strong> (no success since {})',
+            times.when(cast(datetime, state.expected)),  # overdue: an instant was expected
         )
 
     @admin.display(description="occurrences")
@@ -218,7 +213,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
         if lease is None:
             return "none yet: start manage.py runscheduler"
         lapsed = lease.expires_at < clock.database_now(settings.DATABASE)
-        return f"{lease.host} pid {lease.pid}, lease until {_utc(lease.expires_at)} UTC" + (
+        return f"{lease.host} pid {lease.pid}, lease until {times.when(lease.expires_at)}" + (
             " (LAPSED: no scheduler is running)" if lapsed else ""
         )
 

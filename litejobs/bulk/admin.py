@@ -64,7 +64,7 @@ RESULT_WORDS = {
     "bulk-code-invalid": "refused: wrong code",
     "bulk-code-expired": "refused: expired code",
     "bulk-code-reused": "refused: code already used",
-    "bulk-code-throttled": "refused: too many wrong codes, typed during the wait",
+    "bulk-code-throttled": "refused: typed during the wait after a wrong code",
     "bulk-set-changed": "refused: the items changed since the preview",
     "bulk-preview-invalid": "refused: not a preview of this user's",
     "bulk-preview-expired": "refused: the preview was too old",

@@ -45,14 +45,14 @@ class Confirmation:
 _CODE_MESSAGES = {
     "bulk-code-missing": "Type the {digits}-digit code your authenticator app shows for "
     "{device}: nothing moved.",
-    "bulk-code-invalid": "That code is not the one {device} shows: nothing moved. Type the "
-    "current {digits}-digit code (wrong codes make you wait longer before the next try).",
+    "bulk-code-invalid": "Wrong code: it is not the one {device} shows, and nothing moved. "
+    "Type the current {digits}-digit code (each wrong code makes the next try wait longer).",
     "bulk-code-expired": "That code has expired (or {device}'s clock is off): nothing moved. "
     "Type the code the app shows now.",
     "bulk-code-reused": "That code was already used: each code confirms once. Wait for the next "
     "code on {device} and type it: nothing moved.",
-    "bulk-code-throttled": "Too many wrong codes for {device}: try again in {wait}, then type "
-    "the code the app shows then (each wrong code doubles the wait). Nothing moved.",
+    "bulk-code-throttled": "After a wrong code, {device} takes the next one only in {wait}: "
+    "type the code the app shows then (each wrong code doubles the wait). Nothing moved.",
 }
 
 

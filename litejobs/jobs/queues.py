@@ -293,6 +293,7 @@ def problems(*, now: datetime, lease_now: datetime, max_ready_age: timedelta) ->
                     f"Queue {queue!r}: the oldest due job has waited {format_age(age)}, over "
                     f"the {format_age(max_ready_age)} threshold (--max-ready-age); {jobs} due. "
                     "Add workers or concurrency, or look for slow jobs holding the workers.",
+                    where=queue,
                     count=count,
                     job_ids=ids,
                 )
@@ -303,6 +304,7 @@ def problems(*, now: datetime, lease_now: datetime, max_ready_age: timedelta) ->
                     "no-worker",
                     f"Queue {queue!r}: {jobs} due and no live worker serves it. Start "
                     f"`manage.py runworker` (all queues) or `runworker --queues {queue}`.",
+                    where=queue,
                     count=count,
                     job_ids=ids,
                 )
@@ -319,4 +321,6 @@ def _paused_note(switch: QueueState, count: int, age: timedelta) -> Problem:
         f"{switch.changed_by or 'unknown'} ({switch.reason or 'no reason given'}); {jobs}, the "
         f"oldest for {format_age(age)}. Resume it with `manage.py litejobs resume "
         f"{switch.name}`.",
+        where=switch.name,
+        count=count,
     )

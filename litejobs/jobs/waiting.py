@@ -26,12 +26,11 @@ from typing import Any
 from django.db import connections
 from django.db.models import Q
 from django.db.models.functions import Now
-from django.utils import timezone
 from django.utils.translation import ngettext
 
 from ..conf import settings
-from ..core import clock
-from ..core.durations import format_age, format_duration
+from ..core import clock, times
+from ..core.durations import format_duration
 from ..core.enums import CLAIMABLE, JobState, StepState
 from ..models import Job, JobStep, QueueState, Worker
 from ..sql import query
@@ -290,12 +289,9 @@ def jobs_ahead(jobs: Sequence[Job], now: datetime) -> dict[int, int]:
 
 
 def when(instant: datetime, now: datetime) -> str:
-    """An instant as the admin writes it, to the second in the current time zone, with how far
-    it is from now: ``2026-03-02 13:00:05 (in 5m)``."""
-    shown = timezone.localtime(instant).strftime("%Y-%m-%d %H:%M:%S")
-    if instant >= now:
-        return f"{shown} (in {format_age(instant - now)})"
-    return f"{shown} ({format_age(now - instant)} ago)"
+    """An instant as every litejobs page writes it (``litejobs.core.times``: to the second,
+    with its zone), with how far it is from now: ``13:00:05 UTC (in 5m)``."""
+    return f"{times.when(instant, now)} ({times.ago(instant, now)})"
 
 
 def held_back(job: Job, conditions: Conditions) -> WaitReason | None:

@@ -18,16 +18,13 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from ..core import clock
 from .access import Guard
 from .connections import ListenerUnavailable, Listening
-from .watcher import DASHBOARD, get_watcher
+from .watcher import DASHBOARD, DASHBOARD_PERMISSION, get_watcher
 
 logger = logging.getLogger(__name__)
 
 #: Close codes the pages understand: not allowed (do not retry), and try again later.
 CLOSE_FORBIDDEN = 4403
 CLOSE_UNAVAILABLE = 4503
-
-#: The permission a user needs to see the dashboard (litejobs' read-only group holds it).
-DASHBOARD_PERMISSION = "litejobs.view_job"
 
 
 class PageConsumer(AsyncJsonWebsocketConsumer, ABC):

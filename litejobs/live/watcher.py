@@ -29,6 +29,9 @@ from .connections import Listening, for_this_loop
 WEBSOCKET_PATH = "/ws/litejobs/dashboard/"
 #: The one key every dashboard page subscribes under.
 DASHBOARD = "dashboard"
+#: The permission a user needs to see the dashboard, its page as its socket (litejobs'
+#: read-only group holds it): it shows every queue, problem, worker and running job.
+DASHBOARD_PERMISSION = "litejobs.view_job"
 #: What pages are told.
 CHANGED: dict[str, Any] = {"op": "changed"}
 #: How often the board's version is read while a page is open, in seconds.

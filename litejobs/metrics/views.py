@@ -10,10 +10,12 @@ urlpatterns = [..., path("metrics", metrics)]
 ```
 
 It reads the database on each scrape. It is never anonymous: queue, schedule and endpoint names
-and backlogs describe the business. It answers a signed-in active staff user (the admin's
-session), or a scraper that sends ``Authorization: Bearer <LITEJOBS["METRICS_TOKEN"]>`` when
-that setting is set (Prometheus: ``authorization: {credentials: ...}``). Anyone else gets 401
-(403 for a signed-in user who is not staff).
+and backlogs describe the business, every tenant's together. It answers a signed-in user who
+holds ``litejobs.view_metrics`` (superusers, the "litejobs read-only" group; being staff is
+not enough: a tenant's report user is staff too), or a scraper that sends
+``Authorization: Bearer <LITEJOBS["METRICS_TOKEN"]>`` when that setting is set (Prometheus:
+``authorization: {credentials: ...}``). Anyone else gets 401 (403 for a signed-in user without
+the permission).
 """
 
 import hmac
@@ -34,11 +36,14 @@ from .collector import registry  # noqa: E402
 
 #: The realm a 401 names, so a scraper's operator sees what asked for credentials.
 REALM = 'Bearer realm="litejobs metrics"'
+#: The permission that lets a signed-in user read the metrics.
+PERMISSION = "litejobs.view_metrics"
 
 
 @require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
-    """The litejobs metrics in the Prometheus text format, for staff or the bearer token."""
+    """The litejobs metrics in the Prometheus text format, for ``litejobs.view_metrics`` or
+    the bearer token."""
     refusal = _refusal(request)
     if refusal is not None:
         return refusal
@@ -57,15 +62,17 @@ def _refusal(request: HttpRequest) -> HttpResponse | None:
             return None
         return _unauthorized("The bearer token does not match LITEJOBS['METRICS_TOKEN'].")
     user = getattr(request, "user", None)
-    if user is not None and user.is_active and user.is_staff:
+    if user is not None and user.is_active and user.has_perm(PERMISSION):
         return None
     if user is not None and user.is_authenticated:
         return HttpResponse(
-            "The metrics are for staff users (or a scraper with the bearer token).\n",
+            "The metrics describe every queue and tenant: they are for users with the "
+            f"permission {PERMISSION} ('Can read the litejobs metrics'), or a scraper with the "
+            "bearer token.\n",
             status=403,
             content_type="text/plain",
         )
-    how = "Sign in as a staff user"
+    how = f"Sign in as a user with the permission {PERMISSION}"
     if token:
         how += ", or send Authorization: Bearer <LITEJOBS['METRICS_TOKEN']>"
     return _unauthorized(f"{how}.")

@@ -14,6 +14,7 @@ import pgtrigger
 from django.db import models
 from django.db.models import Q
 
+from ..core import times
 from ..core.enums import UNFINISHED_BULK_ITEM, BulkItemState
 from .people import person
 from .trails import no_delete
@@ -203,4 +204,4 @@ class BulkConfirmationAttempt(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.username} {self.result} {self.action} at {self.at:%Y-%m-%d %H:%M:%S}"
+        return f"{self.username} {self.result} {self.action} at {times.when(self.at)}"

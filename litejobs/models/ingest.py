@@ -13,6 +13,7 @@ rows (where and why, never the value).
 from django.db import models
 from django.db.models import Q
 
+from ..core import times
 from ..core.enums import ImportState, IngestOutcome
 
 __all__ = [
@@ -143,7 +144,7 @@ class OverflowEvent(models.Model):
         indexes = [models.Index(fields=["pipeline", "-at"], name="litejobs_overflow_recent")]
 
     def __str__(self) -> str:
-        return f"{self.pipeline}: {self.overflow} at {self.at:%Y-%m-%d %H:%M:%S}"
+        return f"{self.pipeline}: {self.overflow} at {times.when(self.at)}"
 
 
 class ImportRun(models.Model):

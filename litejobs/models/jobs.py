@@ -179,6 +179,9 @@ class Job(models.Model):
     class Meta:
         db_table = "litejobs_job"
         ordering = ["-id"]
+        # The Prometheus endpoint's (litejobs.metrics.views): every queue's backlog, every
+        # schedule, endpoint and pipeline, so a grant of its own, not the admin's staff flag.
+        permissions = [("view_metrics", "Can read the litejobs metrics")]
         indexes = [
             models.Index(
                 models.F("priority").desc(),

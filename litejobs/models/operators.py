@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 
+from ..core import times
 from ..core.enums import OperatorVerb
 from .people import person
 from .trails import append_only
@@ -56,4 +57,4 @@ class OperatorAction(models.Model):
         triggers = append_only("litejobs_operatoraction", "operator actions")
 
     def __str__(self) -> str:
-        return f"{self.get_verb_display()} by {self.by} at {self.at:%Y-%m-%d %H:%M:%S}"
+        return f"{self.get_verb_display()} by {self.by} at {times.when(self.at)}"

@@ -12,6 +12,7 @@ import pgtrigger
 from django.db import models
 from django.db.models import Q
 
+from ..core import times
 from ..core.enums import OCCURRENCE_FINISHED, OccurrenceState, ScheduleStatus
 
 __all__ = [
@@ -161,7 +162,7 @@ class Occurrence(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.schedule_id} @ {self.scheduled_for.isoformat()} ({self.state})"
+        return f"{self.schedule_id} @ {times.when(self.scheduled_for)} ({self.state})"
 
 
 class OccurrenceReplay(models.Model):

@@ -50,7 +50,8 @@ def check_endpoint_fields(*, url: Any, topics: Any, secret: Any, tenant: Any = "
     if unknown:
         known = ", ".join(t.name for t in declared_topics()) or "none"
         raise WebhookError(
-            f"No installed app declares the topic(s) {', '.join(map(repr, unknown))}. Use "
+            f"No installed app declares the {'topic' if len(unknown) == 1 else 'topics'} "
+            f"{', '.join(map(repr, unknown))}. Use "
             f"declared topics ({known}) or '*'.",
             code="webhook-topics-invalid",
             field="topics",

@@ -138,6 +138,7 @@ def problems(now: datetime | None = None) -> list[Problem]:
                     f"{row.state_changed_by or 'unknown'} "
                     f"({row.state_reason or 'no reason given'});"
                     f" enable it with `manage.py litejobs enable {row.name}`.",
+                    schedules=(row.name,),
                 )
             )
         if row.status == ScheduleStatus.DRAFT and row.decide_by and row.decide_by < now.date():
@@ -146,6 +147,7 @@ def problems(now: datetime | None = None) -> list[Problem]:
                     "schedule-draft-overdue",
                     f"Schedule {row.name!r} is still a draft past its decide-by date "
                     f"{row.decide_by.isoformat()} ({row.decider} decides).",
+                    schedules=(row.name,),
                 )
             )
     return found

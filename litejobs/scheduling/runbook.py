@@ -402,10 +402,15 @@ def disable(name: str, *, reason: str, by: str, user_id: int | None = None) -> S
         by,
         now,
         len(skipped),
-        f"Schedule {name!r} is disabled: no new occurrence is planned until `manage.py "
-        f"litejobs enable {name}`. {len(skipped)} planned occurrence(s) not yet started were "
-        "skipped; one already claimed by a worker finishes.",
+        f"Schedule {name!r} is disabled: no new occurrence is planned until it is enabled "
+        f"again. {_occurrences(len(skipped))} not yet started "
+        f"{'was' if len(skipped) == 1 else 'were'} skipped; one already claimed by a worker "
+        "finishes.",
     )
+
+
+def _occurrences(count: int) -> str:
+    return f"{count} planned occurrence{'' if count == 1 else 's'}"
 
 
 def enable(name: str, *, by: str, reason: str = "", user_id: int | None = None) -> SwitchOutcome:

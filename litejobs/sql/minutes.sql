@@ -5,7 +5,7 @@
 -- name: minute_counts
 -- Jobs settled per period (`step` wide, from `start`) and outcome, summed over names and
 -- shards, with the due -> start latency histogram (l1 .. l15: the buckets of BUCKET_BOUNDS,
--- summed element by element: no unnest, one pass over the rows).
+-- summed element by element: no unnest, one pass over the rows) and the latencies' sum.
 SELECT date_bin(%(step)s::interval, minute, %(start)s::timestamptz) AS period, outcome,
        sum(count)::bigint AS count,
        sum(latency_buckets[1])::bigint AS l1,
@@ -22,7 +22,8 @@ SELECT date_bin(%(step)s::interval, minute, %(start)s::timestamptz) AS period, o
        sum(latency_buckets[12])::bigint AS l12,
        sum(latency_buckets[13])::bigint AS l13,
        sum(latency_buckets[14])::bigint AS l14,
-       sum(latency_buckets[15])::bigint AS l15
+       sum(latency_buckets[15])::bigint AS l15,
+       sum(latency_sum)::float8 AS latency_sum
 FROM litejobs_jobminute
 WHERE minute >= %(start)s AND minute < %(end)s
 GROUP BY 1, 2

@@ -190,6 +190,7 @@ def problems() -> list[Problem]:
                     f"Webhook endpoint {endpoint.pk} ({display_url(endpoint.url)}) was "
                     f"disabled at {since}: {endpoint.disabled_reason} Its events are not "
                     "delivered; enable it in the admin once the receiver works.",
+                    where=str(endpoint.pk),
                     count=1,
                 )
             )
@@ -200,6 +201,7 @@ def problems() -> list[Problem]:
                     f"Webhook endpoint {endpoint.pk} ({display_url(endpoint.url)}) is disabled "
                     f"since {since} by {endpoint.disabled_by or 'unknown'} "
                     f"({endpoint.disabled_reason or 'no reason given'}).",
+                    where=str(endpoint.pk),
                 )
             )
     return found

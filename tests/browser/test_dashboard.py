@@ -44,7 +44,7 @@ def state_of(job_id: int) -> str:
 
 
 def settled_done(page) -> str:
-    """The first chart's legend entry for jobs done in the last hour ("done: N")."""
+    """The first chart's legend entry for jobs done in the last hour ("done: N jobs")."""
     return page.locator(DONE_LEGEND).first.inner_text().strip()
 
 
@@ -64,7 +64,7 @@ def test_an_operator_watches_the_dashboard_and_acts_from_the_job_pages(processes
         try:
             page = signed_in_page(browser, base, "/admin/litejobs/")
             page.wait_for_selector("#litejobs-dashboard", timeout=15_000)
-            assert settled_done(page) == "done: 0"
+            assert settled_done(page) == "done: 0 jobs"
 
             # Over daphne the page follows the server live: its periodic reload is then once a
             # minute, so seeing the job done sooner is the server's "changed" at work.
@@ -74,7 +74,7 @@ def test_an_operator_watches_the_dashboard_and_acts_from_the_job_pages(processes
             # A worker finishes the ready job: the page, told it changed, shows it done.
             processes.worker()
             page.wait_for_function(
-                f"document.querySelector(\"{DONE_LEGEND}\").innerText.trim() === 'done: 1'",
+                f"document.querySelector(\"{DONE_LEGEND}\").innerText.trim() === 'done: 1 job'",
                 timeout=30_000,
             )
             assert page.locator(LIVE).count() == 1  # still live: not the fallback's reloads

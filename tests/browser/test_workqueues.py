@@ -14,7 +14,15 @@ import pytest
 
 from litejobs import workqueues
 from litejobs.models import WorkItem, WorkItemState
-from tests.browser.conftest import BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, start_web
+from tests.browser.conftest import (
+    BROWSER_MARKS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    contrast,
+    served_late,
+    settled,
+    start_web,
+)
 from tests.factories import UserFactory
 from tests.testapp.factories import DisputeFactory
 
@@ -98,24 +106,17 @@ def test_two_people_on_one_queue_page_see_each_others_claims_within_a_second(pro
     assert stored[third.pk].state == WorkItemState.OPEN
 
 
-def _contrast(page, selector: str) -> float:
-    """The WCAG contrast ratio between a cell's text and its background, as the browser paints."""
+#: The held rows' tints (workqueue.css), mine then theirs, per theme.
+TINTS = {
+    "light": ["rgb(234, 246, 234)", "rgb(255, 244, 224)"],
+    "dark": ["rgb(29, 58, 34)", "rgb(68, 50, 15)"],
+}
+
+
+def _background(page, selector: str) -> str:
+    """The element's own background colour, as computed now."""
     return page.evaluate(
-        """(selector) => {
-            const cell = document.querySelector(selector);
-            const style = getComputedStyle(cell);
-            const luminance = (color) => {
-                const [r, g, b] = color.match(/[\\d.]+/g).slice(0, 3).map((c) => {
-                    c = c / 255;
-                    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-                });
-                return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-            };
-            const [light, dark] = [luminance(style.color), luminance(style.backgroundColor)]
-                .sort((a, b) => b - a);
-            return (light + 0.05) / (dark + 0.05);
-        }""",
-        selector,
+        "(s) => getComputedStyle(document.querySelector(s)).backgroundColor", selector
     )
 
 
@@ -143,15 +144,21 @@ def test_held_rows_read_well_in_the_light_and_the_dark_theme(processes, scheme, 
             context = browser.new_context(color_scheme=scheme)
             context.add_init_script(f"localStorage.setItem('theme', '{theme}')")
             page = context.new_page()
+            # A loaded machine serves the page's stylesheet late: the rows are in the document
+            # (and match a selector) before it applies, though nothing is painted until then.
+            served_late(page, "**/litejobs/workqueue.css")
             page.goto(f"{web}/admin/login/?next={path}")
             page.fill("#id_username", "alice")
             page.fill("#id_password", "alice")
             page.click("input[type=submit]")
             page.wait_for_selector(f'#item-{theirs.pk}[data-status="theirs"]')
-            # A changed row's background fades in (a CSS transition): read the colours it
-            # settles on, not a frame of the fade.
-            page.wait_for_function("document.getAnimations().length === 0")
-            for item in (mine, theirs):
-                assert _contrast(page, f"#item-{item.pk} td.wq-claim") >= 7, (scheme, theme)
+            # Read the colours the page is painted with: every stylesheet applied, and a
+            # changed row's fade (a CSS transition) over.
+            settled(page)
+            tints = TINTS[scheme if theme == "auto" else theme]
+            for item, tint in zip((mine, theirs), tints, strict=True):
+                cell = f"#item-{item.pk} td.wq-claim"
+                assert _background(page, cell) == tint, (scheme, theme)
+                assert contrast(page, cell) >= 7, (scheme, theme)
         finally:
             browser.close()

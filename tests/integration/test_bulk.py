@@ -253,7 +253,7 @@ def test_throttling_engages_after_repeated_failures_and_lifts_after_the_wait(fin
     # Now even the right code is refused until the wait (4 s after three failures) is over.
     refused = refused_code(finance, made, fresh_code(device))
     assert refused.code == "bulk-code-throttled"
-    assert "try again in 4 seconds" in str(refused)  # the wait, counted from the throttle
+    assert "next one only in 4 seconds" in str(refused)  # the wait, counted from the throttle
     nothing_moved()
     assert device_of(finance).throttling_failure_count == 3  # a throttled try does not count
     results = list(BulkConfirmationAttempt.objects.order_by("id").values_list("result", flat=True))

@@ -434,6 +434,21 @@ def test_the_preview_has_a_totals_row_per_currency_and_a_button_naming_the_money
 
 
 @pytest.mark.django_db
+def test_one_wrong_code_reads_wrong_code_with_the_wait_not_too_many(
+    client, finance, clock, settings
+):
+    settings.OTP_TOTP_THROTTLE_FACTOR = 30  # one wrong code: a 30 s wait (django-otp's rule)
+    client = signed_in(client, finance)
+    token = token_of(preview_page(client, [PayoutFactory()]))
+    device = TOTPDevice.objects.get(user=finance)
+    posted = client.post(CONFIRM, {"token": token, "code": wrong_code(device)})
+    page = plain(client.get(posted["Location"]).content.decode())
+    assert "Wrong code: it is not the one your device 'finance phone' shows" in page
+    assert "the next one is taken only in 30 seconds" in page  # the wait, when there is one
+    assert "too many" not in page.lower()
+
+
+@pytest.mark.django_db
 def test_a_right_code_just_after_a_wrong_one_says_how_long_to_wait_and_works_after(
     client, finance, clock, settings
 ):
@@ -445,14 +460,18 @@ def test_a_right_code_just_after_a_wrong_one_says_how_long_to_wait_and_works_aft
 
     posted = client.post(CONFIRM, {"token": token, "code": fresh_code(device)})
     page = plain(client.get(posted["Location"]).content.decode())
-    assert "Too many wrong codes for your device 'finance phone': try again in 30 seconds" in page
+    assert (
+        "After a wrong code, your device 'finance phone' takes the next one only in 30 seconds"
+        in page
+    )
+    assert "too many" not in page.lower()
     assert not BulkAction.objects.exists()
 
     TOTPDevice.objects.filter(pk=device.pk).update(
         throttling_failure_timestamp=F("throttling_failure_timestamp") - timedelta(seconds=20)
     )
     reloaded = plain(client.get(posted["Location"]).content.decode())
-    assert "try again in 10 seconds" in reloaded  # the time left, read again from the device
+    assert "taken only in 10 seconds" in reloaded  # the time left, read again from the device
 
     TOTPDevice.objects.filter(pk=device.pk).update(
         throttling_failure_timestamp=F("throttling_failure_timestamp") - timedelta(seconds=11)

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from litejobs.models import Job, JobAttempt, JobState, QueueState
-from tests.factories import JobAttemptFactory, JobFactory, WorkerFactory
+from tests.factories import JobAttemptFactory, JobFactory, UserFactory, WorkerFactory
 from tests.testapp.jobs import charge_card, record
 
 pytestmark = pytest.mark.django_db
@@ -327,8 +327,11 @@ def test_doctor_and_the_dashboard_list_a_job_held_for_an_operator(clock):
     assert problem["runbook"] == (
         "operating/runbooks/#a-steps-outcome-is-unknown-held-for-operator"
     )
-    [shown] = [p for p in dashboard("admin")["problems"] if p["code"] == "held-for-operator"]
-    assert str(held.id) in shown["url"] and "1 job is held for an operator" in shown["message"]
+    operator = UserFactory(username="operator", is_superuser=True)
+    board = dashboard("admin", operator)["problems"]
+    [shown] = [p for p in board if p.code == "held-for-operator"]
+    [listed] = [action for action in shown.actions if action.kind == "problem-jobs"]
+    assert str(held.id) in listed.url and "1 job is held for an operator" in shown.text
 
 
 def test_json_answers_one_object_when_a_system_check_fails(clock):

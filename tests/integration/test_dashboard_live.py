@@ -203,4 +203,4 @@ def test_a_page_whose_session_is_deleted_is_closed_at_the_next_recheck(clock, vi
 def test_the_page_names_its_websocket_when_channels_is_installed(admin_client):
     html = admin_client.get(INDEX).content.decode()
     assert f'data-live="{PATH}"' in html
-    assert "updates live" in html
+    assert '<span id="dashboard-live" class="litejobs-badge" data-state="connecting"' in html

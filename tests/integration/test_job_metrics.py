@@ -16,7 +16,7 @@ from litejobs.metrics.attempts import Tally
 from litejobs.metrics.collector import LitejobsCollector, registry
 from litejobs.models import AttemptOutcome, Job, JobState
 from tests.conftest import ROOT
-from tests.factories import JobAttemptFactory, JobFactory, WorkerFactory
+from tests.factories import JobAttemptFactory, JobFactory, UserFactory, WorkerFactory
 from tests.testapp.jobs import gives_up, noop, record
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -164,3 +164,15 @@ def test_the_example_alert_rules_are_valid_and_use_only_served_metrics(clock):
         "litejobs_workers_alive",
         "litejobs_outbox_oldest_pending_age_seconds",
     } <= used
+
+
+def test_the_metrics_need_their_own_permission_not_the_staff_flag(client):
+    client.force_login(UserFactory(username="north", permissions=["litejobs.view_reportrun"]))
+    refused = client.get("/metrics")
+    assert refused.status_code == 403
+    assert b"litejobs_" not in refused.content
+    assert b"litejobs.view_metrics" in refused.content  # the refusal names what is missing
+
+    client.force_login(UserFactory(username="scraper", permissions=["litejobs.view_metrics"]))
+    served = client.get("/metrics")
+    assert served.status_code == 200 and b"litejobs_jobs" in served.content

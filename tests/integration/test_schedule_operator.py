@@ -299,13 +299,13 @@ def test_a_new_schedule_is_overdue_only_once_an_instant_passed_after_it_became_a
 def test_the_schedule_page_shows_runs_state_and_the_runbook(hourly, clock, client, admin_user):
     client.force_login(admin_user)
     listing = client.get(SCHEDULES).content.decode()
-    assert "t.hourly" in listing and "2026-03-01 14:00" in listing
+    assert "t.hourly" in listing and "14:00:00 UTC" in listing
     row = Schedule.objects.get(name="t.hourly")
     page = client.get(reverse("admin:litejobs_schedule_change", args=[row.pk]))
     content = page.content.decode()
     assert page.status_code == 200
     for hour in range(14, 19):
-        assert f"2026-03-01 {hour}:00:00 UTC" in content  # the next five runs
+        assert f"{hour}:00:00 UTC" in content  # the next five runs, as every page writes times
     for command in (
         "manage.py litejobs schedule show t.hourly",
         "manage.py litejobs replay OCCURRENCE_ID",
@@ -423,5 +423,5 @@ def test_the_schedule_page_shows_the_leader_lease_to_the_second_like_its_other_t
     LeaderLease.objects.filter(name=LeaderRole.SCHEDULER).update(expires_at=until)
     row = Schedule.objects.get(name="t.hourly")
     page = client.get(reverse("admin:litejobs_schedule_change", args=[row.pk])).content.decode()
-    assert "lease until 2026-03-01 13:00:30 UTC" in page
+    assert "lease until 13:00:30 UTC" in page  # as every litejobs page writes times
     assert "123456" not in page and "13:00:30+00:00" not in page

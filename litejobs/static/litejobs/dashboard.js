@@ -3,7 +3,8 @@
 // path, when litejobs[live] is installed) it reloads when the server says something changed,
 // at most once a second; without it, or while the socket is down (it is retried with backoff),
 // every data-refresh-seconds. The socket's state rides in the part's data-live-state
-// (connecting, live, offline). No framework; a failed fetch keeps the last one.
+// (connecting, live, offline) and shows in its badge (#dashboard-live). No framework; a failed
+// fetch keeps the last one.
 (function () {
   "use strict";
   var GAP = 1000; // at most one fetch a second when told of changes
@@ -14,6 +15,15 @@
   var liveState = "";
 
   function current() { return document.getElementById("litejobs-dashboard"); }
+  // The badge's words for each state of the live channel.
+  function badge(part, state) {
+    var shown = part.querySelector("#dashboard-live");
+    if (!shown || !state) { return; }
+    var seconds = parseInt(part.dataset.refreshSeconds, 10) || 5;
+    shown.dataset.state = state;
+    shown.textContent = state === "live" ? "live" : state === "offline"
+      ? "offline: reloads every " + seconds + " s" : "connecting";
+  }
   function reload() {
     lastFetch = Date.now();
     fetch(window.location.href, { credentials: "same-origin", headers: { "X-Requested-With": "fetch" } })
@@ -22,7 +32,7 @@
         var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("litejobs-dashboard");
         var shown = current();
         if (fresh && shown) {
-          if (liveState) { fresh.dataset.liveState = liveState; }
+          if (liveState) { fresh.dataset.liveState = liveState; badge(fresh, liveState); }
           shown.replaceWith(fresh);
         }
       })
@@ -31,7 +41,7 @@
   function setLive(state) {
     liveState = state;
     var shown = current();
-    if (shown) { shown.dataset.liveState = state; }
+    if (shown) { shown.dataset.liveState = state; badge(shown, state); }
   }
   function soon() {
     if (document.hidden) { stale = true; return; }
