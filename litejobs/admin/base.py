@@ -11,7 +11,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import DateTimeField, Model
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest, HttpResponseRedirect
 from django.urls import URLPattern
 from django.utils.html import format_html
 
@@ -87,6 +87,16 @@ class AdminPages(admin.ModelAdmin):
             (title, {**options, "fields": self._instants(options.get("fields", ()), shown)})
             for title, options in super().get_fieldsets(request, obj)
         ]
+
+    def _get_obj_does_not_exist_redirect(
+        self, request: HttpRequest, opts: Any, object_id: str
+    ) -> HttpResponseRedirect:
+        """A record that is not there (deleted, purged, mistyped) is a 404 page saying so, with
+        the ways back, rather than Django's redirect to the admin's home."""
+        raise Http404(
+            f"There is no {opts.verbose_name} {object_id} among the {opts.verbose_name_plural}: "
+            "it may have been deleted, purged after its retention, or mistyped."
+        )
 
     @property
     def urls(self) -> list[URLPattern]:

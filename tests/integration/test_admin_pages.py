@@ -95,3 +95,14 @@ def test_a_refusal_says_why_in_the_admins_chrome_and_offers_the_ways_back(client
     signed_out = client.get(reverse("admin:litejobs_job_changelist"))
     assert signed_out.status_code == 302
     assert signed_out["Location"].startswith(reverse("admin:login"))
+
+
+def test_a_record_that_is_not_there_is_a_404_page_leading_back_to_its_list(admin_client, clock):
+    for name in ("job", "schedule", "webhookendpoint"):
+        missing = admin_client.get(reverse(f"admin:litejobs_{name}_change", args=[987654]))
+        html = missing.content.decode()
+        assert missing.status_code == 404, name
+        said = visible(re.search(r'id="refused-why"[^>]*>(.*?)</p>', html, re.S)[1])
+        assert "987654" in said and "deleted, purged after its retention" in said
+        ways = re.search(r'<ul id="refused-ways">(.*?)</ul>', html, re.S).group(1)
+        assert reverse(f"admin:litejobs_{name}_changelist") in ways
