@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import DeclarationError
-from ..core.spelling import close_match
+from ..core.spelling import unknown_option
 from ..jobs.enqueue import Enqueued
 from . import buffer, declarations
 from . import consumers as consuming
@@ -126,7 +126,7 @@ def pipeline(
     records never show. A declaration that breaks a rule is refused with a
     ``DeclarationError`` naming it; ``manage.py check`` reports it."""
     if unknown:
-        raise _unknown_option(name, next(iter(unknown)))
+        raise unknown_option(f"Pipeline {name!r}", next(iter(unknown)), OPTIONS, "pipeline()")
     if sources is not None and not isinstance(sources, Mapping):
         raise DeclarationError(
             f"Pipeline {name!r}: sources= is a dict of source name to value, such as "
@@ -156,15 +156,6 @@ def pipeline(
 
 #: The options ``pipeline()`` takes beside its name.
 OPTIONS = tuple(inspect.signature(pipeline).parameters)[1:-1]
-
-
-def _unknown_option(name: str, option: str) -> DeclarationError:
-    match = close_match(option, OPTIONS, cutoff=0.6)
-    return DeclarationError(
-        f"Pipeline {name!r}: unknown option {option!r}; "
-        + (f"did you mean {match!r}?" if match else f"pipeline() takes {', '.join(OPTIONS)}."),
-        code="option-unknown",
-    )
 
 
 def _not_listed(name: str) -> tuple[Any, ...]:

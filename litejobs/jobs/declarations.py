@@ -14,7 +14,7 @@ from ..core import clock
 from ..core.durations import parse_duration
 from ..core.payloads import encode_payload
 from ..core.retry import Retry
-from ..core.spelling import close_match
+from ..core.spelling import unknown_option
 from ..core.tracing import current_traceparent
 from ..exceptions import DeclarationError, InvalidInput, LitejobsError
 from . import catalog
@@ -623,12 +623,6 @@ def _declare(func: Callable[..., Any], options: dict[str, Any]) -> JobDefinition
     naming the option it most likely misspells."""
     unknown = [option for option in options if option not in JOB_OPTIONS]
     if unknown:
-        # A plural or a tense (retries, timeouts, tenants) is a likely slip among so few.
-        match = close_match(unknown[0], JOB_OPTIONS, cutoff=0.6)
         name = options.get("name") or default_name(func)
-        raise DeclarationError(
-            f"Job {name!r}: unknown option {unknown[0]!r}; "
-            + (f"did you mean {match!r}?" if match else f"@job takes {', '.join(JOB_OPTIONS)}."),
-            code="option-unknown",
-        )
+        raise unknown_option(f"Job {name!r}", unknown[0], JOB_OPTIONS, "@job")
     return JobDefinition(func, **{"key": None, **options})

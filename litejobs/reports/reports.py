@@ -27,8 +27,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..core.errors import DeclarationError
-from ..core.spelling import close_match
+from ..core.spelling import unknown_option
 from .declarations import Audit, Declaration, Limits, Need, Paging, reports
 from .output import ReportOutput
 
@@ -82,7 +81,7 @@ def report(
     (``paging``), why it is audited (``audit``) and the need it answers (``need``). An option
     of another name (a typo) is refused (``option-unknown``), naming the one it likely means."""
     if unknown:
-        raise _unknown_option(name, next(iter(unknown)))
+        raise unknown_option(f"Report {name!r}", next(iter(unknown)), REPORT_OPTIONS, "report()")
     declared = Report(
         name=name,
         columns=columns,  # type: ignore[arg-type]  # checked: a list or tuple of names
@@ -106,12 +105,3 @@ def report(
 
 #: The options ``report()`` takes, after the name.
 REPORT_OPTIONS = tuple(inspect.signature(report).parameters)[1:-1]
-
-
-def _unknown_option(name: object, option: str) -> DeclarationError:
-    match = close_match(option, REPORT_OPTIONS, cutoff=0.6)
-    return DeclarationError(
-        f"Report {name!r}: unknown option {option!r}; "
-        + (f"did you mean {match!r}?" if match else f"report() takes {', '.join(REPORT_OPTIONS)}."),
-        code="option-unknown",
-    )
