@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from itertools import pairwise
-from typing import Any, cast
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
@@ -126,8 +126,8 @@ class ScheduleDefinition:
             "retry": {
                 "attempts": retry.attempts,
                 "backoff": retry.backoff,
-                "base": cast(timedelta, retry.base).total_seconds(),  # Retry parsed them
-                "max": cast(timedelta, retry.max).total_seconds(),
+                "base": retry.base.total_seconds(),
+                "max": retry.max.total_seconds(),
                 "jitter": retry.jitter,
             },
             "timeout": self.timeout,
