@@ -135,7 +135,7 @@ def _make_room(cursor: Cursor, declaration: Declaration, count: int) -> int:
         return buffered
     if count > capacity:
         raise _full(declaration, buffered, count, "more records than the buffer holds at all")
-    deadline = time.monotonic() + declaration.buffer.waits.total_seconds()
+    deadline = time.monotonic() + declaration.buffer.wait.total_seconds()
     while buffered + count > capacity:
         if time.monotonic() >= deadline:
             raise _full(declaration, buffered, count, "no room came in time")
