@@ -605,7 +605,7 @@ class SizeInput(forms.CharField):
             return format_size(value)
         return value
 
-    def to_python(self, value: Any) -> int | None:  # type: ignore[override]
+    def to_python(self, value: Any) -> int | None:  # type: ignore[override]  # bytes, where CharField answers text
         """The number of bytes typed."""
         text = super().to_python(value)
         if not text:

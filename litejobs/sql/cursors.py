@@ -67,7 +67,7 @@ def hot_cursor(connection: BaseDatabaseWrapper, *, rows: RowFactory[Any] = dict_
     cursor = psycopg.Cursor(pg, row_factory=rows)
     if connection.queries_logged:
         # Django's debug wrapper wraps any DB-API cursor, a psycopg one included.
-        return connection.make_debug_cursor(cursor)  # type: ignore[arg-type]  # django-stubs take Django's own wrapper; Django wraps the driver's cursor
+        return connection.make_debug_cursor(cursor)  # type: ignore[arg-type]  # django-stubs want Django's wrapper; Django wraps the driver's
     return cursor
 
 
