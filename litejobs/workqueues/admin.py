@@ -434,7 +434,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
 
 
 if TYPE_CHECKING:
-    # A mixin of a ModelAdmin: its ``super()`` is the admin's, to the checker as at runtime.
+    # Mixed into a ModelAdmin: its ``super()`` is the admin's, and the checker reads it so.
     _ModelAdmin = admin.ModelAdmin
 else:
     _ModelAdmin = object
