@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, cast
+from dataclasses import dataclass
+from typing import Any
 
 from .core.diagnostics import Problem
 from .core.registry import Registry
@@ -113,23 +113,30 @@ class Compensation:
 
 
 @dataclass(frozen=True)
-class Step:
-    """One step of a workflow: the use case it runs, and how it is compensated."""
+class _StepValues:
+    """A step as ``Step`` checked it: ``name`` is given or its use case's."""
 
-    name: str | None = None
-    use_case: str = ""
-    compensate: Compensation | None = field(default=None)
+    name: str
+    use_case: str
+    compensate: Compensation | None
 
-    def __post_init__(self) -> None:
-        _check_name(self.use_case, "use case of a step")
-        if self.name is None:
-            object.__setattr__(self, "name", self.use_case)
-        if self.compensate is not None and not isinstance(self.compensate, Compensation):
+
+class Step(_StepValues):
+    """One step of a workflow: the use case it runs, and how it is compensated (named after
+    its use case unless ``name`` is given)."""
+
+    def __init__(
+        self, name: str | None = None, use_case: str = "", compensate: Compensation | None = None
+    ) -> None:
+        _check_name(use_case, "use case of a step")
+        named = use_case if name is None else name
+        if compensate is not None and not isinstance(compensate, Compensation):
             raise DeclarationError(
-                f"Step {self.name!r}: compensate= takes Compensation.use_case(...) or "
+                f"Step {named!r}: compensate= takes Compensation.use_case(...) or "
                 "Compensation.none(reason=...).",
                 code="compensation-invalid",
             )
+        super().__init__(named, use_case, compensate)
 
 
 class Workflow(JobDefinition):
@@ -158,7 +165,7 @@ class Workflow(JobDefinition):
             undo = None
             if step.compensate is not None and step.compensate.use_case_name:
                 undo = _compensation(registered(step.compensate.use_case_name), ctx, input)
-            outputs[cast(str, step.name)] = ctx.step.run(  # named by __post_init__
+            outputs[step.name] = ctx.step.run(
                 step.name, _bind(perform, ctx, input, dict(outputs)), compensate=undo
             )
         return outputs

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from django import forms
 from django.contrib import admin, messages
@@ -200,6 +200,19 @@ def duration_display(model: type[Model], name: str) -> Callable[[Any, Any], str]
     """An admin column showing the duration field ``name`` as people write it (``2s``, ``90d``)
     rather than as Python prints a ``timedelta`` (``0:00:02``, ``90 days, 0:00:00``)."""
     return field_display(model, name, format_duration)
+
+
+T = TypeVar("T")
+
+
+def once_per(holder: object, name: str, compute: Callable[[], T]) -> T:
+    """``compute()``, kept on ``holder`` (the request, or a row of the page) as ``name``, so
+    a page that asks for it on every row computes it once."""
+    kept = vars(holder)
+    if name not in kept:
+        kept[name] = compute()
+    found: T = kept[name]
+    return found
 
 
 def acted_by(request: HttpRequest) -> str:

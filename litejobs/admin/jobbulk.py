@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.template.response import TemplateResponse
@@ -22,7 +22,7 @@ from ..core.enums import OperatorVerb
 from ..exceptions import InvalidInput, LitejobsError
 from ..jobs import operations
 from ..jobs.operations import JobFilter
-from .base import acted_by, refused_error
+from .base import ReadOnlyAdmin, acted_by, refused_error
 from .joblisting import AFTER, BEFORE, IDS, NAME, QUEUE, STATE, check_state, parse_ids
 
 BULK_TEMPLATE = "admin/litejobs/job/bulk.html"
@@ -99,8 +99,9 @@ def _described(found: JobFilter) -> str:
     return ", ".join(parts)
 
 
-class BulkOverFilterAdmin(admin.ModelAdmin):
-    """Adds the bulk page (``litejobs_job_bulk``) and the changelist's link to it."""
+class BulkOverFilterAdmin(ReadOnlyAdmin):
+    """Adds the bulk page (``litejobs_job_bulk``) and the changelist's link to it, for users
+    who may operate."""
 
     def get_urls(self) -> list[URLPattern]:
         """The bulk page before the model's own URLs."""
@@ -111,7 +112,7 @@ class BulkOverFilterAdmin(admin.ModelAdmin):
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
         """The jobs list, with the bulk link for users who may operate."""
-        can_bulk = self.has_operate_permission(request)  # type: ignore[attr-defined]
+        can_bulk = self.has_operate_permission(request)
         context = {"can_bulk": can_bulk, **(extra_context or {})}
         return super().changelist_view(request, extra_context=context)
 
@@ -119,7 +120,7 @@ class BulkOverFilterAdmin(admin.ModelAdmin):
         """The form with the matching jobs' count (GET), then ``operations.bulk`` (POST) and
         back to the filtered list; the form again, with the new count, when the matching jobs
         changed in between."""
-        if not self.has_operate_permission(request):  # type: ignore[attr-defined]
+        if not self.has_operate_permission(request):
             raise PermissionDenied
         back = reverse(f"{self.admin_site.name}:litejobs_job_changelist")
         back = f"{back}?{request.GET.urlencode()}"

@@ -43,7 +43,6 @@ from ..reports.declarations import DURATION_MOST, Declaration, reports
 from ..reports.errors import ReportDenied
 from ..reports.output import ReportOutput
 from ..reports.params import VALUE_MAX, widest
-from ..reports.reports import Report
 from .base import ACTION_LIMIT, AdminPages, ReadOnlyAdmin, acted_by, form_refused, report
 from .jobs import CappedCountPaginator
 from .reasons import ask_reason, ask_reason_on_page, selected_hidden
@@ -449,13 +448,13 @@ class ReportRunAdmin(ScopedAdmin):
         return self._render_request(request, f"Request {name}", declaration=declaration, form=form)
 
     def _requested(
-        self, request: HttpRequest, declaration: Report, form: RequestForm
+        self, request: HttpRequest, declaration: Declaration, form: RequestForm
     ) -> HttpResponse | None:
         """The download or the redirect to the queued run; None while the form has errors."""
         if not form.is_bound or not form.is_valid():
             return None
         try:
-            answer = declaration.request(user=request.user, params=form.params())
+            answer = requesting.request(declaration, request.user, form.params())
         except LitejobsError as error:
             form_refused(form, error)
             return None
@@ -606,7 +605,7 @@ class SizeInput(forms.CharField):
             return format_size(value)
         return value
 
-    def to_python(self, value: Any) -> int | None:  # type: ignore[override]
+    def to_python(self, value: Any) -> int | None:  # type: ignore[override]  # bytes, where CharField answers text
         """The number of bytes typed."""
         text = super().to_python(value)
         if not text:

@@ -26,18 +26,21 @@ from ..core import clock, times
 from ..core.retry import Retry
 from ..models import Job, Occurrence, OccurrenceReplay, Schedule
 from ..scheduling import health, runbook
-from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, duration_display, report
+from .base import (
+    ACTION_LIMIT,
+    ReadOnlyAdmin,
+    RecordInline,
+    duration_display,
+    once_per,
+    report,
+)
 from .jobs import CappedCountPaginator
 from .reasons import ask_reason, ask_reason_on_page, selected_hidden
 
 
 def _health(row: Schedule) -> health.Health:
     """The schedule's health, computed once per row and request."""
-    cached = getattr(row, "_litejobs_health", None)
-    if cached is None:
-        cached = health.health(row, clock.now())
-        row._litejobs_health = cached  # type: ignore[attr-defined]  # a per-request cache
-    return cached
+    return once_per(row, "_litejobs_health", lambda: health.health(row, clock.now()))
 
 
 #: The schedule's durations, each shown as people write it (``2s``, ``90d``).

@@ -113,9 +113,13 @@ class StatementCounter:
             return counted
 
         # Counting means replacing psycopg's own methods in this (spawned, bench-only) process.
-        psycopg.Cursor.execute = counted_execute  # type: ignore[method-assign, assignment]
-        psycopg.Connection.commit = ending(psycopg.Connection.commit)  # type: ignore[method-assign]
-        psycopg.Connection.rollback = ending(psycopg.Connection.rollback)  # type: ignore[method-assign]
+        replaced: list[tuple[type, str, Callable[..., Any]]] = [
+            (psycopg.Cursor, "execute", counted_execute),
+            (psycopg.Connection, "commit", ending(psycopg.Connection.commit)),
+            (psycopg.Connection, "rollback", ending(psycopg.Connection.rollback)),
+        ]
+        for owner, name, counting in replaced:
+            setattr(owner, name, counting)
         return counter
 
 

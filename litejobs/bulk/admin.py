@@ -34,7 +34,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_post_parameters
 
 from .. import bulk
-from ..admin.base import ReadOnlyAdmin, refused_error
+from ..admin.base import ReadOnlyAdmin, once_per, refused_error
 from ..exceptions import InvalidInput, LitejobsError
 from ..models import BulkAction, BulkActionItem, BulkConfirmationAttempt, BulkItemState
 from ..workqueues import admin as workqueue_admin
@@ -101,11 +101,11 @@ workqueue_admin.money_actions.register("bulk", offer)
 
 def _runnable(request: HttpRequest) -> list[str]:
     """The names of the actions this user may run (cached on the request)."""
-    cached = getattr(request, "_litejobs_bulk_runnable", None)
-    if cached is None:
-        cached = [a.name for a in bulk.all_actions() if a.allows(request.user)]
-        request._litejobs_bulk_runnable = cached  # type: ignore[attr-defined]  # per request
-    return cached
+    return once_per(
+        request,
+        "_litejobs_bulk_runnable",
+        lambda: [a.name for a in bulk.all_actions() if a.allows(request.user)],
+    )
 
 
 class _ByActionAdmin(ReadOnlyAdmin):

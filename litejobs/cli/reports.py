@@ -131,7 +131,7 @@ def _need(declaration: Declaration) -> dict[str, Any] | None:
         return None
     return {
         "volume": need.volume,
-        "latency_target": _duration(need.latency_target),  # type: ignore[arg-type]
+        "latency_target": _duration(need.latency_target),
         "max_result": need.max_result,
         "operator": need.operator,
     }

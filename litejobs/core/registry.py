@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections import UserDict
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 T = TypeVar("T")
+D = TypeVar("D")
 
 
 def declared_in(item: Any) -> Hashable:
@@ -61,7 +62,13 @@ class Registry(UserDict[str, T]):
             raise KeyError(name)
         raise self._missing(name)
 
-    def get(self, name: str, default: T | None = None) -> T | None:  # type: ignore[override]
+    @overload
+    def get(self, name: str, default: None = None) -> T | None: ...
+
+    @overload
+    def get(self, name: str, default: D) -> T | D: ...
+
+    def get(self, name: str, default: object = None) -> object:
         """The declaration of ``name``, or ``default``: never the kind's not-found error
         (``UserDict.get`` reaches ``__missing__`` on Python 3.11)."""
         return self.data.get(name, default)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import random
-from dataclasses import dataclass, field
+from collections.abc import Collection
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, cast
+from typing import Any
 
 from .durations import format_duration, parse_duration
 from .enums import Backoff, Jitter, values_of
@@ -20,7 +21,19 @@ MAX_ATTEMPTS = 1000
 
 
 @dataclass(frozen=True)
-class Retry:
+class _RetryValues:
+    """A retry policy's values, each as what it holds: ``Retry`` reads them as people write
+    them, checks them, and keeps them here."""
+
+    attempts: int
+    backoff: Backoff
+    base: timedelta
+    max: timedelta
+    jitter: Jitter
+    give_up_on: tuple[type[BaseException], ...]
+
+
+class Retry(_RetryValues):
     """How a failed attempt is retried.
 
     ``attempts`` counts every run including the first (``attempts=1``: never retried). The
@@ -31,55 +44,26 @@ class Retry:
     An exception of a class in ``give_up_on`` (or ``litejobs.Permanent``) stops at once.
     """
 
-    attempts: int = 3
-    backoff: Backoff | str = Backoff.EXPONENTIAL
-    base: timedelta | str | float = "2s"
-    max: timedelta | str | float = "10m"
-    jitter: Jitter | str = Jitter.EQUAL
-    give_up_on: tuple[type[BaseException], ...] = field(default=())
-
-    def __post_init__(self) -> None:
-        try:
-            base = parse_duration(self.base, name="Retry.base")
-            cap = parse_duration(self.max, name="Retry.max")
-        except InvalidInput as exc:
-            raise DeclarationError(exc.args[0], code="retry-invalid") from exc
-        if (
-            not isinstance(self.attempts, int)
-            or isinstance(self.attempts, bool)
-            or not 1 <= self.attempts <= MAX_ATTEMPTS
-        ):
+    def __init__(
+        self,
+        attempts: int = 3,
+        backoff: Backoff | str = Backoff.EXPONENTIAL,
+        base: timedelta | str | float = "2s",
+        max: timedelta | str | float = "10m",
+        jitter: Jitter | str = Jitter.EQUAL,
+        give_up_on: Collection[type[BaseException]] = (),
+    ) -> None:
+        first, cap = _delays(base, max)
+        _check_attempts(attempts)
+        _check_curve(backoff, jitter)
+        if cap < first:
             raise DeclarationError(
-                f"Retry.attempts must be a whole number from 1 to {MAX_ATTEMPTS}; got "
-                f"{self.attempts!r}.",
+                f"Retry.max ({max!r}) must not be below Retry.base ({base!r}).",
                 code="retry-invalid",
             )
-        if self.backoff not in BACKOFFS:
-            raise DeclarationError(
-                f"Retry.backoff must be one of {BACKOFFS}; got {self.backoff!r}.",
-                code="retry-invalid",
-            )
-        if self.jitter not in JITTERS:
-            raise DeclarationError(
-                f"Retry.jitter must be one of {JITTERS}; got {self.jitter!r}.", code="retry-invalid"
-            )
-        if cap < base:
-            raise DeclarationError(
-                f"Retry.max ({self.max!r}) must not be below Retry.base ({self.base!r}).",
-                code="retry-invalid",
-            )
-        give_up_on = self.give_up_on
-        if not isinstance(give_up_on, list | tuple | set | frozenset) or not all(
-            isinstance(c, type) and issubclass(c, BaseException) for c in give_up_on
-        ):
-            raise DeclarationError(
-                "Retry.give_up_on must be a tuple of exception classes.", code="retry-invalid"
-            )
-        object.__setattr__(self, "backoff", Backoff(self.backoff))
-        object.__setattr__(self, "jitter", Jitter(self.jitter))
-        object.__setattr__(self, "base", base)
-        object.__setattr__(self, "max", cap)
-        object.__setattr__(self, "give_up_on", tuple(give_up_on))
+        super().__init__(
+            attempts, Backoff(backoff), first, cap, Jitter(jitter), _exceptions(give_up_on)
+        )
 
     @classmethod
     def coerce(cls, value: Retry | dict[str, Any] | int | None) -> Retry:
@@ -109,10 +93,7 @@ class Retry:
         attempts = f"{self.attempts} attempt{'' if self.attempts == 1 else 's'}"
         if self.attempts == 1:
             return f"{attempts}, never retried"
-        base, cap = (
-            format_duration(cast(timedelta, self.base)),
-            format_duration(cast(timedelta, self.max)),
-        )
+        base, cap = format_duration(self.base), format_duration(self.max)
         if self.backoff == Backoff.FIXED or base == cap:
             delays = f"{base} apart"
         else:
@@ -127,9 +108,8 @@ class Retry:
             Backoff.FIXED: 1,
             Backoff.LINEAR: n,
             Backoff.EXPONENTIAL: 2 ** min(n - 1, 60),
-        }[cast(Backoff, self.backoff)]
-        # __post_init__ made base and max timedeltas.
-        base, cap = cast(timedelta, self.base), cast(timedelta, self.max)
+        }[self.backoff]
+        base, cap = self.base, self.max
         seconds = base.total_seconds() * factor
         return min(timedelta(seconds=min(seconds, cap.total_seconds())), cap)
 
@@ -147,3 +127,46 @@ class Retry:
     def gives_up_on(self, error: BaseException) -> bool:
         """Whether ``error`` ends the job at once instead of retrying."""
         return isinstance(error, (Permanent, *self.give_up_on))
+
+
+# The groups of Retry's checks, in the order it reports problems ------------------------------
+
+
+def _delays(base: object, cap: object) -> tuple[timedelta, timedelta]:
+    try:
+        return parse_duration(base, name="Retry.base"), parse_duration(cap, name="Retry.max")
+    except InvalidInput as exc:
+        raise DeclarationError(exc.args[0], code="retry-invalid") from exc
+
+
+def _check_attempts(attempts: object) -> None:
+    if (
+        not isinstance(attempts, int)
+        or isinstance(attempts, bool)
+        or not 1 <= attempts <= MAX_ATTEMPTS
+    ):
+        raise DeclarationError(
+            f"Retry.attempts must be a whole number from 1 to {MAX_ATTEMPTS}; got {attempts!r}.",
+            code="retry-invalid",
+        )
+
+
+def _check_curve(backoff: object, jitter: object) -> None:
+    if backoff not in BACKOFFS:
+        raise DeclarationError(
+            f"Retry.backoff must be one of {BACKOFFS}; got {backoff!r}.", code="retry-invalid"
+        )
+    if jitter not in JITTERS:
+        raise DeclarationError(
+            f"Retry.jitter must be one of {JITTERS}; got {jitter!r}.", code="retry-invalid"
+        )
+
+
+def _exceptions(give_up_on: object) -> tuple[type[BaseException], ...]:
+    if not isinstance(give_up_on, list | tuple | set | frozenset) or not all(
+        isinstance(c, type) and issubclass(c, BaseException) for c in give_up_on
+    ):
+        raise DeclarationError(
+            "Retry.give_up_on must be a tuple of exception classes.", code="retry-invalid"
+        )
+    return tuple(give_up_on)

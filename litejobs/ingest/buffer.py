@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from django.db import connections, transaction
@@ -23,7 +24,7 @@ from ..core import clock
 from ..core.enums import IngestOutcome, Overflow
 from ..core.payloads import dumps
 from ..exceptions import InvalidInput
-from ..sql.cursors import fetch_one, hot_cursor, run_query
+from ..sql.cursors import Cursor, fetch_one, hot_cursor, run_query
 from .declarations import Declaration
 from .draining import wake
 from .errors import BufferFull
@@ -119,13 +120,13 @@ def feed(declaration: Declaration, records: Iterable[Mapping[str, Any]]) -> int:
     return len(items)
 
 
-def _buffered(cursor: Any, declaration: Declaration, bound: int) -> int:
+def _buffered(cursor: Cursor, declaration: Declaration, bound: int) -> int:
     run_query(cursor, "ingest_buffered", {"pipeline": declaration.name, "bound": bound})
     row = fetch_one(cursor)
     return int(row["buffered"]) if row else 0
 
 
-def _make_room(cursor: Any, declaration: Declaration, count: int) -> int:
+def _make_room(cursor: Cursor, declaration: Declaration, count: int) -> int:
     """How many records are buffered; with ``block``, once there is room for ``count`` more
     (waiting up to the buffer's ``wait``), else ``BufferFull``."""
     capacity = declaration.buffer.capacity
@@ -134,7 +135,7 @@ def _make_room(cursor: Any, declaration: Declaration, count: int) -> int:
         return buffered
     if count > capacity:
         raise _full(declaration, buffered, count, "more records than the buffer holds at all")
-    deadline = time.monotonic() + declaration.buffer.waits.total_seconds()
+    deadline = time.monotonic() + declaration.buffer.wait.total_seconds()
     while buffered + count > capacity:
         if time.monotonic() >= deadline:
             raise _full(declaration, buffered, count, "no room came in time")
@@ -160,7 +161,9 @@ def _full(declaration: Declaration, buffered: int, count: int, why: str) -> Buff
     )
 
 
-def _overflow(cursor: Any, declaration: Declaration, buffered: int, count: int, now: Any) -> None:
+def _overflow(
+    cursor: Cursor, declaration: Declaration, buffered: int, count: int, now: datetime
+) -> None:
     """Apply ``drop_oldest`` or ``page`` to a feed that went past capacity, and record it."""
     buffer = declaration.buffer
     dropped = 0

@@ -46,6 +46,8 @@ CONSUME_JOB = "litejobs.ingest_consume"
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 #: Attempts a record's steps get before it is dropped as poison, unless the pipeline says.
 POISON_AFTER = 3
+#: The bounds of a pipeline's numbers, in the order they are checked.
+NUMBERS = (("batch_size", 1, 10_000), ("poison_after", 1, 100), ("max_record_bytes", 64, 1 << 30))
 
 
 class Step:
@@ -126,43 +128,49 @@ def _reasons(reasons: Any) -> frozenset[enum.Enum]:
 
 
 @dataclass(frozen=True)
-class Buffer:
+class _BufferValues:
+    """A buffer's options, each as what it holds: ``Buffer`` reads them as people write them,
+    checks them, and keeps them here."""
+
+    capacity: int
+    overflow: Overflow
+    reason: enum.Enum | None
+    wait: timedelta
+
+
+class Buffer(_BufferValues):
     """The table fed records wait in: ``capacity`` records at most, and what happens past it
     (``overflow``): ``"block"`` makes ``feed()`` wait up to ``wait`` for room, then refuses
     it; ``"drop_oldest"`` drops the oldest buffered records with ``reason``; ``"page"`` keeps
     the records and pages an operator (an ERROR log line, an admin alert, a metric)."""
 
-    capacity: int = 100_000
-    overflow: Overflow | str = Overflow.BLOCK
-    reason: enum.Enum | None = None
-    wait: timedelta | str | float = "30s"
-
-    def __post_init__(self) -> None:
-        capacity = self.capacity
+    def __init__(
+        self,
+        capacity: int = 100_000,
+        overflow: Overflow | str = Overflow.BLOCK,
+        reason: enum.Enum | None = None,
+        wait: timedelta | str | float = "30s",
+    ) -> None:
         if not isinstance(capacity, int) or isinstance(capacity, bool) or capacity < 1:
             raise DeclarationError(
                 f"Buffer(capacity=...) is a whole number of records, 1 or more; got {capacity!r}.",
                 code="pipeline-invalid",
             )
-        if self.overflow not in tuple(Overflow):
+        if overflow not in tuple(Overflow):
             raise DeclarationError(
                 f"Buffer(overflow=...) is one of {', '.join(map(repr, map(str, Overflow)))}; "
-                f"got {self.overflow!r}.",
+                f"got {overflow!r}.",
                 code="pipeline-invalid",
             )
-        object.__setattr__(self, "overflow", Overflow(self.overflow))
-        object.__setattr__(self, "wait", parse_duration(self.wait, name="Buffer(wait=...)"))
-        if self.overflow is Overflow.DROP_OLDEST and not isinstance(self.reason, enum.Enum):
+        past = Overflow(overflow)
+        waits = parse_duration(wait, name="Buffer(wait=...)")
+        if past is Overflow.DROP_OLDEST and not isinstance(reason, enum.Enum):
             raise DeclarationError(
                 "Buffer(overflow='drop_oldest') needs reason=, the member of the pipeline's "
                 "reason set its dropped records carry (such as Reason.OVERFLOW).",
                 code="pipeline-reason-outside-set",
             )
-
-    @property
-    def waits(self) -> timedelta:
-        """How long a blocked ``feed()`` waits for room."""
-        return parse_duration(self.wait, name="Buffer(wait=...)")
+        super().__init__(capacity, past, reason, waits)
 
 
 @dataclass(frozen=True)
@@ -199,17 +207,21 @@ class Freshness:
 
 
 @dataclass(frozen=True)
-class Files:
+class _FilesValues:
+    """Where file imports read, as ``Files`` checked it: ``prefix`` is ``""`` or a folder
+    ending in one ``/``."""
+
+    prefix: str
+    storage: str
+
+
+class Files(_FilesValues):
     """Where a pipeline's file imports may read: the files under ``prefix`` (a folder such as
     ``"feeds/catalog/"``; ``""`` opens the whole storage) of ``storage`` (an alias of
     ``STORAGES``). ``import_file()`` and the admin's import form reach no other file, so a
     user who may start imports cannot read another team's files through the pipeline."""
 
-    prefix: str
-    storage: str = "default"
-
-    def __post_init__(self) -> None:
-        prefix, storage = self.prefix, self.storage
+    def __init__(self, prefix: str, storage: str = "default") -> None:
         if not isinstance(storage, str) or not storage:
             raise DeclarationError(
                 f"Files(storage=...) is an alias of STORAGES, such as 'default'; got {storage!r}.",
@@ -227,7 +239,7 @@ class Files:
                 f"for the whole storage), without '..' nor a leading '/'; got {prefix!r}.",
                 code="pipeline-invalid",
             )
-        object.__setattr__(self, "prefix", f"{prefix.strip('/')}/" if prefix.strip("/") else "")
+        super().__init__(f"{prefix.strip('/')}/" if prefix.strip("/") else "", storage)
 
     def __str__(self) -> str:
         return f"{self.storage}:{self.prefix or '(the whole storage)'}"
@@ -261,125 +273,28 @@ class Sources(Mapping[str, Any]):
         return self[name]
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class Declaration:
-    """A pipeline as declared: checked by ``__post_init__``; ``litejobs.pipeline`` builds it."""
+    """A pipeline as declared: ``litejobs.pipeline`` checks its options and builds it."""
 
     name: str
-    steps: tuple[Any, ...]
-    drop_reasons: Any
+    steps: tuple[DropStep | EnrichStep, ...]
+    drop_reasons: type[enum.Enum]
     sink: Callable[[dict[str, Any]], Any]
     key: Callable[[Mapping[str, Any]], Any]
-    sources: Mapping[str, Any] = field(default_factory=dict)
-    columns: tuple[str, ...] | None = None
-    buffer: Buffer = field(default_factory=Buffer)
-    batch_size: int = 200
-    freshness: Freshness | None = None
-    poison_after: int = POISON_AFTER
-    max_record_bytes: int = 1_048_576
-    files: Files | None = None
-    sensitive: tuple[str, ...] = ()
-    module: str = ""
+    sources: Mapping[str, Any]
+    columns: tuple[str, ...] | None
+    buffer: Buffer
+    batch_size: int
+    freshness: Freshness | None
+    poison_after: int
+    max_record_bytes: int
+    files: Files | None
+    sensitive: tuple[str, ...]
+    module: str
     #: The globals of the module run that declared it: a module imported again after a failed
     #: import declares anew, while one run declaring a name twice is refused.
-    namespace: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-    def __post_init__(self) -> None:
-        _check_name(self.name)
-        self.steps = tuple(self.steps)
-        self._check_reasons()
-        for step in self.steps:
-            self._check_step(step)
-        self._check_numbers()
-        self._check_callables()
-        if self.columns is not None:
-            self.columns = columns(self.name, self.columns)
-        self.sensitive = field_names(self.name, "sensitive", self.sensitive)
-        self._check_sensitive()
-        if self.buffer.reason is not None and self.buffer.reason not in self.reasons:
-            raise self._invalid(
-                f"Buffer(reason={self.buffer.reason!r}) is not a member of drop_reasons "
-                f"({self.drop_reasons.__name__}).",
-                "pipeline-reason-outside-set",
-            )
-
-    def _invalid(self, message: str, code: str = "pipeline-invalid") -> DeclarationError:
-        return DeclarationError(f"Pipeline {self.name!r}: {message}", code=code)
-
-    def _check_reasons(self) -> None:
-        reasons = self.drop_reasons
-        if not (isinstance(reasons, type) and issubclass(reasons, enum.Enum)) or not len(reasons):
-            raise self._invalid(
-                "drop_reasons= names the closed set of reasons its records may be dropped "
-                "for: an Enum class with at least one member (and a 'poison' member for "
-                f"records whose steps keep failing); got {reasons!r}.",
-                "pipeline-reasons-missing",
-            )
-        if self.poison is None:
-            raise self._invalid(
-                f"drop_reasons={reasons.__name__} has no member whose value is 'poison': a "
-                "record whose steps keep raising is dropped with it. Add POISON = 'poison'.",
-                "pipeline-reasons-missing",
-            )
-
-    def _check_step(self, step: Any) -> None:
-        if isinstance(step, DropStep):
-            outside = sorted(str(r) for r in step.reasons if r not in self.reasons)
-            if outside:
-                raise self._invalid(
-                    f"drop step {step.name} names {', '.join(outside)}, outside drop_reasons "
-                    f"({self.drop_reasons.__name__}).",
-                    "pipeline-reason-outside-set",
-                )
-        elif isinstance(step, EnrichStep):
-            undeclared = sorted(step.sources - set(self.sources))
-            if undeclared:
-                raise self._invalid(
-                    f"enrich step {step.name} reads {', '.join(map(repr, undeclared))}, which "
-                    "sources= does not declare.",
-                    "pipeline-source-undeclared",
-                )
-        else:
-            raise self._invalid(
-                f"step {getattr(step, '__qualname__', step)!r} is marked neither @drop nor "
-                "@enrich; mark it with the one it does.",
-                "pipeline-step-unmarked",
-            )
-
-    def _check_numbers(self) -> None:
-        for option, low, high in (
-            ("batch_size", 1, 10_000),
-            ("poison_after", 1, 100),
-            ("max_record_bytes", 64, 1 << 30),
-        ):
-            value = getattr(self, option)
-            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-                raise self._invalid(f"{option}= is a whole number from {low} to {high}.")
-
-    def _check_callables(self) -> None:
-        for option in ("sink", "key"):
-            if not callable(getattr(self, option)):
-                raise self._invalid(f"{option}= must be a function of the record.")
-        if not isinstance(self.buffer, Buffer):
-            raise self._invalid("buffer= is a Buffer(capacity=..., overflow=...).")
-        if not isinstance(self.sources, Mapping):
-            raise self._invalid("sources= is a dict of source name to value.")
-        if self.freshness is not None and not isinstance(self.freshness, Freshness):
-            raise self._invalid("freshness= is Freshness.bounded(...) or Freshness.advisory(...).")
-        if self.files is not None and not isinstance(self.files, Files):
-            raise self._invalid("files= is Files(prefix=..., storage=...).")
-
-    def _check_sensitive(self) -> None:
-        """Each sensitive field names a declared column, when the pipeline declares them (a
-        dotted name: a field inside that column's value)."""
-        unknown = [
-            n for n in self.sensitive if self.columns and n.partition(".")[0] not in self.columns
-        ]
-        if unknown:
-            raise self._invalid(
-                f"sensitive= names {', '.join(map(repr, unknown))}, which columns= does not "
-                f"declare ({', '.join(self.columns or ())})."
-            )
+    namespace: Mapping[str, Any] = field(repr=False)
 
     @property
     def reasons(self) -> frozenset[enum.Enum]:
@@ -389,13 +304,13 @@ class Declaration:
     @property
     def poison(self) -> enum.Enum | None:
         """The set's member a record whose steps keep raising is dropped with."""
-        return next((r for r in self.drop_reasons if r.value == POISON), None)
+        return _poison(self.drop_reasons)
 
     def reason(self, value: Any) -> enum.Enum:
         """The member of the reason set ``value`` names (a member, its value or its name)."""
         for member in self.drop_reasons:
             if value in (member, member.value, member.name):
-                return member  # type: ignore[no-any-return]
+                return member
         raise InvalidInput(
             f"Pipeline {self.name!r} has no drop reason {value!r}; its reasons are "
             f"{', '.join(str(m.value) for m in self.drop_reasons)}.",
@@ -403,7 +318,127 @@ class Declaration:
         )
 
 
-def _check_name(name: Any) -> None:
+def _poison(reasons: type[enum.Enum]) -> enum.Enum | None:
+    return next((r for r in reasons if r.value == POISON), None)
+
+
+# The groups of pipeline()'s checks, in the order it reports problems -------------------------
+
+
+def _refused(name: str, message: str, code: str = "pipeline-invalid") -> DeclarationError:
+    return DeclarationError(f"Pipeline {name!r}: {message}", code=code)
+
+
+def check_reasons(name: str, reasons: object) -> type[enum.Enum]:
+    """The closed set of reasons: an Enum with a poison member."""
+    if not (isinstance(reasons, type) and issubclass(reasons, enum.Enum)) or not len(reasons):
+        raise _refused(
+            name,
+            "drop_reasons= names the closed set of reasons its records may be dropped "
+            "for: an Enum class with at least one member (and a 'poison' member for "
+            f"records whose steps keep failing); got {reasons!r}.",
+            "pipeline-reasons-missing",
+        )
+    if _poison(reasons) is None:
+        raise _refused(
+            name,
+            f"drop_reasons={reasons.__name__} has no member whose value is 'poison': a "
+            "record whose steps keep raising is dropped with it. Add POISON = 'poison'.",
+            "pipeline-reasons-missing",
+        )
+    return reasons
+
+
+def check_steps(
+    name: str, steps: tuple[object, ...], reasons: type[enum.Enum], sources: Mapping[str, Any]
+) -> tuple[DropStep | EnrichStep, ...]:
+    """Each step is marked, and names only reasons of the set and sources it was given."""
+    return tuple(_check_step(name, step, reasons, sources) for step in steps)
+
+
+def _check_step(
+    name: str, step: object, reasons: type[enum.Enum], sources: Mapping[str, Any]
+) -> DropStep | EnrichStep:
+    if isinstance(step, DropStep):
+        outside = sorted(str(r) for r in step.reasons - frozenset(reasons))
+        if outside:
+            raise _refused(
+                name,
+                f"drop step {step.name} names {', '.join(outside)}, outside drop_reasons "
+                f"({reasons.__name__}).",
+                "pipeline-reason-outside-set",
+            )
+        return step
+    if isinstance(step, EnrichStep):
+        undeclared = sorted(step.sources - set(sources))
+        if undeclared:
+            raise _refused(
+                name,
+                f"enrich step {step.name} reads {', '.join(map(repr, undeclared))}, which "
+                "sources= does not declare.",
+                "pipeline-source-undeclared",
+            )
+        return step
+    raise _refused(
+        name,
+        f"step {getattr(step, '__qualname__', step)!r} is marked neither @drop nor @enrich; "
+        "mark it with the one it does.",
+        "pipeline-step-unmarked",
+    )
+
+
+def check_numbers(
+    name: str, batch_size: object, poison_after: object, max_record_bytes: object
+) -> None:
+    """``batch_size``, ``poison_after`` and ``max_record_bytes``, each within its bounds."""
+    given = (batch_size, poison_after, max_record_bytes)
+    for (option, low, high), value in zip(NUMBERS, given, strict=True):
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise _refused(name, f"{option}= is a whole number from {low} to {high}.")
+
+
+def check_parts(
+    name: str, *, sink: object, key: object, buffer: object, freshness: object, files: object
+) -> None:
+    """The functions it calls on each record, and the parts it is made of."""
+    for option, value in (("sink", sink), ("key", key)):
+        if not callable(value):
+            raise _refused(name, f"{option}= must be a function of the record.")
+    if not isinstance(buffer, Buffer):
+        raise _refused(name, "buffer= is a Buffer(capacity=..., overflow=...).")
+    if freshness is not None and not isinstance(freshness, Freshness):
+        raise _refused(name, "freshness= is Freshness.bounded(...) or Freshness.advisory(...).")
+    if files is not None and not isinstance(files, Files):
+        raise _refused(name, "files= is Files(prefix=..., storage=...).")
+
+
+def check_fields(
+    name: str,
+    sensitive: tuple[str, ...],
+    columns: tuple[str, ...] | None,
+    buffer: Buffer,
+    reasons: type[enum.Enum],
+) -> None:
+    """Each sensitive field names a declared column, when the pipeline declares them (a
+    dotted name: a field inside that column's value); the buffer's reason is of the set."""
+    unknown = [n for n in sensitive if columns and n.partition(".")[0] not in columns]
+    if unknown:
+        raise _refused(
+            name,
+            f"sensitive= names {', '.join(map(repr, unknown))}, which columns= does not "
+            f"declare ({', '.join(columns or ())}).",
+        )
+    if buffer.reason is not None and buffer.reason not in frozenset(reasons):
+        raise _refused(
+            name,
+            f"Buffer(reason={buffer.reason!r}) is not a member of drop_reasons "
+            f"({reasons.__name__}).",
+            "pipeline-reason-outside-set",
+        )
+
+
+def check_name(name: object) -> None:
+    """A name its jobs' keys, metrics labels and admin URL may hold."""
     if not isinstance(name, str) or not NAME.match(name):
         raise DeclarationError(
             "A pipeline's name is 1-100 letters, digits or '_.-', such as 'shop.catalog'; got "
@@ -412,7 +447,7 @@ def _check_name(name: Any) -> None:
         )
 
 
-def columns(name: str, declared: Any) -> tuple[str, ...]:
+def columns(name: str, declared: object) -> tuple[str, ...]:
     """The declared columns, each once (``pipeline-invalid`` otherwise)."""
     listed = field_names(name, "columns", declared)
     if not listed:
@@ -428,7 +463,7 @@ def columns(name: str, declared: Any) -> tuple[str, ...]:
     return listed
 
 
-def field_names(name: str, option: str, names: Any) -> tuple[str, ...]:
+def field_names(name: str, option: str, names: object) -> tuple[str, ...]:
     """``names`` as a tuple of field names, or ``pipeline-invalid``: a list or tuple of
     non-empty texts (a text alone is refused: ``"sku"`` is no list of three names)."""
     listed = tuple(names) if isinstance(names, list | tuple) else None
@@ -441,7 +476,7 @@ def field_names(name: str, option: str, names: Any) -> tuple[str, ...]:
     return listed
 
 
-def _duplicate(name: str, existing: Any, new: Any) -> DeclarationError:
+def _duplicate(name: str, existing: Declaration, new: Declaration) -> DeclarationError:
     where = (
         f"twice in {new.module}"
         if existing.module == new.module
@@ -471,7 +506,7 @@ def _missing(name: str) -> PipelineNotFound:
 D = TypeVar("D", bound=Declaration)
 
 #: The declared pipelines by name.
-pipelines: Registry[Any] = Registry("pipeline", duplicate=_duplicate, missing=_missing)
+pipelines: Registry[Declaration] = Registry("pipeline", duplicate=_duplicate, missing=_missing)
 discovery = Discovery("pipelines")
 
 

@@ -30,6 +30,7 @@ catalog.cursor("vendor-a")                   # where it stands (None before its 
 
 from __future__ import annotations
 
+import enum
 import inspect
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -41,7 +42,7 @@ from ..jobs.enqueue import Enqueued
 from . import buffer, declarations
 from . import consumers as consuming
 from . import stats as counting
-from .declarations import Buffer, Declaration, Files, Freshness
+from .declarations import Buffer, Declaration, DropStep, EnrichStep, Files, Freshness
 
 if TYPE_CHECKING:
     from ..models import ImportRun
@@ -103,8 +104,8 @@ class Pipeline(Declaration):
 def pipeline(
     name: str,
     *,
-    steps: Iterable[Any],
-    drop_reasons: Any,
+    steps: Iterable[DropStep | EnrichStep],
+    drop_reasons: type[enum.Enum],
     sink: Callable[[dict[str, Any]], Any],
     key: Callable[[Mapping[str, Any]], Any],
     sources: Mapping[str, Any] | None = None,
@@ -133,21 +134,34 @@ def pipeline(
             f"{{'rates': RATES}}; got a {type(sources).__name__}.",
             code="pipeline-invalid",
         )
+    listed = tuple(steps) if isinstance(steps, list | tuple) else _not_listed(name)
+    fields = None if columns is None else declarations.columns(name, columns)
+    hidden = declarations.field_names(name, "sensitive", sensitive)
+    declarations.check_name(name)
+    reasons = declarations.check_reasons(name, drop_reasons)
+    given = dict(sources or {})
+    marked = declarations.check_steps(name, listed, reasons, given)
+    declarations.check_numbers(name, batch_size, poison_after, max_record_bytes)
+    buffer = Buffer() if buffer is None else buffer
+    declarations.check_parts(
+        name, sink=sink, key=key, buffer=buffer, freshness=freshness, files=files
+    )
+    declarations.check_fields(name, hidden, fields, buffer, reasons)
     declared = Pipeline(
         name=name,
-        steps=tuple(steps) if isinstance(steps, list | tuple) else _not_listed(name),
-        drop_reasons=drop_reasons,
+        steps=marked,
+        drop_reasons=reasons,
         sink=sink,
         key=key,
-        sources=dict(sources or {}),
-        columns=None if columns is None else declarations.columns(name, columns),
-        buffer=buffer if buffer is not None else Buffer(),
+        sources=given,
+        columns=fields,
+        buffer=buffer,
         batch_size=batch_size,
         freshness=freshness,
         poison_after=poison_after,
         max_record_bytes=max_record_bytes,
         files=files,
-        sensitive=declarations.field_names(name, "sensitive", sensitive),
+        sensitive=hidden,
         module=str(_caller().get("__name__", "")),
         namespace=_caller(),
     )

@@ -39,7 +39,8 @@ from ..models import (
     OverflowEvent,
     SetAsideRecord,
 )
-from . import stats
+from . import imports, stats
+from .buffer import replay as feed_back
 from .declarations import Declaration, DropStep, EnrichStep, Files, pipelines
 
 __all__ = [
@@ -371,7 +372,7 @@ class Details:
                 "capacity": buffer.capacity,
                 "overflow": str(buffer.overflow),
                 "reason": _value(buffer.reason),
-                "wait": format_duration(buffer.waits),
+                "wait": format_duration(buffer.wait),
             },
             "replayable": dict(self.replayable),
             "imports": [_import_dict(run) for run in self.imports],
@@ -442,7 +443,7 @@ def replay(
     value = ERRORED if drop_reason == ERRORED else str(declaration.reason(drop_reason).value)
     actor = Actor(check_by(by), user_id, reason)
     with transaction.atomic(using=_alias()):
-        replayed = declaration.replay(value)
+        replayed = feed_back(declaration, value)
         actionlog.record(
             OperatorVerb.INGEST_REPLAY,
             actor,
@@ -464,7 +465,7 @@ def start_import(
     declaration = pipelines[name]
     actor = Actor(check_by(by), user_id, reason)
     with transaction.atomic(using=_alias()):
-        run: ImportRun = declaration.import_file(file, format=format)
+        run = imports.import_file(declaration, file, format=format)
         actionlog.record(
             OperatorVerb.IMPORT_START,
             actor,

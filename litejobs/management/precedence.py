@@ -50,8 +50,7 @@ class RuntimeCommandTable:
 
     def cache_clear(self) -> None:
         self._table = None
-        # Django's get_commands is an lru_cache; the stubs declare it a plain function.
-        self.django_get_commands.cache_clear()  # type: ignore[attr-defined]
+        self.django_get_commands.cache_clear()  # type: ignore[attr-defined]  # django-stubs declare a plain function; Django's is cached
 
 
 def pin_runtime_commands() -> None:

@@ -24,7 +24,7 @@ statements bucket with ``width_bucket`` over the same bounds (``litejobs.sql``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import models
 
@@ -34,7 +34,14 @@ from ..core.histogram import BUCKET_BOUNDS
 __all__ = ["BUCKET_BOUNDS", "JobMinute", "MinuteOutcome"]
 
 
-class BucketCounts(models.Field):  # type: ignore[type-arg]
+if TYPE_CHECKING:
+    # The stubs' Field is generic in what it is set to and what it reads; Django's is not.
+    _Field = models.Field[list[int], list[int]]
+else:
+    _Field = models.Field
+
+
+class BucketCounts(_Field):
     """A PostgreSQL ``bigint[]`` of histogram bucket counts (read as a list of ints).
 
     A field of its own rather than ``ArrayField``, which would require

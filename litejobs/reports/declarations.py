@@ -10,8 +10,8 @@ requested) so every report of a project shows in one ``check`` run.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -59,13 +59,13 @@ def _invalid(message: str, code: str = "report-invalid") -> DeclarationError:
     return DeclarationError(message, code=code)
 
 
-def _count(name: str, value: Any, high: int) -> int:
+def _count(name: str, value: object, high: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= high:
         raise _invalid(f"{name} is a whole number from 1 to {high:,}; got {value!r}.")
     return value
 
 
-def _duration(name: str, value: Any, most: timedelta | None = None) -> timedelta:
+def _duration(name: str, value: object, most: timedelta | None = None) -> timedelta:
     try:
         found = parse_duration(value, name=name, allow_zero=False)
     except InvalidInput as error:
@@ -76,7 +76,19 @@ def _duration(name: str, value: Any, most: timedelta | None = None) -> timedelta
 
 
 @dataclass(frozen=True)
-class Limits:
+class _LimitsValues:
+    """A report's limits, each as what it holds: ``Limits`` reads them as people write them,
+    checks them, and keeps them here."""
+
+    max_range: timedelta | None
+    max_rows: int
+    max_seconds: timedelta
+    max_concurrent: int
+    max_bytes: int
+    lifetime: timedelta
+
+
+class Limits(_LimitsValues):
     """The bounds of one report's cost, each stored as a setting row an operator may change:
     ``max_range`` (the longest ``end - start``; None: the report takes no range),
     ``max_rows``, ``max_seconds`` and ``max_bytes`` (a run past one is stopped and offers
@@ -84,41 +96,39 @@ class Limits:
     ``lifetime`` (how long a finished output may be downloaded before it is removed). Each
     duration has its ceiling (``DURATION_MOST``)."""
 
-    max_range: timedelta | str | float | None = None
-    max_rows: int = 1_000_000
-    max_seconds: timedelta | str | float = "10m"
-    max_concurrent: int = 2
-    max_bytes: int | str = "100MB"
-    lifetime: timedelta | str | float = "1h"
-
-    def __post_init__(self) -> None:
-        for name in DURATION_MOST:
-            value = getattr(self, name)
-            if value is not None or name != "max_range":
-                checked = _duration(f"Limits({name}=...)", value, DURATION_MOST[name])
-                object.__setattr__(self, name, checked)
-        object.__setattr__(self, "max_rows", _count("Limits(max_rows=...)", self.max_rows, 10**10))
-        object.__setattr__(
-            self, "max_concurrent", _count("Limits(max_concurrent=...)", self.max_concurrent, 1000)
-        )
+    def __init__(
+        self,
+        max_range: timedelta | str | float | None = None,
+        max_rows: int = 1_000_000,
+        max_seconds: timedelta | str | float = "10m",
+        max_concurrent: int = 2,
+        max_bytes: int | str = "100MB",
+        lifetime: timedelta | str | float = "1h",
+    ) -> None:
+        longest = None if max_range is None else _limit("max_range", max_range)
+        seconds, kept = _limit("max_seconds", max_seconds), _limit("lifetime", lifetime)
+        rows = _count("Limits(max_rows=...)", max_rows, 10**10)
+        concurrent = _count("Limits(max_concurrent=...)", max_concurrent, 1000)
         try:
-            object.__setattr__(
-                self, "max_bytes", parse_size(self.max_bytes, name="Limits(max_bytes=...)")
-            )
+            size = parse_size(max_bytes, name="Limits(max_bytes=...)")
         except InvalidInput as error:
             raise _invalid(error.args[0]) from None
+        super().__init__(longest, rows, seconds, concurrent, size, kept)
 
     def describe(self) -> dict[str, str]:
         """Each limit as people write it, by name."""
-        max_range = self.max_range
         return {
-            "max_range": format_duration(max_range) if isinstance(max_range, timedelta) else "-",
+            "max_range": "-" if self.max_range is None else format_duration(self.max_range),
             "max_rows": f"{self.max_rows:,}",
-            "max_seconds": format_duration(self.max_seconds),  # type: ignore[arg-type]
+            "max_seconds": format_duration(self.max_seconds),
             "max_concurrent": str(self.max_concurrent),
-            "max_bytes": format_size(self.max_bytes),  # type: ignore[arg-type]
-            "lifetime": format_duration(self.lifetime),  # type: ignore[arg-type]
+            "max_bytes": format_size(self.max_bytes),
+            "lifetime": format_duration(self.lifetime),
         }
+
+
+def _limit(name: str, value: object) -> timedelta:
+    return _duration(f"Limits({name}=...)", value, DURATION_MOST[name])
 
 
 @dataclass(frozen=True)
@@ -169,120 +179,157 @@ class Audit:
 
 
 @dataclass(frozen=True)
-class Need:
+class _NeedValues:
+    """A report's need, each part as what it holds (``Need`` checks and keeps them)."""
+
+    volume: int
+    latency_target: timedelta
+    max_result: int
+    operator: str
+
+
+class Need(_NeedValues):
     """The reporting need the report answers, recorded before it was built: a representative
     ``volume`` (rows it reads), the ``latency_target``, the ``max_result`` and the
     ``operator`` who answers for it."""
 
-    volume: int
-    latency_target: timedelta | str | float
-    max_result: int
-    operator: str
-
-    def __post_init__(self) -> None:
-        _count("Need(volume=...)", self.volume, NEED_MOST)
-        _count("Need(max_result=...)", self.max_result, NEED_MOST)
-        latency = _duration("Need(latency_target=...)", self.latency_target)
-        object.__setattr__(self, "latency_target", latency)
-        if not isinstance(self.operator, str) or not self.operator.strip():
+    def __init__(
+        self, volume: int, latency_target: timedelta | str | float, max_result: int, operator: str
+    ) -> None:
+        _count("Need(volume=...)", volume, NEED_MOST)
+        _count("Need(max_result=...)", max_result, NEED_MOST)
+        latency = _duration("Need(latency_target=...)", latency_target)
+        if not isinstance(operator, str) or not operator.strip():
             raise _invalid("Need(operator=...) names who answers for the report.")
+        super().__init__(volume, latency, max_result, operator)
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class Declaration:
-    """A report as declared: checked by ``__post_init__``; ``litejobs.report`` builds it."""
+    """A report as declared: ``litejobs.report`` checks its options and builds it."""
 
     name: str
     columns: tuple[str, ...]
     query: Callable[[dict[str, Any], str], Any]
-    filters: tuple[str, ...] = ()
-    tenant: Callable[[Any], Any] | None = None
-    format: ReportFormat | str = ReportFormat.CSV
-    encoding: str = "utf-8"
-    bom: bool = False
-    limits: Limits = field(default_factory=Limits)
-    request_budget: int = 100
-    paging: Paging | None = None
-    audit: Audit | None = None
-    permission: str | None = None
-    formula_columns: tuple[str, ...] = ()
-    need: Need | None = None
-    module: str = ""
-
-    def __post_init__(self) -> None:
-        _check_name(self.name)
-        self.columns = _names(self.name, "columns", self.columns, empty=False)
-        self.filters = _names(self.name, "filters", self.filters, empty=True)
-        self.formula_columns = _names(self.name, "formula_columns", self.formula_columns, True)
-        self._check_options()
-        self._check_types()
-        outside = sorted(set(self.formula_columns) - set(self.columns))
-        if outside:
-            raise self._invalid(f"formula_columns= names {outside}, which columns= does not list.")
-        overlap = sorted(set(self.filters) & set(RANGE))
-        if overlap:
-            raise self._invalid(
-                f"filters= names {overlap}: start and end are the report's range, bounded by "
-                "Limits(max_range=...); name the other filters only."
-            )
-
-    def _invalid(self, message: str, code: str = "report-invalid") -> DeclarationError:
-        return _invalid(f"Report {self.name!r}: {message}", code)
-
-    def _check_options(self) -> None:
-        if self.format not in values_of(ReportFormat):
-            raise self._invalid(
-                f"format= is one of {', '.join(values_of(ReportFormat))}; got {self.format!r}."
-            )
-        self.format = ReportFormat(self.format)
-        self._check_encoding()
-        _count("request_budget=", self.request_budget, 100_000)
-
-    def _check_encoding(self) -> None:
-        try:
-            marked = "".encode(self.encoding)
-        except (LookupError, TypeError):
-            raise self._invalid(
-                f"encoding= names a codec Python knows, such as 'utf-8' or 'cp1252'; got "
-                f"{self.encoding!r}."
-            ) from None
-        if marked:
-            raise self._invalid(
-                f"encoding={self.encoding!r} writes a byte order mark of its own; name the "
-                "byte order (such as 'utf-16-le') and pass bom=True for the mark."
-            )
-        if not isinstance(self.bom, bool):
-            raise self._invalid(
-                "bom= is True (a byte order mark first, for spreadsheets) or False."
-            )
-        if self.bom and not _holds_bom(self.encoding):
-            raise self._invalid(f"bom=True needs a Unicode encoding; {self.encoding} has no mark.")
-
-    def _check_types(self) -> None:
-        if not callable(self.query):
-            raise self._invalid("query= is a function query(params, tenant) answering a QuerySet.")
-        if self.tenant is not None and not callable(self.tenant):
-            raise self._invalid(
-                "tenant= is a function of the requesting user answering its tenant."
-            )
-        for option, kind in (("limits", Limits), ("paging", Paging), ("audit", Audit)):
-            value = getattr(self, option)
-            if value is not None and not isinstance(value, kind):
-                raise self._invalid(f"{option}= is a {kind.__name__}(...); got {value!r}.")
-        if self.need is not None and not isinstance(self.need, Need):
-            raise self._invalid(f"need= is a Need(...); got {self.need!r}.")
-        permission = self.permission
-        if permission is not None and (not isinstance(permission, str) or "." not in permission):
-            raise self._invalid(
-                "permission= is 'app_label.codename', such as 'shop.export_order'; got "
-                f"{permission!r}.",
-                "report-permission-unknown",
-            )
+    filters: tuple[str, ...]
+    tenant: Callable[[Any], Any] | None
+    format: ReportFormat
+    encoding: str
+    bom: bool
+    limits: Limits
+    request_budget: int
+    paging: Paging | None
+    audit: Audit | None
+    permission: str | None
+    formula_columns: tuple[str, ...]
+    need: Need | None
+    module: str
 
     @property
     def label(self) -> str:
         """The report's name as a file name: letters, digits, dots, dashes and underscores."""
         return "".join(c if c.isalnum() or c in "._-" else "_" for c in self.name)
+
+
+# The groups of report()'s checks, in the order it reports problems ---------------------------
+
+
+def _refused(report: str, message: str, code: str = "report-invalid") -> DeclarationError:
+    return _invalid(f"Report {report!r}: {message}", code)
+
+
+def check_names(
+    name: str, columns: object, filters: object, formula_columns: object
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The report's name, then its columns, filters and formula columns as tuples of names."""
+    _check_name(name)
+    return (
+        _names(name, "columns", columns, empty=False),
+        _names(name, "filters", filters, empty=True),
+        _names(name, "formula_columns", formula_columns, empty=True),
+    )
+
+
+def check_output(
+    name: str, format: object, encoding: object, bom: object, request_budget: object
+) -> ReportFormat:
+    """How the output is written (its format, encoding and mark), and the request budget."""
+    if format not in values_of(ReportFormat):
+        raise _refused(
+            name, f"format= is one of {', '.join(values_of(ReportFormat))}; got {format!r}."
+        )
+    _check_encoding(name, encoding, bom)
+    _count("request_budget=", request_budget, 100_000)
+    return ReportFormat(format)
+
+
+def _check_encoding(name: str, encoding: object, bom: object) -> None:
+    unknown = _refused(
+        name,
+        f"encoding= names a codec Python knows, such as 'utf-8' or 'cp1252'; got {encoding!r}.",
+    )
+    if not isinstance(encoding, str):
+        raise unknown
+    try:
+        marked = "".encode(encoding)
+    except LookupError:
+        raise unknown from None
+    if marked:
+        raise _refused(
+            name,
+            f"encoding={encoding!r} writes a byte order mark of its own; name the byte order "
+            "(such as 'utf-16-le') and pass bom=True for the mark.",
+        )
+    if not isinstance(bom, bool):
+        raise _refused(name, "bom= is True (a byte order mark first, for spreadsheets) or False.")
+    if bom and not _holds_bom(encoding):
+        raise _refused(name, f"bom=True needs a Unicode encoding; {encoding} has no mark.")
+
+
+def check_parts(
+    name: str,
+    *,
+    query: object,
+    tenant: object,
+    limits: object,
+    paging: object,
+    audit: object,
+    need: object,
+    permission: object,
+) -> None:
+    """The functions it calls (``query``, ``tenant``), the parts it is made of, and the
+    permission a requester needs."""
+    if not callable(query):
+        raise _refused(name, "query= is a function query(params, tenant) answering a QuerySet.")
+    if tenant is not None and not callable(tenant):
+        raise _refused(name, "tenant= is a function of the requesting user answering its tenant.")
+    parts = (("limits", limits, Limits), ("paging", paging, Paging), ("audit", audit, Audit))
+    for option, value, kind in (*parts, ("need", need, Need)):
+        if value is not None and not isinstance(value, kind):
+            raise _refused(name, f"{option}= is a {kind.__name__}(...); got {value!r}.")
+    if permission is not None and (not isinstance(permission, str) or "." not in permission):
+        raise _refused(
+            name,
+            f"permission= is 'app_label.codename', such as 'shop.export_order'; got "
+            f"{permission!r}.",
+            "report-permission-unknown",
+        )
+
+
+def check_columns(
+    name: str, columns: tuple[str, ...], filters: tuple[str, ...], formulas: tuple[str, ...]
+) -> None:
+    """The formula columns are columns, and the filters leave the range to ``Limits``."""
+    outside = sorted(set(formulas) - set(columns))
+    if outside:
+        raise _refused(name, f"formula_columns= names {outside}, which columns= does not list.")
+    overlap = sorted(set(filters) & set(RANGE))
+    if overlap:
+        raise _refused(
+            name,
+            f"filters= names {overlap}: start and end are the report's range, bounded by "
+            "Limits(max_range=...); name the other filters only.",
+        )
 
 
 def _holds_bom(encoding: str) -> bool:
@@ -293,7 +340,7 @@ def _holds_bom(encoding: str) -> bool:
     return True
 
 
-def _check_name(name: Any) -> None:
+def _check_name(name: object) -> None:
     if not isinstance(name, str) or len(name) > NAME_MAX or not NAME_PATTERN.fullmatch(name):
         raise _invalid(
             f"A report's name is at most {NAME_MAX} characters: words of letters, digits, _ "
@@ -302,21 +349,20 @@ def _check_name(name: Any) -> None:
         )
 
 
-def _names(report: str, option: str, value: Iterable[Any], empty: bool) -> tuple[str, ...]:
+def _names(report: str, option: str, value: object, empty: bool) -> tuple[str, ...]:
     listed = tuple(value) if isinstance(value, list | tuple) else None
     valid = listed is not None and (empty or listed)
     if not valid or not all(isinstance(n, str) and n.isidentifier() for n in listed or ()):
-        raise _invalid(
-            f"Report {report!r}: {option}= lists field names, such as ['number', 'amount']; "
-            f"got {value!r}."
+        raise _refused(
+            report, f"{option}= lists field names, such as ['number', 'amount']; got {value!r}."
         )
-    names = listed or ()
+    names: tuple[str, ...] = listed or ()
     if len(set(names)) != len(names):
-        raise _invalid(f"Report {report!r}: {option}= names a field twice.")
+        raise _refused(report, f"{option}= names a field twice.")
     return names
 
 
-def _duplicate(name: str, existing: Any, new: Any) -> DeclarationError:
+def _duplicate(name: str, existing: Declaration, new: Declaration) -> DeclarationError:
     return _invalid(
         f"Two reports are named {name!r} ({existing.module} and {new.module}); rename one.",
         "report-duplicate",
@@ -328,7 +374,7 @@ def _missing(name: str) -> ReportNotFound:
 
 
 #: The declared reports by name.
-reports: Registry[Any] = Registry("report", duplicate=_duplicate, missing=_missing)
+reports: Registry[Declaration] = Registry("report", duplicate=_duplicate, missing=_missing)
 discovery = Discovery("reports")
 
 

@@ -4,9 +4,6 @@ an operator changes a bound in the admin without a deploy."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import cast
-
 from ..conf import settings
 from ..core import clock
 from ..models import ReportLimits
@@ -19,7 +16,7 @@ def defaults(declaration: Declaration) -> dict[str, object]:
     return {
         "max_range": limits.max_range,
         "max_rows": limits.max_rows,
-        "max_seconds": cast(timedelta, limits.max_seconds),
+        "max_seconds": limits.max_seconds,
         "max_concurrent": limits.max_concurrent,
         "max_bytes": limits.max_bytes,
         "lifetime": limits.lifetime,

@@ -77,12 +77,12 @@ def room_for(declaration: Declaration, left: int) -> int:
 
 def content_type(declaration: Declaration) -> str:
     """The output's media type with its charset."""
-    return f"{CONTENT_TYPES[ReportFormat(declaration.format)]}; charset={declaration.encoding}"
+    return f"{CONTENT_TYPES[declaration.format]}; charset={declaration.encoding}"
 
 
 def extension(declaration: Declaration) -> str:
     """The output file's extension: ``csv`` or ``ndjson``."""
-    return ReportFormat(declaration.format).value
+    return declaration.format.value
 
 
 def head(declaration: Declaration) -> bytes:

@@ -115,12 +115,12 @@ def _range(
     return {"start": start, "end": end}
 
 
-def _length(start: date | datetime, end: date | datetime) -> timedelta:
-    """How long a range is: between two instants, or in whole days between two dates, both
-    days counted (1 to 31 January is 31 days)."""
+def _length(start: date, end: date) -> timedelta:
+    """How long a range is: between two instants (``datetime`` is a ``date``), or in whole
+    days between two dates, both days counted (1 to 31 January is 31 days)."""
     if isinstance(start, datetime) and isinstance(end, datetime):
         return end - start
-    return end - start + timedelta(days=1)  # type: ignore[operator]
+    return end - start + timedelta(days=1)
 
 
 def _when(name: str, value: Any) -> date | datetime:

@@ -23,6 +23,7 @@ from django.core.exceptions import FieldError, ValidationError
 from django.db.models import IntegerField, QuerySet, Value
 
 from ..core.enums import PagingMode, ReportFormat
+from ..sql.cursors import Cursor
 from .declarations import Declaration
 from .errors import ReportParamsInvalid, ReportRefused
 
@@ -163,21 +164,21 @@ def _csv_value(declaration: Declaration, index: int, type_oid: int | None) -> st
     return _ESCAPE.format(value=value, leads=_LEAD_CODES)
 
 
-def describe(cursor: Any, inner: Statement) -> list[int]:
+def describe(cursor: Cursor, inner: Statement) -> list[int]:
     """The type OIDs of ``inner``'s columns (after its key), read without reading a row."""
     cursor.execute(f"SELECT * FROM ({inner.sql}) AS page LIMIT 0", inner.params)
     return [column.type_code for column in cursor.description[1:]]
 
 
-def estimate(cursor: Any, rows: QuerySet[Any]) -> int | None:
+def estimate(cursor: Cursor, rows: QuerySet[Any]) -> int | None:
     """The planner's estimate of how many rows ``rows`` answers (no row is read)."""
     statement = compile_values(rows)
     cursor.execute(f"EXPLAIN (FORMAT JSON) {statement.sql}", statement.params)
     found = cursor.fetchone()
-    plan = found[0] if found else None
+    plan: Any = found[0] if found else None  # the plan as JSON (its text, on Django's cursor)
     if isinstance(plan, str):
         plan = json.loads(plan)
     try:
-        return int(plan[0]["Plan"]["Plan Rows"])  # type: ignore[index]
+        return int(plan[0]["Plan"]["Plan Rows"])
     except (TypeError, KeyError, IndexError, ValueError):
         return None

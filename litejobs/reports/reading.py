@@ -16,12 +16,12 @@ from django.db import connections, transaction
 from psycopg.rows import tuple_row
 
 from ..core.enums import ReportFormat
-from ..sql.cursors import hot_cursor
+from ..sql.cursors import Cursor, HotCursor, hot_cursor
 from . import output, query
 from .declarations import Declaration
 
 
-def cursor(alias: str) -> Any:
+def cursor(alias: str) -> HotCursor:
     """A cursor on the database ``alias`` answering tuples, for a report's pages."""
     return hot_cursor(connections[alias], rows=tuple_row)
 
@@ -37,14 +37,14 @@ class Pages:
         self._types: list[int] | None = None
 
     @contextmanager
-    def session(self) -> Iterator[Any]:
+    def session(self) -> Iterator[Cursor]:
         """A transaction and a cursor on the database the report's query reads."""
         with transaction.atomic(using=self.alias), cursor(self.alias) as reader:
             yield reader
 
     def read(
         self,
-        cursor: Any,
+        cursor: Cursor,
         *,
         after: Any,
         limit: int,
@@ -64,7 +64,7 @@ class Pages:
         cursor.execute(statement.sql, statement.params)
         return list(cursor.fetchall())
 
-    def statement(self, cursor: Any, *, after: Any, limit: int, left: int) -> query.Statement:
+    def statement(self, cursor: Cursor, *, after: Any, limit: int, left: int) -> query.Statement:
         """The SQL of a page (``read``), as PostgreSQL runs and plans it."""
         page = query.page(self.declaration, self.rows, after=after, limit=limit)
         inner = query.compile_values(page)
@@ -73,7 +73,7 @@ class Pages:
         shaped = query.shaped(self.declaration, inner, self._types)
         return query.bounded(self.declaration, shaped, output.room_for(self.declaration, left))
 
-    def estimate(self, cursor: Any) -> int | None:
+    def estimate(self, cursor: Cursor) -> int | None:
         """The planner's estimate of the rows the report reads."""
         return query.estimate(cursor, self.rows)
 

@@ -28,7 +28,18 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..core.spelling import unknown_option
-from .declarations import Audit, Declaration, Limits, Need, Paging, reports
+from .declarations import (
+    Audit,
+    Declaration,
+    Limits,
+    Need,
+    Paging,
+    check_columns,
+    check_names,
+    check_output,
+    check_parts,
+    reports,
+)
 from .output import ReportOutput
 
 if TYPE_CHECKING:
@@ -82,25 +93,40 @@ def report(
     of another name (a typo) is refused (``option-unknown``), naming the one it likely means."""
     if unknown:
         raise unknown_option(f"Report {name!r}", next(iter(unknown)), REPORT_OPTIONS, "report()")
+    listed, filtered, formulas = check_names(name, columns, filters, formula_columns)
+    shape = check_output(name, format, encoding, bom, request_budget)
+    limits = Limits() if limits is None else limits
+    check_parts(
+        name,
+        query=query,
+        tenant=tenant,
+        limits=limits,
+        paging=paging,
+        audit=audit,
+        need=need,
+        permission=permission,
+    )
+    check_columns(name, listed, filtered, formulas)
     declared = Report(
         name=name,
-        columns=columns,  # type: ignore[arg-type]  # checked: a list or tuple of names
+        columns=listed,
         query=query,
-        filters=filters,  # type: ignore[arg-type]
+        filters=filtered,
         tenant=tenant,
-        format=format,
+        format=shape,
         encoding=encoding,
         bom=bom,
-        limits=Limits() if limits is None else limits,
+        limits=limits,
         request_budget=request_budget,
         paging=paging,
         audit=audit,
         permission=permission,
-        formula_columns=formula_columns,  # type: ignore[arg-type]
+        formula_columns=formulas,
         need=need,
         module=str(sys._getframe(1).f_globals.get("__name__", "")),
     )
-    return reports.register(name, declared)  # type: ignore[no-any-return]
+    reports.register(name, declared)
+    return declared
 
 
 #: The options ``report()`` takes, after the name.

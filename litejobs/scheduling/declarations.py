@@ -18,10 +18,11 @@ from __future__ import annotations
 import copy
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from functools import cached_property
 from itertools import pairwise
-from typing import Any, cast
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
@@ -86,17 +87,17 @@ class ScheduleDefinition:
     local_time_reason: str
     args: dict[str, Any]
     module: str = ""
-    #: The job as occurrences run it: the schedule's retry, timeout and overlap applied.
-    run_definition: JobDefinition = field(init=False, repr=False)
 
-    def __post_init__(self) -> None:
+    @cached_property
+    def run_definition(self) -> JobDefinition:
+        """The job as occurrences run it: the schedule's retry, timeout and overlap applied."""
         run = copy.copy(self.job)
         run.retry = self.retry
         run.timeout = self.timeout
         run.dead_letter = True  # a failed occurrence stays visible (dead_letter), never dropped
         if self.overlap == Overlap.FORBID:
             run.concurrency = 1  # the limit; the key is the schedule's (see concurrency_key)
-        object.__setattr__(self, "run_definition", run)
+        return run
 
     def __repr__(self) -> str:
         return f"<schedule {self.name}>"
@@ -126,8 +127,8 @@ class ScheduleDefinition:
             "retry": {
                 "attempts": retry.attempts,
                 "backoff": retry.backoff,
-                "base": cast(timedelta, retry.base).total_seconds(),  # Retry parsed them
-                "max": cast(timedelta, retry.max).total_seconds(),
+                "base": retry.base.total_seconds(),
+                "max": retry.max.total_seconds(),
                 "jitter": retry.jitter,
             },
             "timeout": self.timeout,

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from typing import cast
 from zoneinfo import ZoneInfo
 
@@ -57,12 +58,11 @@ class Timetable:
     zone: str = "UTC"
     dst_skipped: str | None = None
     dst_repeated: str | None = None
-    _tz: ZoneInfo = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if (self.cron is None) == (self.every is None):
             raise ValueError("A timetable takes exactly one of cron= or every=.")
-        object.__setattr__(self, "_tz", ZoneInfo(self.zone))
+        ZoneInfo(self.zone)  # an unknown zone is refused here, not at the first firing
         if self.every is not None:
             micros = _micros(self.every)
             if micros < 1_000_000 or micros % 1_000_000:
@@ -75,10 +75,10 @@ class Timetable:
                 "('first'|'both')."
             )
 
-    @property
+    @cached_property
     def tzinfo(self) -> ZoneInfo:
         """The zone wall-clock times are read in."""
-        return self._tz
+        return ZoneInfo(self.zone)
 
     @property
     def local(self) -> bool:
@@ -160,27 +160,27 @@ class Timetable:
                 return
 
     def _wall(self, instant: datetime) -> datetime:
-        return instant.astimezone(self._tz).replace(tzinfo=None)
+        return instant.astimezone(self.tzinfo).replace(tzinfo=None)
 
     def _slack(self, instant: datetime) -> timedelta:
         """How far wall iteration must start beyond ``instant``'s own wall time: the size of
         a nearby offset change (0 far from any transition, as almost always)."""
         if not self.local:
             return timedelta(0)
-        before = (instant - TRANSITION_WINDOW).astimezone(self._tz).utcoffset()
-        after = (instant + TRANSITION_WINDOW).astimezone(self._tz).utcoffset()
+        before = (instant - TRANSITION_WINDOW).astimezone(self.tzinfo).utcoffset()
+        after = (instant + TRANSITION_WINDOW).astimezone(self.tzinfo).utcoffset()
         return abs(cast(timedelta, after) - cast(timedelta, before))  # aware: offsets known
 
     def _resolve(self, wall: datetime) -> tuple[str, list[datetime]]:
         """``(kind, instants)`` of one wall time: kind is normal, gap or repeated."""
         if not self.local:
             return "normal", [wall.replace(tzinfo=UTC)]
-        first = wall.replace(tzinfo=self._tz, fold=0)
-        second = wall.replace(tzinfo=self._tz, fold=1)
+        first = wall.replace(tzinfo=self.tzinfo, fold=0)
+        second = wall.replace(tzinfo=self.tzinfo, fold=1)
         if first.utcoffset() == second.utcoffset():
             return "normal", [first.astimezone(UTC)]
         early = first.astimezone(UTC)
-        if early.astimezone(self._tz).replace(tzinfo=None) == wall:
+        if early.astimezone(self.tzinfo).replace(tzinfo=None) == wall:
             # The wall time exists twice: fold=0 is the earlier instant.
             late = second.astimezone(UTC)
             return "repeated", [early, late] if self.dst_repeated == DstRepeated.BOTH else [early]
@@ -190,13 +190,13 @@ class Timetable:
 
     def _gap_end(self, wall: datetime) -> datetime:
         """The first valid instant after the gap that swallows ``wall``: the transition."""
-        after_offset = wall.replace(tzinfo=self._tz, fold=1).utcoffset()
-        low = wall.replace(tzinfo=self._tz, fold=1).astimezone(UTC)  # before the transition
-        high = wall.replace(tzinfo=self._tz, fold=0).astimezone(UTC)  # after it
+        after_offset = wall.replace(tzinfo=self.tzinfo, fold=1).utcoffset()
+        low = wall.replace(tzinfo=self.tzinfo, fold=1).astimezone(UTC)  # before the transition
+        high = wall.replace(tzinfo=self.tzinfo, fold=0).astimezone(UTC)  # after it
         lo, hi = 0, int((high - low).total_seconds())
         while lo < hi:  # the first whole second whose offset is the new one
             mid = (lo + hi) // 2
-            if (low + timedelta(seconds=mid)).astimezone(self._tz).utcoffset() == after_offset:
+            if (low + timedelta(seconds=mid)).astimezone(self.tzinfo).utcoffset() == after_offset:
                 hi = mid
             else:
                 lo = mid + 1

@@ -7,13 +7,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any, Protocol, cast
+from types import TracebackType
+from typing import Any, Protocol, Self, cast
 
 import psycopg
 from django.db import DatabaseError
 from django.db.backends.base.base import BaseDatabaseWrapper
 from psycopg.pq import TransactionStatus
-from psycopg.rows import dict_row
+from psycopg.rows import RowFactory, dict_row
 
 from ..conf import settings
 from ..exceptions import DatabaseUnsupported, MigrationsUnapplied
@@ -36,7 +37,21 @@ class Cursor(Protocol):
     def fetchall(self) -> Sequence[Any]: ...
 
 
-def hot_cursor(connection: BaseDatabaseWrapper, *, rows: Any = dict_row) -> Any:
+class HotCursor(Cursor, Protocol):
+    """A cursor of its own on a connection (``hot_cursor``), closed at the end of its block."""
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+        /,
+    ) -> None: ...
+
+
+def hot_cursor(connection: BaseDatabaseWrapper, *, rows: RowFactory[Any] = dict_row) -> HotCursor:
     """A server-binding psycopg cursor on a Django connection, for hot paths; rows are dicts
     (``rows=psycopg.rows.tuple_row``: tuples).
 
@@ -52,7 +67,7 @@ def hot_cursor(connection: BaseDatabaseWrapper, *, rows: Any = dict_row) -> Any:
     cursor = psycopg.Cursor(pg, row_factory=rows)
     if connection.queries_logged:
         # Django's debug wrapper wraps any DB-API cursor, a psycopg one included.
-        return connection.make_debug_cursor(cursor)  # type: ignore[arg-type]
+        return connection.make_debug_cursor(cursor)  # type: ignore[arg-type]  # django-stubs want Django's wrapper; Django wraps the driver's
     return cursor
 
 
@@ -104,7 +119,7 @@ def allow_prepared(pg: psycopg.Connection[Any]) -> None:
 
 
 @contextmanager
-def joining_cursor(connection: BaseDatabaseWrapper) -> Iterator[Any]:
+def joining_cursor(connection: BaseDatabaseWrapper) -> Iterator[Cursor]:
     """A hot cursor for a write that joins the transaction of the atomic block around it.
 
     When that block is the outermost one and has sent nothing yet, the write would be the

@@ -237,5 +237,6 @@ class LitejobsBackend(BaseTaskBackend):
             worker_ids=worker_ids,
         )
         if job.state == JobState.DONE:
+            # Django's TaskResult takes its return value only this way (its own backends do so).
             object.__setattr__(result, "_return_value", job.result)
         return result

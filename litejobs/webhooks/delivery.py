@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn
 
 from django.db import connections, transaction
 from django.db.models import F, QuerySet
@@ -227,7 +227,7 @@ def _failed_attempt(
     wait = None
     if answer is not None:
         # Retry parsed max into a timedelta.
-        wait = retry_after(answer.retry_after, now, cap=cast(timedelta, deliver.retry.max))
+        wait = retry_after(answer.retry_after, now, cap=deliver.retry.max)
     failure = hide(attempt.failure)
     disabled = _failed(
         endpoint,

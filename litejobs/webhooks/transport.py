@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core.addresses import Target
 
@@ -45,7 +45,14 @@ class _Deadline:
         return left
 
 
-class _DeadlineIO:
+if TYPE_CHECKING:
+    # Mixed into socket classes: its ``super()`` is the socket's, and the checker reads it so.
+    _Socket = socket.socket
+else:
+    _Socket = object
+
+
+class _DeadlineIO(_Socket):
     """Gives every blocking socket call only the time left before the request's deadline.
 
     A socket's own timeout applies to each call, so a receiver that drips a byte at a time
@@ -56,21 +63,19 @@ class _DeadlineIO:
 
     def _bounded(self) -> None:
         if self.deadline is not None:
-            cast(socket.socket, self).settimeout(self.deadline.remaining())
+            self.settimeout(self.deadline.remaining())
 
     def recv_into(self, *args: Any, **kwargs: Any) -> int:
         self._bounded()
-        count: int = super().recv_into(*args, **kwargs)  # type: ignore[misc]
-        return count
+        return super().recv_into(*args, **kwargs)
 
     def recv(self, *args: Any, **kwargs: Any) -> bytes:
         self._bounded()
-        data: bytes = super().recv(*args, **kwargs)  # type: ignore[misc]
-        return data
+        return super().recv(*args, **kwargs)
 
     def sendall(self, *args: Any, **kwargs: Any) -> None:
         self._bounded()
-        super().sendall(*args, **kwargs)  # type: ignore[misc]
+        super().sendall(*args, **kwargs)
 
 
 class _DeadlineSocket(_DeadlineIO, socket.socket):

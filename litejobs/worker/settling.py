@@ -133,7 +133,7 @@ class Settler:
 
     # Releases, on the main loop's connection ------------------------------------------------
 
-    def release_pending(self, cursor: Callable[[], ContextManager[Any]]) -> None:
+    def release_pending(self, cursor: Callable[[], ContextManager[Cursor]]) -> None:
         """Hand back the jobs waiting for it (one statement on a ``cursor()`` of the main
         loop's connection); a failed write keeps them for the next try."""
         with self._releases_lock:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from django.contrib import admin, messages
@@ -27,7 +27,7 @@ from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
-from ..admin.base import ReadOnlyAdmin, field_display, refused, refused_error
+from ..admin.base import ReadOnlyAdmin, field_display, once_per, refused, refused_error
 from ..core import clock, times
 from ..core.enums import FINISHED_ITEM, LIVE_ITEM, WorkItemState
 from ..core.registry import Registry
@@ -144,11 +144,11 @@ class WorkItemAdmin(ReadOnlyAdmin):
     # Who sees what ---------------------------------------------------------------------------
 
     def _workable(self, request: HttpRequest) -> list[queues.WorkQueue]:
-        cached = getattr(request, "_litejobs_workable", None)
-        if cached is None:
-            cached = [q for q in queues.all_queues() if q.allows(request.user)]
-            request._litejobs_workable = cached  # type: ignore[attr-defined]  # per request
-        return cached
+        return once_per(
+            request,
+            "_litejobs_workable",
+            lambda: [q for q in queues.all_queues() if q.allows(request.user)],
+        )
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         """Shown to users who may work some queue (or view work items in general)."""
@@ -433,7 +433,14 @@ class WorkItemAdmin(ReadOnlyAdmin):
         return HttpResponseRedirect(request.get_full_path() + anchor)
 
 
-class WorkItemsShown:
+if TYPE_CHECKING:
+    # Mixed into a ModelAdmin: its ``super()`` is the admin's, and the checker reads it so.
+    _ModelAdmin = admin.ModelAdmin
+else:
+    _ModelAdmin = object
+
+
+class WorkItemsShown(_ModelAdmin):
     """For the ``ModelAdmin`` of a model worked in a human work queue: the row's own page shows
     its claim (who holds it, since when, until when) and the resolutions made (who, what,
     when, note), in a "Work queue" section below its fields::
@@ -444,14 +451,14 @@ class WorkItemsShown:
 
     work_fields = ("work_claim", "work_resolutions")
 
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Sequence[str]:
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
         """The claim and the resolutions, shown read-only on a row's page."""
-        fields = tuple(super().get_readonly_fields(request, obj))  # type: ignore[misc]
+        fields = tuple(super().get_readonly_fields(request, obj))
         return (*fields, *self.work_fields) if obj is not None else fields
 
     def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> list[Any]:
         """The row's own fields, then a "Work queue" section."""
-        fieldsets = super().get_fieldsets(request, obj)  # type: ignore[misc]
+        fieldsets = super().get_fieldsets(request, obj)
         if obj is None:
             return list(fieldsets)
         own = [

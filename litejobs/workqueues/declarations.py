@@ -32,7 +32,7 @@ import math
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -215,10 +215,6 @@ class WorkQueue:
     label: str
     description: str = ""
     module: str = ""
-    _resolution_values: frozenset[str] = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_resolution_values", frozenset(v for v, _ in self.resolutions))
 
     def __repr__(self) -> str:
         return f"<WorkQueue {self.name} claim={self.claim} score={self.score}>"
@@ -269,18 +265,17 @@ class WorkQueue:
 
     def check_resolution(self, value: str | None) -> str:
         """The resolution to store; a single-resolution queue needs none named."""
+        values = sorted(v for v, _ in self.resolutions)
         if value is None or value == "":
             if len(self.resolutions) == 1:
                 return self.resolutions[0][0]
             raise InvalidInput(
-                f"Work queue {self.name!r} resolves items as one of "
-                f"{sorted(self._resolution_values)}; say which.",
+                f"Work queue {self.name!r} resolves items as one of {values}; say which.",
                 code="resolution-invalid",
             )
-        if value not in self._resolution_values:
+        if value not in values:
             raise InvalidInput(
-                f"Work queue {self.name!r} has no resolution {value!r}; use one of "
-                f"{sorted(self._resolution_values)}.",
+                f"Work queue {self.name!r} has no resolution {value!r}; use one of {values}.",
                 code="resolution-invalid",
             )
         return value
@@ -300,7 +295,7 @@ def work_queue(
     claim: str,
     permission: str,
     score: str | None = None,
-    claim_lease: Any = "1h",
+    claim_lease: timedelta | str | float = "1h",
     resolutions: Sequence[str | tuple[str, str]] = ("resolved",),
     label: str | None = None,
     description: str = "",

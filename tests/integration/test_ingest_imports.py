@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 
 import pytest
 from django.core.files.base import ContentFile
@@ -31,13 +32,11 @@ def media(settings, tmp_path):
 
 
 @pytest.fixture
-def small_pages():
+def small_pages(monkeypatch):
     """tests.catalog with pages of two rows, so records meet page edges."""
-    declared = registry["tests.catalog"]
-    original = declared.batch_size
-    declared.batch_size = 2
-    yield declared
-    declared.batch_size = original
+    declared = replace(registry["tests.catalog"], batch_size=2)
+    monkeypatch.setitem(registry, "tests.catalog", declared)
+    return declared
 
 
 def save(name, content: bytes | str):
@@ -131,16 +130,13 @@ def test_a_value_postgresql_cannot_keep_refuses_its_row_and_the_import_reads_on(
     assert not SetAsideRecord.objects.exists()
 
 
-def test_a_record_over_the_size_limit_is_refused_at_its_offset(run_worker):
-    declared = registry["tests.catalog"]
-    original, declared.max_record_bytes = declared.max_record_bytes, 64
-    try:
-        big = "B," + "x" * 500 + ",10,EUR,active"
-        content = "\n".join([HEADER, "A,Fine,10,EUR,active", big, "C,Fine,10,EUR,active"])
-        run = pipelines.catalog.import_file(save("feeds/big.csv", content))
-        run_worker(queues=["ingest"])
-    finally:
-        declared.max_record_bytes = original
+def test_a_record_over_the_size_limit_is_refused_at_its_offset(run_worker, monkeypatch):
+    declared = replace(registry["tests.catalog"], max_record_bytes=64)
+    monkeypatch.setitem(registry, "tests.catalog", declared)
+    big = "B," + "x" * 500 + ",10,EUR,active"
+    content = "\n".join([HEADER, "A,Fine,10,EUR,active", big, "C,Fine,10,EUR,active"])
+    run = declared.import_file(save("feeds/big.csv", content))
+    run_worker(queues=["ingest"])
     [refusal] = ImportRefusal.objects.filter(run=run)
     assert (refusal.code, refusal.offset, refusal.line) == (
         "record-too-large",
