@@ -3,12 +3,14 @@ the watch that cancels a run whose lease this worker could not renew in time."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ..core.enums import CancelReason
 from ..jobs.claims import ClaimedJob
 from ..jobs.context import JobContext
 
@@ -134,23 +136,24 @@ class LeaseWatch(threading.Thread):
 
     A thread of its own, reading no database: the main loop may be stuck in a heartbeat on a
     connection the network dropped, and the runs must stop before their lease lapses at the
-    database all the same, so they never overlap another worker's claim of the same job.
+    database all the same, so they never overlap another worker's claim of the same job. It
+    writes its lines to its worker's ``logger``.
     """
 
     def __init__(
         self,
         holdings: Holdings,
         lease: float,
-        cut_off: Callable[[Held], None],
         stopped: threading.Event,
         tick: float,
+        logger: logging.Logger,
     ) -> None:
         super().__init__(name="litejobs-lease-watch", daemon=True)
         self.holdings = holdings
         self.after = lease * CUT_OFF_AT
-        self.cut_off = cut_off
         self.stopped = stopped
         self.tick = tick
+        self.logger = logger
 
     def run(self) -> None:
         while not self.stopped.wait(self.tick):
@@ -160,4 +163,25 @@ class LeaseWatch(threading.Thread):
         """Cut off every held run whose last confirmed renewal is too old."""
         for held in self.holdings.unrenewed_since(time.monotonic() - self.after):
             held.cut_off = True
-            self.cut_off(held)
+            self._cut_off(held)
+
+    def _cut_off(self, held: Held) -> None:
+        """This worker could not renew ``held``'s lease in time.
+
+        The run is cancelled (``lease_lost``) before its lease can lapse at the database, its
+        completion is not written, and the job is handed back uncounted once the body stops
+        and the database takes the write (a database outage never costs a job an attempt).
+        """
+        job = held.job
+        job.cut_off = True
+        self.logger.warning(
+            "job lease not renewed id=%s name=%s fence=%s for=%.1fs: cancelling the run before "
+            "its lease can lapse",
+            job.id,
+            job.name,
+            job.fence,
+            time.monotonic() - held.renewed,
+        )
+        if held.ctx is not None:
+            held.ctx.cancel(CancelReason.LEASE_LOST)
+            held.ctx.cancel_reason = CancelReason.LEASE_LOST

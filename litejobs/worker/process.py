@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
-from django.db import connections, transaction
-from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db import connections
 
 from ..conf import settings
 from ..core import clock
@@ -30,7 +29,7 @@ from ..runtime.listening import Listener
 from ..runtime.outage import Outage, is_outage
 from ..runtime.startup import describe_database
 from ..runtime.stopping import GracefulStop
-from ..sql.cursors import hot_cursor
+from .claiming import Claimer
 from .dispatch import Dispatcher
 from .handbacks import HandedBack
 from .holdings import Held, Holdings, LeaseWatch, RunnerHandle
@@ -100,27 +99,34 @@ class Worker:
             stop_event=self.stop_event,
             lines=self.lines,
         )
+        self.claimer = Claimer(
+            owner=self.id,
+            alias=self.alias,
+            queues=self.queues,
+            lease=self.lease,
+            holdings=self.holdings,
+            dispatcher=self.dispatcher,
+            handed_back=self.handed_back,
+            outage=self.outage,
+            stop_event=self.stop_event,
+        )
         self._crew = Crew(
             alias=self.alias,
             dispatcher=self.dispatcher,
-            claim=self._claim,
+            claimer=self.claimer,
             holdings=self.holdings,
             settler=self.settler,
             lines=self.lines,
         )
         self._runners: list[Runner] = []
         self._timers = _Timers.starting(self.poll_max)
-        #: The instant the main loop's last claim looked for due jobs from.
-        self._claimed_from: datetime | None = None
-        #: Whether the main loop's last claim saw concurrency-limited jobs due (for a runner).
-        self._limited_due = False
         self._watch_stop = threading.Event()
         self._lease_watch = LeaseWatch(
             self.holdings,
             self.lease.total_seconds(),
-            self._cut_off,
             self._watch_stop,
             tick=min(TICK, self.lease.total_seconds() / 20),
+            logger=logger,
         )
 
     @property
@@ -133,71 +139,15 @@ class Worker:
 
     # Claims ----------------------------------------------------------------------------------
 
-    def _claim(self, limit: int) -> list[ClaimedJob]:
-        """Claim on the calling runner's connection, riding out a database outage (the
-        runners' ``Crew.claim``)."""
-        while not self.dispatcher.stopping:
-            try:
-                jobs = self.claim_on(connections[self.alias], limit)
-            except Exception as error:
-                if not is_outage(error):
-                    raise
-                connections[self.alias].close()
-                self.stop_event.wait(self.outage.failed(error))
-                continue
-            self.outage.succeeded()
-            return jobs
-        return []
-
-    def _claim_here(self, limit: int) -> list[ClaimedJob]:
-        """Claim on the main loop's connection, whose backend just delivered the wake-up.
-
-        Concurrency-limited jobs that are due are left to a runner (their claim takes a
-        transaction on its connection).
-        """
-        sent = time.monotonic()
-        args = self._claim_args(limit)
-        self._claimed_from = args["now"]
-        with self.control.cursor() as cursor:
-            answer = claims.claim(cursor, **args)
-        if answer.jobs:
-            self.holdings.add(answer.jobs, sent)
-        self._limited_due = answer.limited_due
-        return answer.jobs
-
-    def _wake(self) -> None:
+    def _wake(self) -> datetime | None:
         """Due work: claim it at once on this thread for a waiting runner (or let a busy
-        worker's runners claim it when they are free)."""
-        self._limited_due = False
-        self.dispatcher.claim_for_waiting(self._claim_here)
-        if self._limited_due:
+        worker's runners claim it when they are free). Answers the instant a claim here looked
+        for due jobs from (None when none ran here)."""
+        claim = self.claimer.on_loop(self.control.cursor)
+        self.dispatcher.claim_for_waiting(claim)
+        if claim.limited_due:
             self.dispatcher.poke()
-
-    def _claim_args(self, limit: int) -> dict[str, Any]:
-        now = clock.now()
-        return {
-            "owner": self.id,
-            "queues": self.queues,
-            "limit": limit,
-            "now": now,
-            "lease": self.lease,
-            "avoid": self.handed_back.ids(now),
-        }
-
-    def claim_on(self, connection: BaseDatabaseWrapper, limit: int) -> list[ClaimedJob]:
-        """Claim up to ``limit`` jobs on a runner's connection and hold them."""
-        args = self._claim_args(limit)
-        sent = time.monotonic()
-        with hot_cursor(connection) as cursor:
-            answer = claims.claim(cursor, **args)
-        jobs = answer.jobs
-        if answer.limited_due and len(jobs) < limit:
-            args["limit"] = limit - len(jobs)
-            with transaction.atomic(using=self.alias), hot_cursor(connection) as cursor:
-                jobs += claims.claim_limited(cursor, **args)
-        if jobs:
-            self.holdings.add(jobs, sent)
-        return jobs
+        return claim.looked_from
 
     # The main loop -------------------------------------------------------------------------
 
@@ -313,11 +263,10 @@ class Worker:
         claim returned: a job that fell due while the claim ran is then due at once, not
         forgotten until some later wake-up.
         """
-        self._claimed_from = None
-        self._wake()
+        looked_from = self._wake()
         self._timers.due = None
         # When no claim ran here (the runners were busy), they claim what is due when free.
-        self._ask_next_due(after=self._claimed_from)
+        self._ask_next_due(after=looked_from)
 
     def _ask_next_due(self, after: datetime | None = None) -> None:
         with self.control.cursor() as cursor:
@@ -387,27 +336,6 @@ class Worker:
             held.ctx.cancel_reason = CancelReason.LEASE_LOST
         else:
             job.lost = True
-
-    def _cut_off(self, held: Held) -> None:
-        """Called by the lease watch: this worker could not renew ``held``'s lease in time.
-
-        The run is cancelled (``lease_lost``) before its lease can lapse at the database, its
-        completion is not written, and the job is handed back uncounted once the body stops
-        and the database takes the write (a database outage never costs a job an attempt).
-        """
-        job = held.job
-        job.cut_off = True
-        logger.warning(
-            "job lease not renewed id=%s name=%s fence=%s for=%.1fs: cancelling the run before "
-            "its lease can lapse",
-            job.id,
-            job.name,
-            job.fence,
-            time.monotonic() - held.renewed,
-        )
-        if held.ctx is not None:
-            held.ctx.cancel(CancelReason.LEASE_LOST)
-            held.ctx.cancel_reason = CancelReason.LEASE_LOST
 
     def _release_pending(self) -> None:
         self.settler.release_pending(self.control.cursor)

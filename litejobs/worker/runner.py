@@ -1,10 +1,10 @@
 """A worker thread: take a claimed job, run its body, hand how the run ended to the settler.
 
 A runner knows its worker process only through the ``Crew`` it shares with the other
-runners: the dispatcher it takes jobs from (claiming for all when the buffer is empty), the
-holdings it marks a run started in, the settler it hands each ending to. It writes one thing
-itself — an atomic job's fenced completion, inside the body's transaction, so the body's
-writes and ``done`` commit together — and hands every other ending
+runners: the dispatcher it takes jobs from, the claimer it claims for all with when the buffer
+is empty, the holdings it marks a run started in, the settler it hands each ending to. It
+writes one thing itself — an atomic job's fenced completion, inside the body's transaction,
+so the body's writes and ``done`` commit together — and hands every other ending
 (``litejobs.worker.outcome``) to the settler.
 """
 
@@ -33,6 +33,7 @@ from ..jobs.context import JobContext
 from ..jobs.steps import OperatorNeeded, Steps, Suspended
 from ..runtime.outage import is_outage
 from ..sql.cursors import joining_cursor
+from .claiming import Claimer
 from .dispatch import Dispatcher
 from .holdings import Holdings
 from .joblines import JobLines, job_fields
@@ -61,9 +62,9 @@ class Crew:
     alias: str
     #: Where a runner takes its next job from.
     dispatcher: Dispatcher
-    #: ``claim(limit)``: claim up to ``limit`` jobs on the calling runner's connection and
-    #: hold them (called by the dispatcher, for every runner, when its buffer is empty).
-    claim: Callable[[int], list[ClaimedJob]]
+    #: What claims jobs on the calling runner's connection and holds them (the dispatcher
+    #: calls its ``claim``, for every runner, when its buffer is empty).
+    claimer: Claimer
     #: The held jobs: a run's start and its progress are marked there.
     holdings: Holdings
     #: Where every ending goes.
@@ -89,9 +90,10 @@ class Runner(threading.Thread):
     # The thread --------------------------------------------------------------------------
 
     def run(self) -> None:
+        claim = self.crew.claimer.claim
         try:
             while not self.retired:
-                job = self.crew.dispatcher.next(self.crew.claim)
+                job = self.crew.dispatcher.next(claim)
                 if job is None:
                     return
                 try:

@@ -128,13 +128,13 @@ def test_a_worker_leaves_a_job_it_handed_back_to_the_others_until_the_grace_ends
         clock.advance("1s")  # both are due again
         with pytest.raises(Rollback), transaction.atomic():
             newer = Worker(once=True, install_signals=False)
-            assert {j.id for j in newer.claim_on(connection, 10)} == {row.id, plain.id}
+            assert {j.id for j in newer.claimer.claim_on(connection, 10)} == {row.id, plain.id}
             raise Rollback
-        assert old.claim_on(connection, 10) == []
+        assert old.claimer.claim_on(connection, 10) == []
         clock.advance("8s")
-        assert old.claim_on(connection, 10) == []
+        assert old.claimer.claim_on(connection, 10) == []
         clock.advance("1s")  # the grace since the first hand-back is spent: it takes them back
-        assert {j.id for j in old.claim_on(connection, 10)} == {row.id, plain.id}
+        assert {j.id for j in old.claimer.claim_on(connection, 10)} == {row.id, plain.id}
 
 
 # Payload versions ------------------------------------------------------------------------------

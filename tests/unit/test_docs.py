@@ -7,6 +7,7 @@ in the reference pages before the suite passes.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import re
 import sys
@@ -28,6 +29,12 @@ CODE_PREFIX = re.compile(r"""["']\[([a-z][a-z0-9]*(?:-[a-z0-9]+)+)\] """)
 CHECK_ID = re.compile(r"\blitejobs\.[EW]\d+\b")
 #: Repository paths a page names (``tests/test_x.py``, ``project/asgi.py``), globs included.
 REPOSITORY_PATH = re.compile(r"`((?:tests|project|fixtures)/[\w./*-]+)`")
+#: litejobs' modules as pages name them: ``litejobs/worker/runner.py``, ``worker/runner``, ``core/``
+#: (a path inside the package), ``litejobs.worker.runner``, ``litejobs.conf.settings`` (dotted).
+PACKAGE_PATH = re.compile(r"`(?:litejobs/)?((?:[a-z_]+/)+[\w.]*)`")
+DOTTED_PATH = re.compile(r"`(litejobs(?:\.\w+)+)`")
+#: Dotted names a page shows that are no import path: attributes of a span.
+NOT_IMPORTED = {"litejobs.job.attempt"}
 #: Files the repository does not ship; no page or README may send a reader to them.
 ABSENT_FILES = ("SPEC.md", "BENCH.md", "STYLE.md")
 
@@ -162,3 +169,44 @@ def test_every_runbook_doctor_names_is_a_section_of_the_runbooks_page():
         if line.startswith("## ")
     }
     assert {code: anchor for code, anchor in RUNBOOKS.items() if anchor not in anchors} == {}
+
+
+def resolves(dotted: str) -> bool:
+    """Whether ``dotted`` is a module of litejobs, or a name one defines."""
+    module, _, name = dotted.rpartition(".")
+    try:
+        importlib.import_module(dotted)
+    except ImportError:
+        try:
+            return hasattr(importlib.import_module(module), name)
+        except ImportError:
+            return False
+    return True
+
+
+def in_package(path: str) -> bool:
+    """Whether ``worker/runner`` (``core/``, ``sql/jobs.sql``) is a module, package or file of
+    litejobs; a path that starts elsewhere (``admin/litejobs/…`` templates) is no claim."""
+    top = ROOT / "litejobs" / path.partition("/")[0]
+    if not (top / "__init__.py").exists():
+        return True
+    found = ROOT / "litejobs" / path.rstrip("/")
+    return found.exists() or found.with_suffix(".py").exists()
+
+
+def test_every_module_the_architecture_page_names_exists():
+    text = (DOCS / "explanation" / "architecture.md").read_text(encoding="utf-8")
+    paths = PACKAGE_PATH.findall(text)
+    assert {"worker/settling", "jobs/catalog", "core/"} <= set(paths), "did the pattern break?"
+    dotted = DOTTED_PATH.findall(text)
+    assert "litejobs.conf.settings" in dotted
+    assert [path for path in paths if not in_package(path)] == []
+    assert [name for name in dotted if not resolves(name)] == []
+
+
+@pytest.mark.parametrize("path", [README, *docs_pages()], ids=str)
+def test_every_dotted_litejobs_path_a_page_names_resolves(path):
+    """``litejobs.x.y``: a module, or a name in one. (``litejobs.x`` alone is as often a job,
+    a check id or a permission as a module, so it is left to the pages' own tests.)"""
+    named = {name for name in DOTTED_PATH.findall(path.read_text()) if name.count(".") > 1}
+    assert sorted(name for name in named - NOT_IMPORTED if not resolves(name)) == []

@@ -33,6 +33,8 @@ ADD_ONS = {"litejobs.workqueues", "litejobs.bulk", "litejobs.metrics", "litejobs
 #: The leaves of the public face that every feature reads: they import only the core (and the
 #: core imports none of them).
 CORE_LEAVES = {"litejobs.conf", "litejobs.exceptions"}
+#: The worker's main loop: ``Worker``, which builds a claimed job's road and hands it down.
+MAIN_LOOP = "litejobs.worker.process"
 #: Where each optional package may be imported (litejobs[live], [otp], [metrics]).
 EXTRAS = {
     "channels": {
@@ -262,6 +264,14 @@ def test_every_face_is_a_thin_documented_path_of_objects_that_live_elsewhere():
         assert all(isinstance(node, ast.ImportFrom | ast.Assign) for node in body), name
 
 
+def test_only_the_workers_face_imports_its_main_loop():
+    """A claimed job's road (claim, run, settle) is handed its collaborators by the main loop
+    and never reaches back up into ``Worker``: no module but ``litejobs.worker`` itself, which
+    exports it, imports ``litejobs.worker.process``."""
+    importing = {module for module, imported in graph().items() if MAIN_LOOP in imported}
+    assert importing == {"litejobs.worker"}
+
+
 def test_the_top_of_the_package_holds_a_handful_of_modules():
     top = sorted(p.stem for p in PACKAGE.glob("*.py"))
     real = {"__init__", "apps", "checks", "conf", "doctor", "exceptions", "workflows"}
@@ -444,6 +454,12 @@ def imported_names(path: Path) -> set[str]:
 def readme_rows() -> dict[str, int]:
     """The README's layout tree: each package or top-level module by the row it is drawn on."""
     block = (ROOT / "README.md").read_text().split("```\nlitejobs/", 1)[1].split("\nproject/")[0]
+    return drawn_rows(block)
+
+
+def drawn_rows(block: str) -> dict[str, int]:
+    """A layout tree (its first line, ``litejobs/``, left out): each package or top-level
+    module by the row it is drawn on."""
     rows: dict[str, int] = {}
     for number, line in enumerate(block.splitlines()[1:]):
         names = re.split(r"\s{2,}", line.strip())[0].split()
@@ -465,3 +481,9 @@ def test_the_readme_draws_each_package_above_the_ones_it_imports():
         if top[package] != top[imported] and rows[top[package]] >= rows[top[imported]]
     )
     assert not upward, "drawn at or above what they import: " + str(upward)
+
+
+def test_the_architecture_page_draws_the_readmes_tree():
+    page = (ROOT / "docs" / "explanation" / "architecture.md").read_text()
+    block = page.split("```text\nlitejobs/", 1)[1].split("\n```", 1)[0]
+    assert drawn_rows(block) == readme_rows()
