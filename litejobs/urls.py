@@ -6,6 +6,8 @@ from django.urls import path
 
 from .reports.views import download
 
+__all__ = ["download", "urlpatterns"]
+
 app_name = "litejobs"
 
 urlpatterns = [

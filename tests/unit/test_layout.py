@@ -16,17 +16,25 @@ from tests.conftest import ROOT, run_python
 
 PACKAGE = ROOT / "litejobs"
 
-#: The paths users write in settings, URLconfs and their apps' ``queues.py`` whose code lives
+#: The page that lists every public path; its "Faces" table names each face and what it exports.
+PUBLIC_PATHS = ROOT / "docs" / "reference" / "public-paths.md"
+#: The modules at the top of the package that hold litejobs' own code; every other one is a face.
+OWN_TOP = {"__init__", "apps", "checks", "conf", "doctor", "exceptions", "workflows"}
+
+
+def documented_faces() -> dict[str, set[str]]:
+    """The faces the public paths page lists, each with the names it says the face exports
+    (``litejobs.clock.now`` written on the face's row)."""
+    table = PUBLIC_PATHS.read_text().split("\n## Faces\n", 1)[1]
+    return {
+        face: set(re.findall(rf"`{re.escape(face)}\.(\w+)`", exports))
+        for face, exports in re.findall(r"^\| `(litejobs\.\w+)` \| (.*?) \|", table, re.M)
+    }
+
+
+#: The paths users write in settings, URLconfs and ASGI applications whose code lives
 #: elsewhere: each is a documented face that re-exports it, and nothing else.
-FACES = {
-    "litejobs.clock",
-    "litejobs.logging",
-    "litejobs.queues",
-    "litejobs.routing",
-    "litejobs.tracing",
-    "litejobs.urls",
-    "litejobs.views",
-}
+FACES = set(documented_faces())
 #: The add-ons: features a project may leave unused (some need an extra). The rest of
 #: litejobs never imports them; the app wires them in when Django is ready.
 ADD_ONS = {"litejobs.workqueues", "litejobs.bulk", "litejobs.metrics", "litejobs.tasks"}
@@ -264,8 +272,23 @@ def test_every_face_is_a_thin_documented_path_of_objects_that_live_elsewhere():
 
 def test_the_top_of_the_package_holds_a_handful_of_modules():
     top = sorted(p.stem for p in PACKAGE.glob("*.py"))
-    real = {"__init__", "apps", "checks", "conf", "doctor", "exceptions", "workflows"}
-    assert set(top) == real | {name.rpartition(".")[2] for name in FACES}
+    assert set(top) == OWN_TOP | {name.rpartition(".")[2] for name in FACES}
+
+
+def faces_in_the_package(root: Path = PACKAGE) -> set[str]:
+    """The faces that exist: the modules at the top of the package but litejobs' own."""
+    return {f"litejobs.{path.stem}" for path in root.glob("*.py") if path.stem not in OWN_TOP}
+
+
+def test_the_public_paths_page_lists_every_face_and_what_it_exports():
+    """Each face is the one documented path of what it exports: the page's "Faces" table lists
+    every face there is and no other, and on each face's row exactly the names it exports."""
+    documented = documented_faces()
+    existing = faces_in_the_package()
+    assert not existing - documented.keys(), "faces the page does not list"
+    assert not documented.keys() - existing, "faces the page lists that are gone"
+    for face, names in documented.items():
+        assert set(importlib.import_module(face).__all__) == names, face
 
 
 # Every documented import and settings path ---------------------------------------------------
@@ -273,8 +296,6 @@ def test_the_top_of_the_package_holds_a_handful_of_modules():
 #: (the documented path, the object it must be, by its new path).
 DOCUMENTED = [
     ("litejobs.tasks.LitejobsBackend", "litejobs.tasks.backend.LitejobsBackend"),
-    ("litejobs.queues.work_queue", "litejobs.workqueues.declarations.work_queue"),
-    ("litejobs.queues.score_rule", "litejobs.workqueues.declarations.score_rule"),
     ("litejobs.outbox.stage", "litejobs.outbox.staging.stage"),
     ("litejobs.outbox.subscriber", "litejobs.outbox.declarations.subscriber"),
     ("litejobs.outbox.topic", "litejobs.outbox.declarations.topic"),
