@@ -24,11 +24,11 @@ from django.utils.safestring import mark_safe
 from ..conf import settings
 from ..core import clock
 from ..core.durations import format_age
-from ..core.keys import subscriber_key
 from ..core.payloads import display_url
 from ..core.topics import declared_topics
 from ..exceptions import LitejobsError
 from ..jobs import operations
+from ..jobs.keys import subscriber_key
 from ..models import (
     Job,
     LeaderLease,
