@@ -17,9 +17,10 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from ..core.addresses import Target
+if TYPE_CHECKING:
+    from ..models.webhooks import Target  # the receivers' face imports no models
 
 #: Bytes of an answer's body kept as the delivery's last error.
 ANSWER_KEPT = 500

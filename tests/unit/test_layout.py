@@ -346,7 +346,7 @@ DOCUMENTED = [
     ("litejobs.conf.settings", "litejobs.conf.settings"),
     ("litejobs.exceptions.SignatureInvalid", "litejobs.exceptions.SignatureInvalid"),
     ("litejobs.exceptions.LitejobsError", "litejobs.core.errors.LitejobsError"),
-    ("litejobs.exceptions.WebhookError", "litejobs.core.errors.WebhookError"),
+    ("litejobs.exceptions.WebhookError", "litejobs.exceptions.WebhookError"),
     ("litejobs.job", "litejobs.jobs.declarations.job"),
     ("litejobs.Retry", "litejobs.core.retry.Retry"),
     ("litejobs.schedule", "litejobs.scheduling.declarations.schedule"),
