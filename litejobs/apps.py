@@ -62,3 +62,10 @@ class LitejobsConfig(AppConfig):
         workqueues.autodiscover()  # work queues (after jobs and schedules)
         ingest.autodiscover()  # pipelines (after jobs)
         reports.autodiscover()  # reports
+
+    def declared_topic_names(self) -> list[str]:
+        """The outbox's declared topics, by name: a webhook endpoint's record validates its
+        topics by them, and sits below the outbox, so it asks the app."""
+        from .outbox.topics import declared_topics
+
+        return [topic.name for topic in declared_topics()]

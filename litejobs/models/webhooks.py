@@ -19,9 +19,10 @@ import ipaddress
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Protocol, cast
 from urllib.parse import SplitResult, urlsplit
 
+from django.apps import apps
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
@@ -30,7 +31,6 @@ from ..conf import settings
 from ..core.enums import DeliveryState
 from ..core.errors import LitejobsError
 from ..core.payloads import display_url
-from ..core.topics import declared_topics, is_declared
 from ..exceptions import WebhookError
 
 __all__ = [
@@ -163,6 +163,19 @@ SECRET_MIN = 16
 SECRET_MAX = 200
 
 
+class _LitejobsApp(Protocol):
+    """What litejobs' app config answers the records (``litejobs.apps.LitejobsConfig``)."""
+
+    def declared_topic_names(self) -> list[str]: ...
+
+
+def _declared_topics() -> list[str]:
+    """The declared topics, by name. They are the outbox's declarations, and the outbox sits
+    above the records, so the record asks litejobs' app for them (as Django's records reach
+    another app's models through the app registry)."""
+    return cast(_LitejobsApp, apps.get_app_config("litejobs")).declared_topic_names()
+
+
 def check_endpoint_fields(*, url: Any, topics: Any, secret: Any, tenant: Any = "") -> list[str]:
     """Everything an endpoint must satisfy to be saved (what delivery would refuse); answers
     the topics, cleaned. ``create_endpoint`` and the model's ``clean`` both apply it.
@@ -182,9 +195,10 @@ def check_endpoint_fields(*, url: Any, topics: Any, secret: Any, tenant: Any = "
             code="webhook-topics-invalid",
             field="topics",
         )
-    unknown = sorted({t for t in topics if t != "*" and not is_declared(t)})
+    declared = _declared_topics()
+    unknown = sorted({t for t in topics if t != "*" and t not in declared})
     if unknown:
-        known = ", ".join(t.name for t in declared_topics()) or "none"
+        known = ", ".join(declared) or "none"
         raise WebhookError(
             f"No installed app declares the {'topic' if len(unknown) == 1 else 'topics'} "
             f"{', '.join(map(repr, unknown))}. Use "
