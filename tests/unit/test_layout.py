@@ -251,6 +251,75 @@ def test_the_core_imports_nothing_above_it():
     assert not upward and not leaves
 
 
+#: A dotted path under litejobs, as code, a string, a docstring or a comment spells it.
+LITEJOBS_PATH = re.compile(r"\blitejobs\.(\w+)")
+
+
+def core_publishers(root: Path = PACKAGE) -> set[str]:
+    """The modules at the top of the package that import nothing but the core: the paths the
+    core's own objects are published at (``conf``, ``exceptions``, the ``clock``, ``logging``
+    and ``tracing`` faces)."""
+    edges = graph(root)
+    return {
+        module.rpartition(".")[2]
+        for module, path in sources(root).items()
+        if module.count(".") == 1
+        and path.name != "__init__.py"
+        and all(imported.startswith("litejobs.core") for imported in edges[module])
+    }
+
+
+def core_naming_features(root: Path = PACKAGE) -> set[tuple[str, str]]:
+    """(core module, what it imports or names above the core) for every such pair."""
+    edges = graph(root)
+    top = {path.name for path in root.iterdir() if (path / "__init__.py").exists()}
+    top |= {path.stem for path in root.glob("*.py") if path.stem != "__init__"}
+    above = top - {"core"} - core_publishers(root)
+    found = set()
+    for module, path in sources(root).items():
+        if module == "litejobs.core" or module.startswith("litejobs.core."):
+            found |= {(module, i) for i in edges[module] if not i.startswith("litejobs.core")}
+            found |= {
+                (module, f"litejobs.{name}")
+                for name in LITEJOBS_PATH.findall(path.read_text())
+                if name in above
+            }
+    return found
+
+
+def test_the_core_names_no_feature():
+    """The core knows no feature. A module of ``litejobs.core`` imports nothing of litejobs
+    outside the core, and its text (code, strings, docstrings, comments) spells no
+    ``litejobs.<name>`` for a package or module at the top of litejobs other than the core and
+    the modules that publish the core (those importing nothing else: ``conf``, ``exceptions``
+    and the ``clock``, ``logging`` and ``tracing`` faces). So no feature package (``jobs``,
+    ``outbox``, ``webhooks``, ``reports``, ``ingest``, ``scheduling``, ``workqueues``,
+    ``bulk``, ``workflows``, …), no layer above the core (``models``, ``sql``, ``runtime``,
+    ``admin``, ``cli``, …) and no face of a feature (``urls``, ``views``, ``routing``) is
+    reached from the core, by an import or by a dotted string (a URL, logger, salt or setting
+    name, an ``import_string``). A feature's rule lives in its feature; a rule the records
+    apply lives beside the record."""
+    assert not core_naming_features()
+
+
+def test_the_core_check_finds_an_import_and_a_name(tmp_path):
+    # The check's own proof: a core module that imports the outbox, and one that names the
+    # reports in a string; naming the published clock is allowed.
+    package = tmp_path / "litejobs"
+    for folder in ("core", "outbox", "reports"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "clock.py").write_text("from .core.times import now\n")
+    (package / "core" / "times.py").write_text('"""See litejobs.clock.now."""\nnow = 1\n')
+    (package / "core" / "topics.py").write_text("from ..outbox import stage\n")
+    (package / "core" / "links.py").write_text('SALT = "litejobs.reports.download"\n')
+    assert core_naming_features(package) == {
+        ("litejobs.core.topics", "litejobs.outbox"),
+        ("litejobs.core.links", "litejobs.reports"),
+    }
+
+
 def test_the_optional_packages_are_imported_only_by_their_features():
     found = {
         (module, package)
