@@ -36,7 +36,7 @@ class LitejobsConfig(AppConfig):
         from .reports import jobs as report_jobs  # noqa: F401 - the run job, the expiry schedule
         from .scheduling import (
             housekeeping,  # noqa: F401 - litejobs' own daily schedule
-            runbook,  # noqa: F401 - an occurrence's job reruns by replay only
+            operations,  # noqa: F401 - an occurrence's job reruns by replay only
         )
         from .webhooks import delivery  # noqa: F401 - the webhook delivery job
         from .workqueues import checks as workqueue_checks  # noqa: F401
