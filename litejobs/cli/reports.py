@@ -4,7 +4,7 @@ command line.
 ``report list`` reads every declared report with its limits as they count now (its setting
 row, seeded from the declaration on first read) and its queued and running runs; ``report
 show`` reads one run; ``report cancel`` cancels one, logged with ``--by`` and ``--reason``
-(``litejobs.reports.operating``); ``report explain`` prints the query plan of a report's first
+(``litejobs.reports.operations``); ``report explain`` prints the query plan of a report's first
 read (``litejobs.reports.explaining``), for the review a report gets before it ships. A
 refusal prints ``[code] message`` and exits 1: ``report-unknown`` (no report of that name, no
 run of that id), ``report-not-cancellable`` (the run has ended), ``report-tenant-unknown`` (an
