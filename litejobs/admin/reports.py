@@ -8,7 +8,7 @@ nothing of the others (another tenant's run page is a 404). Requesting goes thro
 ``Report.request`` and downloading through ``litejobs.reports.views.download``, which check
 the permission and the tenant again. Cancelling needs the change permission on report runs,
 changing a report's limits the change permission on report limits; both ask why, and go to
-the operator action log (``litejobs.reports.operating``) with who, why and, for limits, each
+the operator action log (``litejobs.reports.operations``) with who, why and, for limits, each
 value's old and new.
 """
 

@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from litejobs.jobs import claims, queues
-from litejobs.jobs.waiting import AHEAD_CAP, WaitCode, explain, explain_one
+from litejobs.jobs.holdups import AHEAD_CAP, WaitCode, explain, explain_one
 from litejobs.models import CLAIMABLE, Job, JobState, StepState
 from tests.factories import (
     JobFactory,
@@ -227,9 +227,9 @@ def clock_now():
 
 
 def test_the_count_ahead_is_capped(clock, monkeypatch):
-    from litejobs.jobs import waiting
+    from litejobs.jobs import holdups
 
-    monkeypatch.setattr(waiting, "AHEAD_CAP", 3)
+    monkeypatch.setattr(holdups, "AHEAD_CAP", 3)
     WorkerFactory()
     jobs = [JobFactory(state=JobState.READY, label=str(i)) for i in range(5)]
     reason = why(jobs[-1])
