@@ -39,7 +39,7 @@ WEBSOCKET_PATH = "/ws/litejobs/workqueues/{queue}/"
 KEEPALIVE = 30.0
 
 
-class Listener(Listening):
+class WorkItemListener(Listening):
     """This event loop's LISTEN connection and the callbacks of each queue's pages."""
 
     channel: ClassVar[str] = WORKITEM_CHANNEL
@@ -62,9 +62,9 @@ class Listener(Listening):
         await self.send(str(event.get("queue")), event)
 
 
-def get_listener() -> Listener:
+def get_listener() -> WorkItemListener:
     """The running event loop's listener (a web process has one loop, so one connection)."""
-    return for_this_loop(Listener)
+    return for_this_loop(WorkItemListener)
 
 
 def websocket_path(queue: str) -> str | None:
