@@ -4,14 +4,14 @@ A trigger on ``litejobs_workitem`` runs ``pg_notify('litejobs_workitems', <item 
 every new item, claim, renewal, release and resolution; PostgreSQL delivers it at commit to
 every session listening on the channel. Each web process (each event loop: one per daphne or
 uvicorn worker) keeps **one** ``LISTEN`` connection, opened when its first queue page
-subscribes and closed when its last one leaves, and hands each notification to the consumers
-of that queue in this process (``WorkQueueConsumer``).
+subscribes and closed when its last one leaves, and hands each notification to the sockets
+of that queue in this process (``WorkQueueSocket``).
 
 Why not a channel layer (``channels-postgres``, or Redis): every web process must see every
 change, which is exactly what LISTEN gives each connection — PostgreSQL already is the
 broadcast bus, across hosts. A PostgreSQL channel layer would add a message table, its
 inserts, polling or its own LISTEN, expiry and a cleanup, a dependency and a migration, to
-relay what NOTIFY already delivers; and a page does not talk back to other consumers, so a
+relay what NOTIFY already delivers; and a page does not talk back to other pages, so a
 layer's group send buys nothing here. The cost of this design is one connection per web
 process (not per page), which a pooler-free deployment can afford; pages are told to
 re-synchronise (``{"op": "resync"}``) after the connection is re-established, so a database

@@ -44,9 +44,9 @@ CORE_LEAVES = {"litejobs.conf", "litejobs.exceptions"}
 #: Where each optional package may be imported (litejobs[live], [otp], [metrics]).
 EXTRAS = {
     "channels": {
-        "litejobs.live.consumers",
+        "litejobs.live.sockets",
         "litejobs.live.routing",
-        "litejobs.workqueues.consumers",
+        "litejobs.workqueues.sockets",
         "litejobs.workqueues.routing",
     },
     "daphne": set(),
