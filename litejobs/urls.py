@@ -1,6 +1,7 @@
-"""The path a URLconf includes for litejobs' views:
+"""The URLconf a project includes for the litejobs views it serves under one prefix:
 ``path("litejobs/", include("litejobs.urls"))`` serves report downloads through their signed
-links (the admin serves them too). The view lives in ``litejobs.reports.views``."""
+links (the admin serves them too). The view lives in ``litejobs.reports.views``; the metrics
+view, which needs an extra, is routed one by one from ``litejobs.views``."""
 
 from django.urls import path
 
