@@ -1,4 +1,4 @@
-"""The URLconf a project includes for the litejobs views it serves under one prefix:
+"""The path of the URLconf a project includes for the litejobs views served under one prefix:
 ``path("litejobs/", include("litejobs.urls"))`` serves report downloads through their signed
 links (the admin serves them too). The view lives in ``litejobs.reports.views``; the metrics
 view, which needs an extra, is routed one by one from ``litejobs.views``."""
