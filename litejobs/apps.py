@@ -36,7 +36,7 @@ class LitejobsConfig(AppConfig):
         from .reports import jobs as report_jobs  # noqa: F401 - the run job, the expiry schedule
         from .scheduling import (
             housekeeping,  # noqa: F401 - litejobs' own daily schedule
-            runbook,  # noqa: F401 - an occurrence's job reruns by replay only
+            operations,  # noqa: F401 - an occurrence's job reruns by replay only
         )
         from .webhooks import delivery  # noqa: F401 - the webhook delivery job
         from .workqueues import checks as workqueue_checks  # noqa: F401
@@ -62,3 +62,10 @@ class LitejobsConfig(AppConfig):
         workqueues.autodiscover()  # work queues (after jobs and schedules)
         ingest.autodiscover()  # pipelines (after jobs)
         reports.autodiscover()  # reports
+
+    def declared_topic_names(self) -> list[str]:
+        """The outbox's declared topics, by name: a webhook endpoint's record validates its
+        topics by them, and sits below the outbox, so it asks the app."""
+        from .outbox.topics import declared_topics
+
+        return [topic.name for topic in declared_topics()]

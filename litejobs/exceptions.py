@@ -1,8 +1,8 @@
 """Every refusal litejobs makes: one base class, a stable ``code`` and a message naming the fix.
 
 The base errors (``LitejobsError``, ``DeclarationError``, ``InvalidInput``, ``Permanent``,
-``ExtraMissing``) and ``WebhookError`` are defined in ``litejobs.core.errors``, below duration
-parsing and the webhook address policy, and published here. Messages never echo a sensitive
+``ExtraMissing``) are defined in ``litejobs.core.errors``, below duration parsing, and
+published here. Messages never echo a sensitive
 value. Configuration mistakes are also ``ImproperlyConfigured``; bad input is also
 ``ValueError`` so callers can catch either kind.
 """
@@ -16,7 +16,6 @@ from .core.errors import (
     InvalidInput,
     LitejobsError,
     Permanent,
-    WebhookError,
 )
 
 
@@ -119,6 +118,19 @@ class RetryAfter(Exception):
     def __init__(self, delay: object, message: str = "") -> None:
         self.delay = parse_duration(delay, name="RetryAfter delay")
         super().__init__(message or f"retry after {format_duration(self.delay)}")
+
+
+class WebhookError(LitejobsError, ValueError):
+    """A webhook endpoint or delivery was refused; ``code`` says why and ``field`` (when set)
+    names the endpoint field to fix: ``webhook-url-invalid``, ``webhook-address-refused``,
+    ``webhook-host-unresolved``, ``webhook-topics-invalid``, ``webhook-secret-invalid``,
+    ``webhook-tenant-invalid``, ``webhook-delivery-failed``."""
+
+    code = "webhook-error"
+
+    def __init__(self, message: str, *, code: str | None = None, field: str | None = None):
+        super().__init__(message, code=code)
+        self.field = field
 
 
 class WebhookEndpointNotFound(LitejobsError, LookupError):

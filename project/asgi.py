@@ -1,7 +1,7 @@
 """ASGI entry point of the demo project: HTTP, and the websockets of live work-queue pages.
 
 Websockets are admitted from the ``ALLOWED_HOSTS`` origins only, with the Django session's
-user (``AuthMiddlewareStack``), and routed to litejobs' consumers (``litejobs.routing``).
+user (``AuthMiddlewareStack``), and routed to litejobs' sockets (``litejobs.routing``).
 """
 
 import os
@@ -10,7 +10,7 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 
-# Set Django up before anything imports models (the consumers do).
+# Set Django up before anything imports models (the sockets do).
 django_application = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402

@@ -8,7 +8,7 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 
-# Set Django up before anything imports models (the consumers do).
+# Set Django up before anything imports models (the sockets do).
 django_application = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402

@@ -1,4 +1,4 @@
-"""Helpers of the cursor consumer tests: the fake partner source ``vendor-a`` reads (see
+"""Helpers of the consumer tests: the fake partner source ``vendor-a`` reads (see
 ``tests/testapp/pipelines.py``), and what landed of it."""
 
 from __future__ import annotations

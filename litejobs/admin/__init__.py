@@ -4,7 +4,7 @@ money action pages are the add-ons'; litejobs' app registers them when the admin
 installed.)
 
 Every change an operator makes here goes through the features' operator verbs
-(``litejobs.jobs.operations``, ``litejobs.scheduling.runbook``, ...), the same functions
+(``litejobs.jobs.operations``, ``litejobs.scheduling.operations``, ...), the same functions
 ``manage.py litejobs`` calls, so the admin and the CLI cannot disagree about a transition.
 """
 

@@ -5,7 +5,7 @@ error reports; the records set aside, replayed by reason after a fix; file impor
 Pipelines are declarations, not rows, so the pipelines' overview takes the place of the
 hourly counts' change list (as the queue overview does for queue switches), and each
 pipeline has a page of its own under it. Everything is read through
-``litejobs.ingest.runbook`` and every action goes through its verbs, the ones the CLI calls.
+``litejobs.ingest.operations`` and every action goes through its verbs, the ones the CLI calls.
 
 Who sees what: staff with a model's view permission see its pages (the pipelines need the
 view permission on ingest counts). Replaying needs the change permission on set-aside
@@ -40,7 +40,7 @@ from ..core.durations import format_age
 from ..core.enums import IngestOutcome
 from ..core.payloads import Scrubber, redact
 from ..exceptions import LitejobsError
-from ..ingest import runbook
+from ..ingest import operations
 from ..ingest.declarations import pipelines
 from ..ingest.errors import PipelineNotFound
 from ..ingest.files import NAME_MAX
@@ -184,7 +184,7 @@ class PipelineAdmin(ReadOnlyAdmin):
                 "url": pipeline_url(self.admin_site.name, found.name),
                 "overflow_age": _age(now, found.last_overflow),
             }
-            for found in runbook.summaries(now=now)
+            for found in operations.summaries(now=now)
         ]
         context = {**self._context(request, "Pipelines"), "rows": rows, **(extra_context or {})}
         return TemplateResponse(request, OVERVIEW_TEMPLATE, context)
@@ -197,7 +197,7 @@ class PipelineAdmin(ReadOnlyAdmin):
             return self._replay(request, name)
         now = clock.now()
         try:
-            found = runbook.details(name, now)
+            found = operations.details(name, now)
         except PipelineNotFound as error:
             raise Http404(str(error)) from error
         hours = _hours(request)
@@ -209,7 +209,7 @@ class PipelineAdmin(ReadOnlyAdmin):
             "chart": _drops_chart(found, hours, now),
             "hours": hours,
             "spans": [(h, f"?{urlencode({'hours': h})}") for h in CHART_HOURS],
-            "imports": [(run, runbook.progress(run)) for run in found.imports],
+            "imports": [(run, operations.progress(run)) for run in found.imports],
             "overflows": found.overflows,
             "overflow_age": _age(now, found.summary.last_overflow),
             "oldest_age": format_age(found.summary.oldest_age or timedelta(0)),
@@ -229,7 +229,7 @@ class PipelineAdmin(ReadOnlyAdmin):
         drop_reason = request.POST.get("replay", "")
         try:
             declaration = pipelines[name]
-            if drop_reason != runbook.ERRORED:
+            if drop_reason != operations.ERRORED:
                 declaration.reason(drop_reason)
         except LitejobsError as error:
             refused_error(request, error)
@@ -273,7 +273,7 @@ def _hours(request: HttpRequest) -> int:
     return hours if hours in CHART_HOURS else CHART_HOURS[0]
 
 
-def _reason_rows(request: HttpRequest, found: runbook.Details) -> list[dict[str, Any]]:
+def _reason_rows(request: HttpRequest, found: operations.Details) -> list[dict[str, Any]]:
     """Each reason of the set (and the errored records): its total, the records waiting for
     a replay, and the set-aside listing of them."""
     listing = reverse("admin:litejobs_setasiderecord_changelist")
@@ -289,18 +289,18 @@ def _reason_rows(request: HttpRequest, found: runbook.Details) -> list[dict[str,
     ]
     rows.append(
         {
-            "reason": runbook.ERRORED,
+            "reason": operations.ERRORED,
             "total": found.summary.errored,
-            "waiting": found.replayable.get(runbook.ERRORED, 0),
-            "url": f"{listing}?{urlencode({'pipeline': name, 'outcome': runbook.ERRORED})}",
+            "waiting": found.replayable.get(operations.ERRORED, 0),
+            "url": f"{listing}?{urlencode({'pipeline': name, 'outcome': operations.ERRORED})}",
         }
     )
     return rows
 
 
-def _drops_chart(found: runbook.Details, hours: int, now: datetime) -> charts.Chart:
+def _drops_chart(found: operations.Details, hours: int, now: datetime) -> charts.Chart:
     declaration = found.summary.declaration
-    columns = runbook.drops_per_hour(declaration, hours, now)
+    columns = operations.drops_per_hour(declaration, hours, now)
     return charts.stacked_bars(
         [(_hour_label(hour), counts) for hour, counts in columns],
         [str(reason.value) for reason in declaration.drop_reasons],
@@ -390,7 +390,7 @@ class SetAsideRecordAdmin(ReadOnlyAdmin):
         permissions=["operate"],
     )
     def replay_reasons(self, request: HttpRequest, queryset: QuerySet[Any]) -> HttpResponse | None:
-        """Confirm with a reason, then ``runbook.replay`` each (pipeline, reason) the selection
+        """Confirm with a reason, then ``operations.replay`` each (pipeline, reason) the selection
         holds: a replay feeds back every record of that reason not replayed yet, selected or
         not."""
         hidden = [
@@ -447,7 +447,7 @@ def confirm_replay(
         by, user_id = acted_by(request), request.user.pk
         for pipeline, drop_reason in groups:
             try:
-                outcome = runbook.replay(
+                outcome = operations.replay(
                     pipeline,
                     drop_reason,
                     by=by,
@@ -459,7 +459,7 @@ def confirm_replay(
             else:
                 model_admin.message_user(request, outcome.message, messages.SUCCESS)
         return None
-    waiting = {name: runbook.replayable(name) for name in {p for p, _ in groups}}
+    waiting = {name: operations.replayable(name) for name in {p for p, _ in groups}}
     context = {
         **model_admin.admin_site.each_context(request),
         "title": "Replay set-aside records",
@@ -479,7 +479,7 @@ def _groups(queryset: QuerySet[Any]) -> list[tuple[str, str]]:
     pairs = queryset.order_by().values_list("pipeline", "outcome", "reason").distinct()
     return sorted(
         {
-            (pipeline, runbook.ERRORED if outcome == IngestOutcome.ERRORED else reason)
+            (pipeline, operations.ERRORED if outcome == IngestOutcome.ERRORED else reason)
             for pipeline, outcome, reason in pairs[:ACTION_LIMIT]
         }
     )
@@ -506,12 +506,12 @@ class OverflowEventAdmin(ReadOnlyAdmin):
 
 
 class RefusalInline(RecordInline):
-    """An import's refused rows, the first ``runbook.REPORT_ROWS`` by offset: where and why
+    """An import's refused rows, the first ``operations.REPORT_ROWS`` by offset: where and why
     (a code), never the value."""
 
     model = ImportRefusal
     verbose_name = "refused row"
-    verbose_name_plural = f"error report: refused rows (the first {runbook.REPORT_ROWS})"
+    verbose_name_plural = f"error report: refused rows (the first {operations.REPORT_ROWS})"
     empty_text = "No refused rows."
     parent_view_permission = "litejobs.view_importrun"
     fields = ("line", "offset", "field", "code")
@@ -523,7 +523,7 @@ class RefusalInline(RecordInline):
         rows: QuerySet[Any] = super().get_queryset(request)
         first_rows: QuerySet[Any] = (
             rows.annotate(position=first)
-            .filter(position__lte=runbook.REPORT_ROWS)
+            .filter(position__lte=operations.REPORT_ROWS)
             .order_by("offset", "id")
         )
         return first_rows
@@ -612,14 +612,14 @@ class ImportRunAdmin(ReadOnlyAdmin):
     @admin.display(description="progress")
     def progress_shown(self, obj: ImportRun) -> str:
         """Bytes read of the file's size, as a percentage."""
-        done = runbook.progress(obj)
+        done = operations.progress(obj)
         size = f"{obj.offset} / {obj.size} bytes" if obj.size else f"{obj.offset} bytes"
         return size if done is None else f"{done:.0f}% ({size})"
 
     @admin.display(description="refused rows per code")
     def refusals_by_code(self, obj: ImportRun) -> str:
         """How many rows each refusal code covers."""
-        report = runbook.refusal_report(obj, limit=0)
+        report = operations.refusal_report(obj, limit=0)
         return ", ".join(f"{code}: {n}" for code, n in report["by_code"].items()) or "-"
 
     def add_view(
@@ -650,7 +650,7 @@ class ImportRunAdmin(ReadOnlyAdmin):
     def _start(self, request: HttpRequest, form: ImportForm) -> ImportRun | None:
         data = form.cleaned_data
         try:
-            run = runbook.start_import(
+            run = operations.start_import(
                 data["pipeline"],
                 data["file"],
                 format=data["format"],

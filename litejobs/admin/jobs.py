@@ -24,7 +24,7 @@ from django.views.decorators.http import require_POST
 
 from ..core import clock
 from ..core.enums import LIVE, TERMINAL
-from ..jobs import operations, origins, waiting
+from ..jobs import holdups, operations, origins
 from ..jobs.operations import PROMOTABLE, RETRYABLE, ActionResult
 from ..models import (
     BulkAction,
@@ -60,8 +60,8 @@ from .joblisting import (
     TenantFilter,
 )
 
-#: The attribute the listing puts each job's ``WaitReason`` under (computed for the page).
-WAITING_ATTR = "_litejobs_waiting"
+#: The attribute the listing puts each job's ``HoldUp`` under (computed for the page).
+HOLDUP_ATTR = "_litejobs_holdup"
 #: Characters of the error's first line the listing shows (the job's page shows it whole).
 ERROR_SHOWN = 80
 
@@ -73,9 +73,9 @@ class JobChangeList(KeysetChangeList):
         """The page's jobs, and the reason each one waits."""
         super().get_results(request)
         self.result_list = list(self.result_list)
-        reasons = waiting.explain(self.result_list)
+        reasons = holdups.holdups_of(self.result_list)
         for job in self.result_list:
-            setattr(job, WAITING_ATTR, reasons.get(job.pk))
+            setattr(job, HOLDUP_ATTR, reasons.get(job.pk))
 
     def filter_summary(self) -> list[str]:
         """The filters and search in force, as people read them (``state: Dead``), for the
@@ -383,7 +383,7 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
     def waiting_because(self, obj: Job) -> str:
         """Why a job that has not run yet waits, in a few words (the whole sentence on
         hover), as the listing computed it for the page."""
-        reason: waiting.WaitReason | None = getattr(obj, WAITING_ATTR, None)
+        reason: holdups.HoldUp | None = getattr(obj, HOLDUP_ATTR, None)
         if reason is None:
             return "-"
         return format_html(
@@ -534,7 +534,7 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
         due = job.run_at <= clock.now()
         return {
             "job_state": state_badge(job),
-            "job_waiting": waiting.explain_one(job),
+            "job_holdup": holdups.holdup_of(job),
             "job_error": error_line(job, job.error_message),
             "job_buttons": [
                 (verb, label)

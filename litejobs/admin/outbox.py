@@ -24,11 +24,10 @@ from django.utils.safestring import mark_safe
 from ..conf import settings
 from ..core import clock
 from ..core.durations import format_age
-from ..core.keys import subscriber_key
 from ..core.payloads import display_url
-from ..core.topics import declared_topics
 from ..exceptions import LitejobsError
 from ..jobs import operations
+from ..jobs.keys import subscriber_key
 from ..models import (
     Job,
     LeaderLease,
@@ -40,6 +39,7 @@ from ..models import (
 from ..models.webhooks import SECRET_MAX
 from ..outbox import operations as outbox_operations
 from ..outbox.declarations import shown_payload
+from ..outbox.topics import declared_topics
 from ..webhooks import endpoints
 from ..webhooks.delivery import deliver
 from .base import ACTION_LIMIT, AdminPages, ReadOnlyAdmin, acted_by, refused_error

@@ -8,7 +8,7 @@ nothing of the others (another tenant's run page is a 404). Requesting goes thro
 ``Report.request`` and downloading through ``litejobs.reports.views.download``, which check
 the permission and the tenant again. Cancelling needs the change permission on report runs,
 changing a report's limits the change permission on report limits; both ask why, and go to
-the operator action log (``litejobs.reports.operating``) with who, why and, for limits, each
+the operator action log (``litejobs.reports.operations``) with who, why and, for limits, each
 value's old and new.
 """
 
@@ -38,7 +38,7 @@ from ..core.sizes import format_size, parse_size
 from ..exceptions import LitejobsError
 from ..jobs.actionlog import REASON_MAX, Actor
 from ..models import ReportAudit, ReportLimits, ReportRun
-from ..reports import auditing, limits, operating, requesting, views
+from ..reports import auditing, limits, operations, requesting, views
 from ..reports.declarations import DURATION_MOST, Declaration, reports
 from ..reports.errors import ReportDenied
 from ..reports.output import ReportOutput
@@ -189,7 +189,7 @@ def cancelling(request: HttpRequest, reason: str) -> Any:
     user_id = request.user.pk
 
     def cancel(run: ReportRun, *, by: str) -> Outcome:
-        operating.cancel(run, Actor(by, user_id, reason))
+        operations.cancel(run, Actor(by, user_id, reason))
         return Outcome(
             f"Report run #{run.pk} of {run.report} is cancelled: the worker stops at its next "
             "page and removes what it wrote."
@@ -652,7 +652,7 @@ class LimitsForm(forms.ModelForm):
 
     class Meta:
         model = ReportLimits
-        fields = operating.SETTINGS
+        fields = operations.SETTINGS
 
 
 @admin.register(ReportLimits)
@@ -716,9 +716,9 @@ class ReportLimitsAdmin(AdminPages):
 
     def save_model(self, request: HttpRequest, obj: ReportLimits, form: Any, change: bool) -> None:
         """Save the limits with who changed them and when, logged with the reason and each
-        value's old and new (``litejobs.reports.operating.change_limits``)."""
+        value's old and new (``litejobs.reports.operations.change_limits``)."""
         actor = Actor(acted_by(request), request.user.pk, form.cleaned_data["reason"])
-        operating.change_limits(obj, actor)
+        operations.change_limits(obj, actor)
 
     @admin.display(description="max range")
     def range_shown(self, obj: ReportLimits) -> str:

@@ -1,9 +1,9 @@
-"""Schedules and occurrences in the admin: the runbook's inspect, replay and disable / enable.
+"""Schedules and occurrences in the admin: inspect, replay and disable / enable.
 
 Each schedule's page shows its declaration, its next five run times, its last success, whether
 it is overdue, the scheduler leader, and the runbook commands; its actions (disable with a
 reason, enable) and the occurrences' replay action (with a reason) call
-``litejobs.scheduling.runbook`` — the functions ``manage.py litejobs`` calls.
+``litejobs.scheduling.operations`` — the functions ``manage.py litejobs`` calls.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ..conf import settings
 from ..core import clock, times
 from ..core.retry import Retry
 from ..models import Job, Occurrence, OccurrenceReplay, Schedule
-from ..scheduling import health, runbook
+from ..scheduling import health, operations
 from .base import (
     ACTION_LIMIT,
     ReadOnlyAdmin,
@@ -152,7 +152,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
     @admin.display(description="timetable")
     def timetable(self, obj: Schedule) -> str:
         """The cron or interval, with the zone and its DST behaviour."""
-        return runbook.describe_timetable(obj)
+        return operations.describe_timetable(obj)
 
     @admin.display(description="switch")
     def switch(self, obj: Schedule) -> str:
@@ -230,7 +230,7 @@ class ScheduleAdmin(ReadOnlyAdmin):
             format_html_join(
                 "",
                 "<tr><th>{}</th><td><code>{}</code></td></tr>",
-                runbook.runbook(obj.name),
+                operations.runbook(obj.name),
             ),
         )
 
@@ -255,14 +255,14 @@ class ScheduleAdmin(ReadOnlyAdmin):
         ]
 
     def _disable(self, request: HttpRequest, rows: list[Schedule], reason: str) -> None:
-        def disable(name: str, by: str) -> runbook.SwitchOutcome:
-            return runbook.disable(name, reason=reason, by=by, user_id=request.user.pk)
+        def disable(name: str, by: str) -> operations.SwitchOutcome:
+            return operations.disable(name, reason=reason, by=by, user_id=request.user.pk)
 
         report(self, request, disable, [row.name for row in rows])
 
     def _enable(self, request: HttpRequest, rows: list[Schedule]) -> None:
-        def enable(name: str, by: str) -> runbook.SwitchOutcome:
-            return runbook.enable(name, by=by, user_id=request.user.pk)
+        def enable(name: str, by: str) -> operations.SwitchOutcome:
+            return operations.enable(name, by=by, user_id=request.user.pk)
 
         report(self, request, enable, [row.name for row in rows])
 
@@ -430,8 +430,8 @@ class OccurrenceAdmin(ReadOnlyAdmin):
         ]
 
     def _replay(self, request: HttpRequest, occurrences: list[Occurrence], reason: str) -> None:
-        def replay(occurrence_id: int, by: str) -> runbook.ReplayOutcome:
-            return runbook.replay(occurrence_id, reason=reason, by=by, user_id=request.user.pk)
+        def replay(occurrence_id: int, by: str) -> operations.ReplayOutcome:
+            return operations.replay(occurrence_id, reason=reason, by=by, user_id=request.user.pk)
 
         report(self, request, replay, [occurrence.pk for occurrence in occurrences])
 

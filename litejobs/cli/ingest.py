@@ -1,7 +1,7 @@
 """``manage.py litejobs pipelines``, ``pipeline show NAME`` and ``pipeline replay NAME
 DROP_REASON --reason WHY``: the ingest pipelines from the command line.
 
-Every verb calls ``litejobs.ingest.runbook``, as the admin's pages and buttons do; a replay
+Every verb calls ``litejobs.ingest.operations``, as the admin's pages and buttons do; a replay
 is kept in the operator action log with ``--by`` and ``--reason``. A refusal prints
 ``[code] message`` and exits 1: ``pipeline-unknown`` for a name no app declares,
 ``ingest-reason-unknown`` for a drop reason outside the pipeline's set.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..ingest import runbook
+from ..ingest import operations
 from . import EXIT_OK, add_json_flag, emit
 from .jobs import acting_user, add_by_flag, add_reason_flag, table
 
@@ -53,8 +53,8 @@ def register(subparsers: Subparsers) -> None:
 
 
 def handle_list(command: BaseCommand, options: dict[str, Any]) -> int:
-    """``pipelines``: see ``runbook.summaries``."""
-    found = runbook.summaries()
+    """``pipelines``: see ``operations.summaries``."""
+    found = operations.summaries()
     rows = [
         [
             s.name,
@@ -77,7 +77,7 @@ def _overflow(event: Any) -> str:
     return "-" if event is None else f"{event.overflow} at {event.at.isoformat()}"
 
 
-def _show_text(details: runbook.Details) -> str:
+def _show_text(details: operations.Details) -> str:
     s = details.summary
     buffer = s.declaration.buffer
     lines = [
@@ -89,7 +89,7 @@ def _show_text(details: runbook.Details) -> str:
         f"  files              {s.declaration.files or 'none declared: it imports no file'}",
         f"  accepted           {s.accepted}",
         f"  errored            {s.errored}"
-        + (f" ({details.replayable.get(runbook.ERRORED, 0)} waiting for a replay)"),
+        + (f" ({details.replayable.get(operations.ERRORED, 0)} waiting for a replay)"),
         "steps:",
         *(
             f"  {step['position']}. {step['kind']:<7} {step['name']}"
@@ -109,12 +109,12 @@ def _show_text(details: runbook.Details) -> str:
     return "\n".join(lines)
 
 
-def _imports_text(details: runbook.Details) -> list[str]:
+def _imports_text(details: operations.Details) -> list[str]:
     if not details.imports:
         return ["imports: none"]
     rows = []
     for run in details.imports:
-        done = runbook.progress(run)
+        done = operations.progress(run)
         rows.append(
             [
                 run.pk,
@@ -131,7 +131,7 @@ def _imports_text(details: runbook.Details) -> list[str]:
     return ["imports:", table(rows, header)]
 
 
-def _overflows_text(details: runbook.Details) -> list[str]:
+def _overflows_text(details: operations.Details) -> list[str]:
     if not details.overflows:
         return ["overflow events: none"]
     rows = [
@@ -142,15 +142,15 @@ def _overflows_text(details: runbook.Details) -> list[str]:
 
 
 def handle_show(command: BaseCommand, options: dict[str, Any]) -> int:
-    """``pipeline show NAME``: see ``runbook.details``."""
-    details = runbook.details(options["name"])
+    """``pipeline show NAME``: see ``operations.details``."""
+    details = operations.details(options["name"])
     emit(command, options, details.as_dict(), _show_text(details))
     return EXIT_OK
 
 
 def handle_replay(command: BaseCommand, options: dict[str, Any]) -> int:
-    """``pipeline replay NAME DROP_REASON --reason WHY``: see ``runbook.replay``."""
-    outcome = runbook.replay(
+    """``pipeline replay NAME DROP_REASON --reason WHY``: see ``operations.replay``."""
+    outcome = operations.replay(
         options["name"], options["drop_reason"], by=acting_user(options), reason=options["reason"]
     )
     emit(command, options, outcome.as_dict(), outcome.message)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..conf import settings
 from ..core import clock
 from ..exceptions import InvalidInput
-from ..jobs import operations, origins, queues, waiting
+from ..jobs import holdups, operations, origins, queues
 from ..models import Job, JobAttempt, JobState, OperatorVerb
 from . import EXIT_OK, add_json_flag, emit, usage
 
@@ -254,7 +254,7 @@ def job_details(job: Job) -> dict[str, Any]:
         data[shown] = operations.safe_output(job.name, job.payload, data[shown])
     data.update(origins.origin_ids(job))
     data["state_label"] = operations.state_label(job.state, job.run_at, clock.now())
-    reason = waiting.explain_one(job)
+    reason = holdups.holdup_of(job)
     data["waiting"] = reason.as_json() if reason is not None else None
     data["failed_attempts"] = [
         {

@@ -4,7 +4,7 @@ command line.
 ``report list`` reads every declared report with its limits as they count now (its setting
 row, seeded from the declaration on first read) and its queued and running runs; ``report
 show`` reads one run; ``report cancel`` cancels one, logged with ``--by`` and ``--reason``
-(``litejobs.reports.operating``); ``report explain`` prints the query plan of a report's first
+(``litejobs.reports.operations``); ``report explain`` prints the query plan of a report's first
 read (``litejobs.reports.explaining``), for the review a report gets before it ships. A
 refusal prints ``[code] message`` and exits 1: ``report-unknown`` (no report of that name, no
 run of that id), ``report-not-cancellable`` (the run has ended), ``report-tenant-unknown`` (an
@@ -27,7 +27,7 @@ from ..core.enums import REPORT_LIVE, PagingMode, ReportState
 from ..core.sizes import format_size
 from ..jobs.actionlog import Actor
 from ..models import ReportLimits, ReportRun
-from ..reports import ReportNotFound, explaining, limits, operating
+from ..reports import ReportNotFound, explaining, limits, operations
 from ..reports.declarations import Declaration, reports
 from ..reports.params import stored
 from . import EXIT_OK, EXIT_USAGE, add_json_flag, emit, refuse
@@ -284,7 +284,7 @@ def handle_cancel(command: BaseCommand, options: dict[str, Any]) -> int:
     """``report cancel RUN_ID``: ``ReportRun.cancel``; a run that has ended is refused."""
     run = get_run(options["run_id"])
     was, by, reason = run.state, acting_user(options), options.get("reason") or ""
-    operating.cancel(run, Actor(by, None, reason))
+    operations.cancel(run, Actor(by, None, reason))
     logger.info(
         "report run cancelled id=%s report=%s was=%s by=%s reason=%s",
         run.pk,

@@ -1,7 +1,7 @@
 """``manage.py litejobs schedule list|show``, ``replay``, ``disable``, ``enable``, ``run-manual``.
 
-The schedule runbook from the command line; every verb calls
-``litejobs.scheduling.runbook`` (or ``scheduling.manual``), the functions the admin's
+The operator's verbs on schedules from the command line; every verb calls
+``litejobs.scheduling.operations`` (or ``scheduling.manual``), the functions the admin's
 actions call too. A refusal prints ``[code] message`` and exits 1.
 """
 
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import clock
 from ..core.durations import format_seconds
 from ..core.enums import ScheduleStatus
-from ..scheduling import health, manual, runbook
+from ..scheduling import health, manual, operations
 from . import EXIT_OK, add_json_flag, emit
 from .jobs import acting_user, add_by_flag, add_reason_flag, iso, row_id, table
 
@@ -97,7 +97,7 @@ def handle_list(command: BaseCommand, options: dict[str, Any]) -> int:
     data = [
         {
             "name": s.row.name,
-            "timetable": runbook.describe_timetable(s.row),
+            "timetable": operations.describe_timetable(s.row),
             "status": s.row.status,
             "enabled": s.row.enabled,
             "declared": s.row.declared,
@@ -191,15 +191,15 @@ def _show_text(data: dict[str, Any]) -> str:
 
 
 def handle_show(command: BaseCommand, options: dict[str, Any]) -> int:
-    """``schedule show NAME``: see ``scheduling.runbook.schedule_details``."""
-    data = runbook.schedule_details(options["name"])
+    """``schedule show NAME``: see ``scheduling.operations.schedule_details``."""
+    data = operations.schedule_details(options["name"])
     emit(command, options, data, _show_text(data))
     return EXIT_OK
 
 
 def handle_replay(command: BaseCommand, options: dict[str, Any]) -> int:
-    """``replay OCCURRENCE --reason ...``: see ``scheduling.runbook.replay``."""
-    outcome = runbook.replay(
+    """``replay OCCURRENCE --reason ...``: see ``scheduling.operations.replay``."""
+    outcome = operations.replay(
         options["occurrence"], reason=options["reason"], by=acting_user(options)
     )
     emit(command, options, outcome.as_dict(), outcome.message)
@@ -207,15 +207,15 @@ def handle_replay(command: BaseCommand, options: dict[str, Any]) -> int:
 
 
 def handle_disable(command: BaseCommand, options: dict[str, Any]) -> int:
-    """``disable NAME --reason ...``: see ``scheduling.runbook.disable``."""
-    outcome = runbook.disable(options["name"], reason=options["reason"], by=acting_user(options))
+    """``disable NAME --reason ...``: see ``scheduling.operations.disable``."""
+    outcome = operations.disable(options["name"], reason=options["reason"], by=acting_user(options))
     emit(command, options, outcome.as_dict(), outcome.message)
     return EXIT_OK
 
 
 def handle_enable(command: BaseCommand, options: dict[str, Any]) -> int:
-    """``enable NAME``: see ``scheduling.runbook.enable``."""
-    outcome = runbook.enable(options["name"], by=acting_user(options), reason=options["reason"])
+    """``enable NAME``: see ``scheduling.operations.enable``."""
+    outcome = operations.enable(options["name"], by=acting_user(options), reason=options["reason"])
     emit(command, options, outcome.as_dict(), outcome.message)
     return EXIT_OK
 

@@ -1,11 +1,10 @@
 """The errors below everything else: a refusal with a stable code, refused input, and the few
 the core itself raises.
 
-Duration parsing (``core.durations``) and the webhook address policy (``core.addresses``)
-raise them, and ``litejobs.exceptions`` builds on durations (``RetryAfter`` parses its
-delay), so they are defined here and are published there:
-their public path is ``litejobs.exceptions`` (their ``__module__`` says so, as stored error
-classes, pickles and tracebacks name them).
+Duration parsing (``core.durations``) raises them, the records validate with them, and
+``litejobs.exceptions`` builds on durations (``RetryAfter`` parses its delay), so they are
+defined here and are published there: their public path is ``litejobs.exceptions`` (their
+``__module__`` says so, as stored error classes, pickles and tracebacks name them).
 """
 
 from __future__ import annotations
@@ -56,17 +55,3 @@ class ExtraMissing(LitejobsError, ImproperlyConfigured):
 
     __module__ = PUBLIC_MODULE
     code = "extra-missing"
-
-
-class WebhookError(LitejobsError, ValueError):
-    """A webhook endpoint or delivery was refused; ``code`` says why and ``field`` (when set)
-    names the endpoint field to fix: ``webhook-url-invalid``, ``webhook-address-refused``,
-    ``webhook-host-unresolved``, ``webhook-topics-invalid``, ``webhook-secret-invalid``,
-    ``webhook-tenant-invalid``, ``webhook-delivery-failed``."""
-
-    __module__ = PUBLIC_MODULE
-    code = "webhook-error"
-
-    def __init__(self, message: str, *, code: str | None = None, field: str | None = None):
-        super().__init__(message, code=code)
-        self.field = field

@@ -1,7 +1,7 @@
 """The fixed bucket bounds of litejobs' duration and latency histograms, in seconds.
 
-One place for them: the settling statements bucket with them (``litejobs.sql``), the counters
-store their counts (``litejobs.models.minutes``), and the dashboard and the metrics read them.
+One place for them: the statements that settle jobs bucket durations with them, the per-minute
+counters store their counts by them, and the dashboard and the metrics read them.
 """
 
 from __future__ import annotations

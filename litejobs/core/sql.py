@@ -1,4 +1,5 @@
-"""Named SQL statements read from ``.sql`` files: the loader (see ``litejobs.sql``).
+"""Named SQL statements read from ``.sql`` files: the loader (a package of ``.sql`` files
+makes one for its statements).
 
 A file holds statements under ``-- name: <statement>`` lines. ``{placeholder}`` in a body is
 filled from the loader's table (state lists, the lease clock), once; any other ``{...}`` is

@@ -1,20 +1,20 @@
-"""Cursor consumers: a pipeline pulls a source that pages by cursor (a partner's changes API),
-one batch at a time, and never takes a record twice nor loses one.
+"""Consumers: a pipeline pulls a source that pages its records (a partner's changes API), one
+batch at a time from the position it stored, and never takes a record twice nor loses one.
 
 ```python
 @catalog.consumer("vendor-a")
-def fetch_vendor_a(cursor):                  # the cursor stored last time (None at first)
-    page = partner.changes(since=cursor)
-    return page.records, page.next_cursor    # no records: caught up
+def fetch_vendor_a(position):                # the position stored last time (None at first)
+    page = partner.changes(since=position)
+    return page.records, page.next_position  # no records: caught up
 
 catalog.consume("vendor-a")                  # a worker runs it (schedule this to poll)
 ```
 
-A batch's records are fed and the cursor past them stored in one transaction: a consumer
+A batch's records are fed and the position past them stored in one transaction: a consumer
 killed, or a transaction that fails, between the read and the commit leaves both as they
-were, and the next run reads that batch again from the stored cursor, and only that batch.
+were, and the next run reads that batch again from the stored position, and only that batch.
 The fetch runs outside any transaction (a partner's latency holds no lock nor connection
-open); the cursor moves only from where the batch was read, so a batch read by a run that
+open); the position moves only from where the batch was read, so a batch read by a run that
 another one overtook is rolled back and read again.
 
 One run per consumer at a time fleet-wide: the job ``litejobs.ingest_consume`` (declared in
@@ -72,7 +72,7 @@ logger = logging.getLogger(__name__)
 
 #: How long one consumer run fetches before it hands over to the other lane.
 BUDGET = timedelta(minutes=2)
-#: A consumer's key: it names the job, its concurrency and the stored cursor.
+#: A consumer's key: it names the job, its concurrency and the stored position.
 KEY = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 #: The longest "pipeline:key" a job key or concurrency key holds as it is; longer ones are
 #: shortened and made unique by a digest.
@@ -81,7 +81,7 @@ LABEL_MAX = 180
 
 @dataclass(frozen=True)
 class Consumer:
-    """A declared cursor consumer (``@pipeline.consumer(key)``): still callable as its fetch
+    """A declared consumer (``@pipeline.consumer(key)``): still callable as its fetch
     (unit tests call it directly)."""
 
     pipeline: str
@@ -91,8 +91,8 @@ class Consumer:
     #: The globals of the module run that declared it (see ``declare``).
     namespace: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
-    def __call__(self, cursor: Any) -> Any:
-        return self.fetch(cursor)
+    def __call__(self, position: Any) -> Any:
+        return self.fetch(position)
 
     def __repr__(self) -> str:
         return f"<Consumer {self.pipeline}:{self.key}>"
@@ -100,16 +100,17 @@ class Consumer:
 
 @dataclass(frozen=True)
 class Position:
-    """Where a consumer stands: its cursor, and how many times it moved (0: never)."""
+    """Where a consumer stands: the value its fetch takes, and how many times it moved (0:
+    never)."""
 
-    cursor: Any
+    value: Any
     moves: int
 
 
 @dataclass(frozen=True)
 class Turn:
-    """What one fetch came to: records fed, whether the cursor moved, whether the source is
-    caught up, whether the batch was rolled back because another run moved the cursor."""
+    """What one fetch came to: records fed, whether the position moved, whether the source is
+    caught up, whether the batch was rolled back because another run moved the position."""
 
     records: int = 0
     moved: bool = False
@@ -162,7 +163,7 @@ def declare(declaration: Declaration, key: str) -> Callable[[Callable[..., Any]]
         if not callable(fetch):
             raise DeclarationError(
                 f"Pipeline {declaration.name!r}: @consumer({key!r}) marks a function "
-                f"fetch(cursor) -> (records, next_cursor); got {fetch!r}.",
+                f"fetch(position) -> (records, next_position); got {fetch!r}.",
                 code="pipeline-consumer-invalid",
             )
         module = str(getattr(fetch, "__module__", ""))
@@ -195,24 +196,24 @@ def label(pipeline: str, key: str) -> str:
 
 
 def position(consumer: Consumer) -> Position:
-    """The consumer's stored cursor and moves (``Position(None, 0)`` before its first)."""
+    """The consumer's stored position and moves (``Position(None, 0)`` before its first)."""
     params = {"pipeline": consumer.pipeline, "key": consumer.key}
     with hot_cursor(connections[settings.DATABASE]) as cursor:
-        run_query(cursor, "ingest_cursor_read", params)
+        run_query(cursor, "ingest_position_read", params)
         row = fetch_one(cursor)
     if row is None:
         return Position(None, 0)
-    stored = row["cursor"]
+    stored = row["position"]
     return Position(json.loads(stored) if stored is not None else None, row["batches"])
 
 
 def read_answer(consumer: Consumer, answer: Any, seen: Position) -> tuple[list[Any], str]:
-    """The records and the next cursor (as JSON text) of a fetch's answer, or ``FetchRefused``
+    """The records and the next position (as JSON text) of a fetch's answer, or ``FetchRefused``
     naming what is wrong with it."""
     if not isinstance(answer, tuple) or len(answer) != 2:
         raise _refused(
             consumer,
-            f"it answered {_kind(answer)}, not a tuple (records, next_cursor)",
+            f"it answered {_kind(answer)}, not a tuple (records, next_position)",
             "ingest-fetch-answer-invalid",
         )
     records, following = answer
@@ -224,12 +225,12 @@ def read_answer(consumer: Consumer, answer: Any, seen: Position) -> tuple[list[A
         )
     text = _json(consumer, following)
     listed = list(records)
-    if listed and _same(following, seen.cursor):
+    if listed and _same(following, seen.value):
         raise _refused(
             consumer,
-            "it answered records with the cursor they were read from, so the next fetch would "
-            "read them again; answer the cursor past them",
-            "ingest-cursor-stuck",
+            "it answered records with the position they were read from, so the next fetch "
+            "would read them again; answer the position past them",
+            "ingest-position-stuck",
         )
     return listed, text
 
@@ -241,7 +242,7 @@ def _kind(value: Any) -> str:
 
 
 def _json(consumer: Consumer, value: Any) -> str:
-    """The cursor as JSON text, if it reads back as the same value (a tuple would come back a
+    """The position as JSON text, if it reads back as the same value (a tuple would come back a
     list, a dict's number keys as text)."""
     try:
         text = dumps(value)
@@ -251,9 +252,9 @@ def _json(consumer: Consumer, value: Any) -> str:
     if not same:
         raise _refused(
             consumer,
-            f"its next cursor, {_kind(value)}, is not a JSON value that reads back the same; "
+            f"its next position, {_kind(value)}, is not a JSON value that reads back the same; "
             "answer text, a number, or a list or dict of them",
-            "ingest-cursor-not-json",
+            "ingest-position-not-json",
         )
     return text
 
@@ -269,22 +270,22 @@ def _same(one: Any, other: Any) -> bool:
 def _refused(consumer: Consumer, why: str, code: str) -> FetchRefused:
     return FetchRefused(
         f"Consumer {consumer.key!r} of pipeline {consumer.pipeline!r}: {why}. Nothing of this "
-        "batch was written and the cursor did not move.",
+        "batch was written and the position did not move.",
         code=code,
     )
 
 
 class _Overtaken(Exception):
-    """Another run moved the cursor after this batch was read: roll the batch back."""
+    """Another run moved the position after this batch was read: roll the batch back."""
 
 
 def advance(consumer: Consumer) -> Turn:
-    """One turn: read the cursor, fetch from it, then feed the records and move the cursor
-    past them in one transaction (nothing, when the source answered nothing new)."""
+    """One turn: read the position, fetch from it, then feed the records and move the
+    position past them in one transaction (nothing, when the source answered nothing new)."""
     declaration = pipelines[consumer.pipeline]
     seen = position(consumer)
-    records, following = read_answer(consumer, consumer.fetch(seen.cursor), seen)
-    if not records and _same(json.loads(following), seen.cursor):
+    records, following = read_answer(consumer, consumer.fetch(seen.value), seen)
+    if not records and _same(json.loads(following), seen.value):
         return Turn(caught_up=True)
     alias = settings.DATABASE
     try:
@@ -293,8 +294,8 @@ def advance(consumer: Consumer) -> Turn:
             _move(consumer, seen, following)
     except _Overtaken:
         logger.warning(
-            "Consumer %s of pipeline %s: another run moved the cursor while this one fetched; "
-            "its batch was rolled back and is read again from the stored cursor.",
+            "Consumer %s of pipeline %s: another run moved the position while this one fetched; "
+            "its batch was rolled back and is read again from the stored position.",
             consumer.key,
             consumer.pipeline,
         )
@@ -306,12 +307,12 @@ def _move(consumer: Consumer, seen: Position, following: str) -> None:
     params = {
         "pipeline": consumer.pipeline,
         "key": consumer.key,
-        "cursor": following,
+        "position": following,
         "seen": seen.moves,
         "now": clock.now(),
     }
     with hot_cursor(connections[settings.DATABASE]) as cursor:
-        run_query(cursor, "ingest_cursor_move", params)
+        run_query(cursor, "ingest_position_move", params)
         row = fetch_one(cursor)
     if row is None or row["batches"] != seen.moves + 1:
         raise _Overtaken

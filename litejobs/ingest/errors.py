@@ -58,18 +58,18 @@ class ImportRefused(LitejobsError, ValueError):
 
 
 class ConsumerNotFound(LitejobsError, LookupError):
-    """The pipeline declares no cursor consumer by that key (``@pipeline.consumer(key)`` in
+    """The pipeline declares no consumer by that key (``@pipeline.consumer(key)`` in
     the app's ``pipelines.py``)."""
 
     code = "ingest-consumer-unknown"
 
 
 class FetchRefused(LitejobsError, ValueError):
-    """A cursor consumer's fetch answered something it may not; nothing of that batch was
-    written and the cursor did not move. ``code`` says why: ``ingest-fetch-answer-invalid``
-    (not a tuple ``(records, next_cursor)`` whose records are a list of records),
-    ``ingest-cursor-not-json`` (the next cursor is no JSON value: a date, a tuple, a set, an
-    object), ``ingest-cursor-stuck`` (records with the cursor they were read from: the next
-    fetch would read them again)."""
+    """A consumer's fetch answered something it may not; nothing of that batch was written and
+    the position did not move. ``code`` says why: ``ingest-fetch-answer-invalid`` (not a tuple
+    ``(records, next_position)`` whose records are a list of records),
+    ``ingest-position-not-json`` (the next position is no JSON value: a date, a tuple, a set,
+    an object), ``ingest-position-stuck`` (records with the position they were read from: the
+    next fetch would read them again)."""
 
     code = "ingest-fetch-refused"

@@ -1,7 +1,6 @@
 """The jobs of ingest pipelines, declared when litejobs' app is ready (not when ``litejobs``
 is imported: a job's declaration reads the settings, which a project's settings module may
-still be defining): the drain of a pipeline's buffer, a file import and a cursor consumer's
-run."""
+still be defining): the drain of a pipeline's buffer, a file import and a consumer's run."""
 
 from __future__ import annotations
 
@@ -69,5 +68,5 @@ def run_import(ctx: JobContext, run_id: int) -> dict[str, Any]:
     retry=Retry(attempts=20, backoff="exponential", base="1s", max="1m"),
 )
 def consume(ctx: JobContext, pipeline: str, consumer: str, lane: str) -> dict[str, int]:
-    """Fetch and feed a cursor consumer's batches, each with its cursor, until caught up."""
+    """Fetch and feed a consumer's batches, each with its position, until caught up."""
     return consumers.consume(ctx, pipeline, consumer, lane)

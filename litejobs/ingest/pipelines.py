@@ -19,12 +19,12 @@ catalog.feed(records)                        # inside the caller's transaction
 catalog.import_file("feeds/catalog/2026-06.csv")  # one of its files=; a worker runs it
 catalog.stats()   # {"accepted": n, "dropped": {"discontinued": n, ...}, "errored": n}
 
-@catalog.consumer("vendor-a")                # a pull source paged by cursor
-def fetch_vendor_a(cursor):
-    page = vendor_a.changes(since=cursor)
-    return page.records, page.next_cursor    # no records: caught up
+@catalog.consumer("vendor-a")                # a pull source, paged from a stored position
+def fetch_vendor_a(position):
+    page = vendor_a.changes(since=position)
+    return page.records, page.next_position  # no records: caught up
 catalog.consume("vendor-a")                  # a worker fetches and feeds, batch by batch
-catalog.cursor("vendor-a")                   # where it stands (None before its first batch)
+catalog.position("vendor-a")                 # where it stands (None before its first batch)
 ```
 """
 
@@ -83,11 +83,11 @@ class Pipeline(Declaration):
         return buffer.replay(self, reason)
 
     def consumer(self, key: str) -> Callable[[Callable[[Any], Any]], consuming.Consumer]:
-        """Declare ``fetch(cursor) -> (records, next_cursor)`` as this pipeline's cursor
-        consumer ``key`` (1-100 letters, digits or ``_.-``), in the app's ``pipelines.py``.
-        ``cursor`` is the JSON value stored after the last batch (None before the first);
-        no records means caught up. Each batch's records are fed, and ``next_cursor`` stored,
-        in one transaction."""
+        """Declare ``fetch(position) -> (records, next_position)`` as this pipeline's consumer
+        ``key`` (1-100 letters, digits or ``_.-``), in the app's ``pipelines.py``.
+        ``position`` is the JSON value stored after the last batch (None before the first); no
+        records means caught up. Each batch's records are fed, and ``next_position`` stored, in
+        one transaction."""
         return consuming.declare(self, key)
 
     def consume(self, key: str) -> Enqueued:
@@ -96,9 +96,9 @@ class Pipeline(Declaration):
         one runs enqueues the next behind it. Schedule a job that calls this to poll."""
         return consuming.request(consuming.find(self.name, key))
 
-    def cursor(self, key: str) -> Any:
-        """The cursor the consumer ``key`` stored after its last batch (None before one)."""
-        return consuming.position(consuming.find(self.name, key)).cursor
+    def position(self, key: str) -> Any:
+        """The position the consumer ``key`` stored after its last batch (None before one)."""
+        return consuming.position(consuming.find(self.name, key)).value
 
 
 def pipeline(

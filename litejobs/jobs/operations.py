@@ -31,7 +31,7 @@ from ..exceptions import InvalidInput, JobNotFound, LitejobsError, TransitionRef
 from ..models import Job
 from ..sql import query
 from ..sql.cursors import fetch_one
-from . import catalog, minutes, waiting
+from . import catalog, holdups, minutes
 from .actionlog import Actor, record
 from .steps import HELD
 
@@ -689,9 +689,9 @@ def _held_for_operator() -> list[Problem]:
     if not count:
         return []
     ids = tuple(held.order_by("pk").values_list("pk", flat=True)[:PROBLEM_IDS])
-    steps = waiting.unknown_steps(ids)
+    steps = holdups.unknown_steps(ids)
     commands = "; ".join(
-        f"`{waiting.resolve_command(job_id, name)}`"
+        f"`{holdups.resolve_command(job_id, name)}`"
         for job_id in ids
         for name in steps.get(job_id, ())[:1]
     )

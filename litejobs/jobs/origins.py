@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ..core.keys import subscriber_key
 from ..models import Job
 from ..models.jobs import BULK_ITEM_JOB
+from .keys import subscriber_key
 
 
 class OriginKind(StrEnum):

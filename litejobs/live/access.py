@@ -6,8 +6,8 @@ seeing it. ``Guard`` admits active staff users the page allows, then reads the s
 user again from the database (not the connect-time user, whose permissions are cached) at most
 every ``PERMISSION_RECHECK`` seconds: the session must still exist, name the same user and carry
 their current auth hash (as Django's own ``get_user`` requires). A scope without a session (an
-ASGI stack that authenticates otherwise) has only its user read again. The consumers run these
-reads off the event loop (``litejobs.live.consumers``).
+ASGI stack that authenticates otherwise) has only its user read again. The sockets run these
+reads off the event loop (``litejobs.live.sockets``).
 """
 
 from __future__ import annotations

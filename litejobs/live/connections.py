@@ -6,8 +6,9 @@ connections (which are per thread and per request), autocommit, named so operato
 ``Listening`` is what every such connection shares: the pages' callbacks, the connection's
 lifetime, and its recovery from database outages (reconnect with backoff; once back, every page
 is told to re-read, since what changed meanwhile is unknown). Its subclasses say what the
-connection does while it is up: the work-queue pages' ``litejobs.workqueues.live.Listener`` and
-the dashboard's ``litejobs.live.watcher.Watcher``.
+connection does while it is up: the work-queue pages'
+``litejobs.workqueues.live.WorkItemListener`` and the dashboard's
+``litejobs.live.watcher.Watcher``.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ together by ``litejobs.routing.websocket_urlpatterns``)."""
 
 from django.urls import path
 
-from .consumers import DashboardConsumer
+from .sockets import DashboardSocket
 
 websocket_urlpatterns = [
-    path("ws/litejobs/dashboard/", DashboardConsumer.as_asgi(), name="litejobs-dashboard"),
+    path("ws/litejobs/dashboard/", DashboardSocket.as_asgi(), name="litejobs-dashboard"),
 ]

@@ -57,7 +57,7 @@ from prometheus_client.registry import Collector
 from ..conf import settings
 from ..core import clock
 from ..core.enums import AttemptOutcome, IngestOutcome, JobState, Overflow
-from ..ingest import runbook
+from ..ingest import operations as ingest_operations
 from ..jobs import catalog, minutes, queues
 from ..models import BUCKET_BOUNDS, JobAttempt, Occurrence, WebhookDelivery, WebhookEndpoint, Worker
 from ..outbox import operations as outbox_operations
@@ -287,7 +287,7 @@ class LitejobsCollector(Collector):
             "1 when a bounded pipeline's oldest buffered record waited past its bound.",
             labels=["pipeline"],
         )
-        found = runbook.summaries(now=now)
+        found = ingest_operations.summaries(now=now)
         for summary in found:
             name = summary.name
             records.add_metric([name, IngestOutcome.ACCEPTED.value, ""], summary.accepted)
@@ -309,7 +309,7 @@ class LitejobsCollector(Collector):
             "Feeds that found the pipeline's buffer full, per overflow kind.",
             labels=["pipeline", "overflow"],
         )
-        totals = runbook.overflow_totals()
+        totals = ingest_operations.overflow_totals()
         for name in names:
             for kind in Overflow:
                 events.add_metric([name, kind.value], totals.get((name, kind.value), 0))

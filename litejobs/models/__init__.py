@@ -42,7 +42,7 @@ from .ingest import (
     ImportRefusal,
     ImportRun,
     IngestCount,
-    IngestCursor,
+    IngestPosition,
     OverflowEvent,
     SetAsideRecord,
 )
@@ -78,7 +78,7 @@ __all__ = [
     "ImportRefusal",
     "ImportRun",
     "IngestCount",
-    "IngestCursor",
+    "IngestPosition",
     "Job",
     "JobAttempt",
     "JobMinute",

@@ -1,5 +1,5 @@
 """Ingest pipelines' records: the buffer, the records set aside, the counts, the overflow
-events, the file imports with their error reports, and the consumers' cursors.
+events, the file imports with their error reports, and the consumers' positions.
 
 A fed record waits in ``BufferedRecord`` (the buffer: a table with a capacity) until the
 pipeline's drain job takes it. A record that does not land is kept as a ``SetAsideRecord``
@@ -21,7 +21,7 @@ __all__ = [
     "ImportRefusal",
     "ImportRun",
     "IngestCount",
-    "IngestCursor",
+    "IngestPosition",
     "OverflowEvent",
     "SetAsideRecord",
 ]
@@ -199,23 +199,23 @@ class ImportRefusal(models.Model):
         return f"line {self.line}: {self.code}"
 
 
-class IngestCursor(models.Model):
-    """Where a cursor consumer of a pull source stands, per key: moved in the transaction
-    that writes the batch it read."""
+class IngestPosition(models.Model):
+    """Where a consumer of a pull source stands, per key: moved in the transaction that writes
+    the batch it read."""
 
     id = models.BigAutoField(primary_key=True)
     pipeline = models.CharField(max_length=200)
     key = models.CharField(max_length=200)
-    cursor = models.JSONField(null=True, blank=True)
+    position = models.JSONField(null=True, blank=True)
     batches = models.BigIntegerField(db_default=0)
     updated_at = models.DateTimeField()
 
     class Meta:
-        db_table = "litejobs_ingestcursor"
+        db_table = "litejobs_ingestposition"
         ordering = ["pipeline", "key"]
-        verbose_name = "consumer cursor"
+        verbose_name = "consumer position"
         constraints = [
-            models.UniqueConstraint(fields=["pipeline", "key"], name="litejobs_ingestcursor_one")
+            models.UniqueConstraint(fields=["pipeline", "key"], name="litejobs_ingestposition_one")
         ]
 
     def __str__(self) -> str:

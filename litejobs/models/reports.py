@@ -11,21 +11,34 @@ Only a ``done`` run's output is offered, through a short-lived signed link, unti
 
 from __future__ import annotations
 
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
+from django.core import signing
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.db.models import Q
+from django.urls import NoReverseMatch, reverse
 
 from ..conf import settings
-from ..core import clock, links
+from ..core import clock
 from ..core.durations import format_duration, parse_duration
 from ..core.enums import REPORT_ENDINGS, REPORT_LIVE, ReportState
 from ..core.errors import InvalidInput, LitejobsError
 from .people import person
 from .trails import append_only
 
-__all__ = ["LINK_TTL_MAX", "ReportAudit", "ReportLimits", "ReportRun", "link_ttl"]
+__all__ = [
+    "LINK_TTL_MAX",
+    "DownloadLink",
+    "ReportAudit",
+    "ReportLimits",
+    "ReportRun",
+    "link_ttl",
+    "link_url",
+    "read_link",
+    "sign_link",
+]
 
 #: The longest a download link may live (``ttl=``, ``LITEJOBS["REPORT_LINK_TTL"]``).
 LINK_TTL_MAX = timedelta(days=1)
@@ -178,8 +191,7 @@ class ReportRun(models.Model):
                 f"Report run #{self.pk} is {self.state}: only a done run's output is offered.",
                 code="report-not-ready",
             )
-        link = links.Link(self.pk, self.tenant, min(now + lifetime, until))
-        return links.url(links.sign(link))
+        return link_url(sign_link(DownloadLink(self.pk, self.tenant, min(now + lifetime, until))))
 
     def progress_text(self) -> str:
         """How far the run is, as people read it: a percent of the planner's estimate while
@@ -212,6 +224,56 @@ def link_ttl(value: object, name: str) -> timedelta:
             code="duration-invalid",
         )
     return lifetime
+
+
+# Download links --------------------------------------------------------------------------------
+# Short-lived signed links to a run's output, made with Django's signing. A link names the run,
+# its tenant and the instant it expires; the signature (under ``SECRET_KEY`` and a salt of its
+# own) makes a changed value unreadable. Reading a link checks the signature only: the view
+# that serves it checks its expiry, the user's permission and tenant, and the run's state.
+
+LINK_SALT = "litejobs.reports.download"
+#: The URL names that serve a link: litejobs' views (``include("litejobs.urls")``), else the
+#: admin's.
+LINK_URL_NAMES = ("litejobs:report-download", "admin:litejobs_reportrun_download")
+
+
+@dataclass(frozen=True)
+class DownloadLink:
+    """What a download link says."""
+
+    run_id: int
+    tenant: str
+    expires: datetime
+
+
+def sign_link(link: DownloadLink) -> str:
+    """The link's signed token."""
+    return signing.dumps(
+        [link.run_id, link.tenant, int(link.expires.timestamp())], salt=LINK_SALT, compress=True
+    )
+
+
+def read_link(token: str) -> DownloadLink:
+    """The link a token says; ``signing.BadSignature`` for a changed or made-up one."""
+    run_id, tenant, expires = signing.loads(token, salt=LINK_SALT)
+    if not isinstance(run_id, int) or not isinstance(tenant, str) or not isinstance(expires, int):
+        raise signing.BadSignature("a download link names a run, its tenant and an expiry")
+    return DownloadLink(run_id, tenant, datetime.fromtimestamp(expires, tz=UTC))
+
+
+def link_url(token: str) -> str:
+    """The path that serves ``token``: litejobs' views when the URLconf includes them, else
+    the admin's download view."""
+    for name in LINK_URL_NAMES:
+        try:
+            return reverse(name, args=[token])
+        except NoReverseMatch:
+            continue
+    raise NoReverseMatch(
+        "No URL serves report downloads: add path('litejobs/', include('litejobs.urls')) "
+        "to your URLconf, or the admin."
+    )
 
 
 class ReportAudit(models.Model):

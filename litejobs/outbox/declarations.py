@@ -27,17 +27,17 @@ from typing import Any
 from django.db import connections
 
 from ..conf import settings
-from ..core.keys import subscriber_key
 from ..core.payloads import REDACTED, redact
 from ..core.registry import Registry
-from ..core.topics import Topic, check_topic_name, topics
 from ..exceptions import DeclarationError
 from ..jobs import catalog
 from ..jobs.context import JobContext
 from ..jobs.declarations import JobDefinition
 from ..jobs.enqueue import PreparedRow, common_columns, insert_many
+from ..jobs.keys import subscriber_key
 from ..sql.cursors import fetch_all, hot_cursor, run_query
 from .staging import StagedRow
+from .topics import Topic, check_topic_name, topics
 
 __all__ = [
     "Message",

@@ -45,7 +45,6 @@ from django.db import connections, transaction
 from ..conf import settings
 from ..core import clock
 from ..core.registry import Registry
-from ..core.topics import is_declared
 from ..exceptions import InvalidInput
 from ..models import LeaderLease, LeaderRole, OutboxMessage
 from ..models.outbox import OUTBOX_CHANNEL
@@ -57,6 +56,7 @@ from ..runtime.stopping import GracefulStop
 from ..sql.cursors import fetch_all, hot_cursor, run_query
 from .declarations import subscribers_of
 from .staging import StagedRow
+from .topics import is_declared
 
 logger = logging.getLogger(__name__)
 

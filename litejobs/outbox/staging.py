@@ -28,9 +28,9 @@ from django.db import connections
 from ..conf import settings
 from ..core import clock
 from ..core.payloads import dumps
-from ..core.topics import check_topic_name, declared_topics, is_declared
 from ..exceptions import InvalidInput
 from ..sql.cursors import fetch_one, hot_cursor, run_query
+from .topics import check_topic_name, declared_topics, is_declared
 
 __all__ = ["stage"]
 

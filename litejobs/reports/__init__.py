@@ -7,7 +7,7 @@ that checks who asks.
 ``query`` and ``reading`` (its rows as bound SQL, a page at a time), ``output`` (CSV and
 NDJSON bytes), ``storage`` (where outputs live), ``requesting`` (``report.request``),
 ``running`` (the worker's run), ``expiry`` (outputs removed after their lifetime),
-``auditing`` (the append-only audit trail of reads), ``operating`` (operators' cancels and
+``auditing`` (the append-only audit trail of reads), ``operations`` (operators' cancels and
 limit changes, logged), ``explaining`` (plan review), ``views`` (the download) and
 ``reports`` (``report()`` and the ``Report`` it answers). This package's face is the API
 users call.

@@ -25,9 +25,10 @@ from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 
 from ..conf import settings
-from ..core import clock, links
+from ..core import clock
 from ..core.enums import ReportState
 from ..models import ReportRun
+from ..models.reports import DownloadLink, read_link
 from . import auditing, output, storage
 from .declarations import Declaration, reports
 from .errors import ReportDenied
@@ -67,7 +68,7 @@ def download(
     """Serve a done run's output to a user who may read it, through an unexpired link
     (``site``: the admin site serving it, for the pages of a refusal)."""
     try:
-        link = links.read(token)
+        link = read_link(token)
     except signing.BadSignature:
         raise _refuse(request, 404, "report-link-invalid") from None
     user: Any = request.user
@@ -88,7 +89,7 @@ def download(
 
 
 def _expired(
-    request: HttpRequest, site: admin.AdminSite, link: links.Link, run: ReportRun | None
+    request: HttpRequest, site: admin.AdminSite, link: DownloadLink, run: ReportRun | None
 ) -> HttpResponse:
     """The page of an expired link: open the run for a new link (a link to its page when the
     user may open it in the admin)."""

@@ -2,7 +2,7 @@
 
 Any number of replicas may run; the one holding a role's live lease does the role's work.
 Each answer of :func:`lead` is the lease's fence, which the leader writes beside its work.
-Expiry is written and compared on the database's clock (``litejobs.clock.lease_instant``), so
+Expiry is written and compared on the database's clock (``litejobs.core.clock.lease_instant``), so
 replicas on hosts whose clocks disagree still agree on who leads.
 """
 

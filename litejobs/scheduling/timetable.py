@@ -151,8 +151,8 @@ class Timetable:
 
     def _walls(self, start: datetime, *, forward: bool) -> Iterator[datetime]:
         """Naive wall times the cron expression matches, after (or before) ``start``."""
-        cursor = croniter(cast(str, self.cron), start)  # wall times are cron schedules'
-        step = cursor.get_next if forward else cursor.get_prev
+        ticks = croniter(cast(str, self.cron), start)  # wall times are cron schedules'
+        step = ticks.get_next if forward else ticks.get_prev
         while True:
             try:
                 yield step(datetime)

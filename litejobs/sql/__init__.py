@@ -3,12 +3,12 @@ conditional claims of work items), one file per feature family, and how it runs.
 
 Each ``.sql`` file here holds statements under ``-- name: <statement>`` lines (``jobs.sql``,
 ``leases.sql``, ``leadership.sql``, ``steps.sql``, ``scheduling.sql``, ``outbox.sql``,
-``webhooks.sql``, ``workqueues.sql``, ``waiting.sql``); a name is used by exactly one
+``webhooks.sql``, ``workqueues.sql``, ``holdups.sql``); a name is used by exactly one
 function. ``{claimable}``,
 ``{unclaimable}``, ``{live}``, ``{terminal}``, ``{finished_occurrences}``, ``{live_items}``
 and ``{finished_items}`` expand to the state lists of ``litejobs.core.enums``; ``{db_now}`` to
 the instant lease arithmetic runs at (the ``db_now`` parameter, from
-``litejobs.clock.lease_instant()``: NULL means the database's own clock). Values are always
+``litejobs.core.clock.lease_instant()``: NULL means the database's own clock). Values are always
 bound parameters (``%(name)s``). ``{count_settled}`` is the per-minute counters' upsert
 (``COUNT_SETTLED``) that every statement settling jobs runs as a CTE after one named
 ``settled`` (``{count_completed}``, ``COUNT_COMPLETED``, where that is one started job).

@@ -1,5 +1,5 @@
 -- Ingest pipelines: the buffer, the records set aside, the counts, the file imports and the
--- cursor consumers' cursors.
+-- consumers' positions.
 -- Statements are read by litejobs.sql; values are bound parameters.
 
 -- name: ingest_buffered
@@ -189,21 +189,21 @@ JOIN litejobs_job AS job
 WHERE run.state = 'running' AND job.state IN ('dead', 'cancelled')
 ORDER BY run.id
 
--- name: ingest_cursor_read
--- Where a cursor consumer stands: its cursor and how many times it moved (no row: never).
-SELECT cursor::text AS cursor, batches
-FROM litejobs_ingestcursor
+-- name: ingest_position_read
+-- Where a consumer stands: its position and how many times it moved (no row: never).
+SELECT position::text AS position, batches
+FROM litejobs_ingestposition
 WHERE pipeline = %(pipeline)s AND key = %(key)s
 
--- name: ingest_cursor_move
--- Move a consumer's cursor past the batch this transaction writes, only from where that batch
+-- name: ingest_position_move
+-- Move a consumer's position past the batch this transaction writes, only from where that batch
 -- was read (`seen`: its moves then). An answer other than seen + 1 (or none) means another
 -- run moved it meanwhile: the caller rolls the batch back.
-INSERT INTO litejobs_ingestcursor (pipeline, key, cursor, batches, updated_at)
-VALUES (%(pipeline)s, %(key)s, %(cursor)s::jsonb, 1, %(now)s)
+INSERT INTO litejobs_ingestposition (pipeline, key, position, batches, updated_at)
+VALUES (%(pipeline)s, %(key)s, %(position)s::jsonb, 1, %(now)s)
 ON CONFLICT (pipeline, key) DO UPDATE
-SET cursor = excluded.cursor,
-    batches = litejobs_ingestcursor.batches + 1,
+SET position = excluded.position,
+    batches = litejobs_ingestposition.batches + 1,
     updated_at = excluded.updated_at
-WHERE litejobs_ingestcursor.batches = %(seen)s
+WHERE litejobs_ingestposition.batches = %(seen)s
 RETURNING batches

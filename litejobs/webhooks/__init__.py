@@ -4,9 +4,8 @@
 receivers), ``transport`` (the POST pinned to the checked address, and ``Retry-After``),
 ``endpoints`` (``create_endpoint``, ``enable_endpoint``, ``disable_endpoint``) and
 ``delivery`` (the relay's publisher and the delivery job ``litejobs.webhook_delivery``). The
-address policy (``litejobs.core.addresses``) and what an endpoint must satisfy
-(``litejobs.models.webhooks.check_endpoint_fields``) sit below the records, which validate
-against them.
+address policy (``litejobs.models.webhooks.resolve``) and what an endpoint must satisfy
+(``check_endpoint_fields``) live beside the endpoint record, which validates by them.
 
 This package's face needs no settings and no models, so a receiver can import the signing
 functions from it (or from ``litejobs.webhooks.signing``) without litejobs' app.

@@ -29,7 +29,6 @@ from django.db.models import F, QuerySet
 from .. import __version__
 from ..conf import settings
 from ..core import clock
-from ..core.addresses import resolve
 from ..core.durations import format_duration, parse_duration
 from ..core.enums import DeliveryState
 from ..core.payloads import display_url, dumps, scrub
@@ -40,6 +39,7 @@ from ..jobs.context import JobContext
 from ..jobs.declarations import job, queue_name
 from ..jobs.enqueue import PreparedRow, insert_many
 from ..models import WebhookDelivery, WebhookEndpoint
+from ..models.webhooks import resolve
 from ..outbox import operations as outbox_operations
 from ..outbox import relay
 from ..outbox.declarations import carried_fields

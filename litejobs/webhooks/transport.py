@@ -19,7 +19,8 @@ from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from ..core.addresses import Target
+if TYPE_CHECKING:
+    from ..models.webhooks import Target  # the receivers' face imports no models
 
 #: Bytes of an answer's body kept as the delivery's last error.
 ANSWER_KEPT = 500

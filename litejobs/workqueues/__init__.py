@@ -5,7 +5,7 @@ admin and user code share (``litejobs.workqueues``): ``commands`` (enqueue, clai
 resolve, cancel, ``act``), ``listing`` (listing views, keyset pages, counts), ``retention``
 (``purge``) and ``errors`` (their refusals); ``admin`` (a live page per queue), ``checks``
 (litejobs.E010, E011), and the live pages' ``live`` (one LISTEN per web process),
-``consumers`` and ``routing`` (channels, ``litejobs[live]``: only these two import it).
+``sockets`` and ``routing`` (channels, ``litejobs[live]``: only these two import it).
 """
 
 from . import commands, declarations, errors, listing, retention

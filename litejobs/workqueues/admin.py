@@ -6,7 +6,7 @@ score's inputs beside each, who holds a claim and until when, the buttons the cl
 allows, bulk actions, filters and keyset pagination. Every button calls ``litejobs.workqueues``
 — the API user code calls — so the admin cannot act in a way the API would refuse. The page
 follows other people's claims and resolutions live over a websocket
-(``litejobs.workqueues.consumers``) when channels is installed (``litejobs[live]``);
+(``litejobs.workqueues.sockets``) when channels is installed (``litejobs[live]``);
 without it the page says it has no live updates.
 """
 

@@ -10,7 +10,7 @@ people can never both hold one item: a claim is one ``UPDATE ... WHERE`` that Po
 re-checks on the row's latest version under its row lock.
 
 A claim is a lease. Every statement compares ``claim_expires_at`` with the database's clock
-(``{db_now}``: ``litejobs.clock.lease_instant()``, so web hosts whose clocks disagree agree
+(``{db_now}``: ``litejobs.core.clock.lease_instant()``, so web hosts whose clocks disagree agree
 on who holds an item) inside its ``WHERE``, so an expired claim is the same as no claim
 everywhere — listings, actions, this API — without a sweeper. Actions taken for a person
 (``user=``) check the queue's permission first (``WorkQueueForbidden``).

@@ -3,7 +3,7 @@
 Each app's ``queues.py`` (autodiscovered after its ``jobs.py`` and ``schedules.py``) declares
 the queues staff clear in the admin::
 
-    from litejobs.queues import score_rule, work_queue
+    from litejobs.workqueues import score_rule, work_queue
 
     @score_rule("dispute.urgency")
     def urgency(dispute):

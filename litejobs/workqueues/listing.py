@@ -1,8 +1,8 @@
 """Human work queues: what a person sees, read in pages.
 
 ``items`` is a listing view's queryset in its order, ``page`` one page of it after a keyset
-cursor (``cursor_of``: each page is one index range scan, no OFFSET), ``count`` its size up
-to a cap, ``status`` how a person sees one item, ``targets`` the model rows behind a page,
+position (``position_after``: each page is one index range scan, no OFFSET), ``count`` its
+size up to a cap, ``status`` how a person sees one item, ``targets`` the model rows behind a page,
 and ``snapshot`` / ``as_event`` the items as the live pages redraw them.
 """
 
@@ -58,7 +58,8 @@ def status(item: WorkItem, user: Any, now: datetime) -> ItemStatus:
 
 @dataclass(frozen=True)
 class Page:
-    """One page of a listing and the cursor of the next (``None`` on the last page)."""
+    """One page of a listing and the position the next starts after (``None`` on the last
+    page; ``next_cursor`` is its released name)."""
 
     items: list[WorkItem]
     next_cursor: str | None
@@ -110,7 +111,7 @@ def page(
     limit: int = 50,
     now: datetime | None = None,
 ) -> Page:
-    """A page of a listing after the cursor ``after`` (keyset pagination).
+    """A page of a listing after the position ``after`` (keyset pagination).
 
     Each page is one index range scan that starts where the previous page ended, so the
     2,000th page of 100,000 items costs what the first does (no OFFSET).
@@ -123,26 +124,26 @@ def page(
     rows = list(qs[: limit + 1])
     more = len(rows) > limit
     rows = rows[:limit]
-    return Page(rows, cursor_of(rows[-1], view) if more and rows else None)
+    return Page(rows, position_after(rows[-1], view) if more and rows else None)
 
 
-def cursor_of(item: WorkItem, view: str) -> str:
+def position_after(item: WorkItem, view: str) -> str:
     """The position just after ``item`` in ``view``'s order, as text for a URL."""
     if view == ItemView.CLOSED:
         return f"{cast(datetime, item.resolved_at).isoformat()}_{item.pk}"  # closed: resolved
     return f"{item.score!r}_{item.created_at.isoformat()}_{item.pk}"
 
 
-def _after(view: str, cursor: str) -> RawSQL:
+def _after(view: str, position: str) -> RawSQL:
     try:
         if view == ItemView.CLOSED:
-            resolved_at, item_id = cursor.split("_")
+            resolved_at, item_id = position.split("_")
             return RawSQL(
                 '("litejobs_workitem"."resolved_at", "litejobs_workitem"."id") < (%s, %s)',
                 (datetime.fromisoformat(resolved_at), int(item_id)),
                 output_field=BooleanField(),
             )
-        score, created_at, item_id = cursor.split("_")
+        score, created_at, item_id = position.split("_")
         return RawSQL(
             '("litejobs_workitem"."score" * -1, "litejobs_workitem"."created_at", '
             '"litejobs_workitem"."id") > (%s, %s, %s)',

@@ -4,14 +4,14 @@ A trigger on ``litejobs_workitem`` runs ``pg_notify('litejobs_workitems', <item 
 every new item, claim, renewal, release and resolution; PostgreSQL delivers it at commit to
 every session listening on the channel. Each web process (each event loop: one per daphne or
 uvicorn worker) keeps **one** ``LISTEN`` connection, opened when its first queue page
-subscribes and closed when its last one leaves, and hands each notification to the consumers
-of that queue in this process (``WorkQueueConsumer``).
+subscribes and closed when its last one leaves, and hands each notification to the sockets
+of that queue in this process (``WorkQueueSocket``).
 
 Why not a channel layer (``channels-postgres``, or Redis): every web process must see every
 change, which is exactly what LISTEN gives each connection — PostgreSQL already is the
 broadcast bus, across hosts. A PostgreSQL channel layer would add a message table, its
 inserts, polling or its own LISTEN, expiry and a cleanup, a dependency and a migration, to
-relay what NOTIFY already delivers; and a page does not talk back to other consumers, so a
+relay what NOTIFY already delivers; and a page does not talk back to other pages, so a
 layer's group send buys nothing here. The cost of this design is one connection per web
 process (not per page), which a pooler-free deployment can afford; pages are told to
 re-synchronise (``{"op": "resync"}``) after the connection is re-established, so a database
@@ -39,7 +39,7 @@ WEBSOCKET_PATH = "/ws/litejobs/workqueues/{queue}/"
 KEEPALIVE = 30.0
 
 
-class Listener(Listening):
+class WorkItemListener(Listening):
     """This event loop's LISTEN connection and the callbacks of each queue's pages."""
 
     channel: ClassVar[str] = WORKITEM_CHANNEL
@@ -62,9 +62,9 @@ class Listener(Listening):
         await self.send(str(event.get("queue")), event)
 
 
-def get_listener() -> Listener:
+def get_listener() -> WorkItemListener:
     """The running event loop's listener (a web process has one loop, so one connection)."""
-    return for_this_loop(Listener)
+    return for_this_loop(WorkItemListener)
 
 
 def websocket_path(queue: str) -> str | None:

@@ -25,15 +25,15 @@ the root of your websocket router.
 
 from django.urls import path
 
-from .consumers import WorkQueueConsumer
 from .live import websocket_path
+from .sockets import WorkQueueSocket
 
 __all__ = ["websocket_path", "websocket_urlpatterns"]
 
 websocket_urlpatterns = [
     path(
         "ws/litejobs/workqueues/<str:queue>/",
-        WorkQueueConsumer.as_asgi(),
+        WorkQueueSocket.as_asgi(),
         name="litejobs-workqueue",
     ),
 ]

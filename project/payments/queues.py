@@ -8,7 +8,7 @@ same dispute. A claim lasts an hour; an abandoned one returns to the queue by it
 from decimal import Decimal
 
 from litejobs import clock
-from litejobs.queues import score_rule, work_queue
+from litejobs.workqueues import score_rule, work_queue
 
 from .models import Dispute
 

@@ -8,7 +8,7 @@ job, once — and only to the payee and account the code confirmed.
 """
 
 from litejobs.bulk import bulk_money_action
-from litejobs.queues import work_queue
+from litejobs.workqueues import work_queue
 
 from .models import Payout
 from .services import release_payout

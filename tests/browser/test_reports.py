@@ -92,13 +92,14 @@ def test_an_expired_link_says_to_open_the_run_and_leads_there_at_both_widths_and
 ):
     from datetime import timedelta
 
-    from litejobs.core import clock, links
+    from litejobs.core import clock
+    from litejobs.models.reports import DownloadLink, link_url, sign_link
     from tests.testapp import reports
 
     ann = staff("ann", "north")  # may open the admin's report runs: the way back is a link
     sales("north", 23)
     run = reports.sales.request(user=ann, params=RANGE)
-    expired = links.url(links.sign(links.Link(run.pk, "north", clock.now() - timedelta(1))))
+    expired = link_url(sign_link(DownloadLink(run.pk, "north", clock.now() - timedelta(1))))
     base = start_web(processes, "web")
     SHOTS.mkdir(parents=True, exist_ok=True)
 

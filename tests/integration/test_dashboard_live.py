@@ -22,7 +22,7 @@ from django.test import Client
 from django.urls import reverse
 
 from litejobs.jobs import claims, transitions
-from litejobs.live import access, consumers, watcher
+from litejobs.live import access, sockets, watcher
 from litejobs.management.roles import READ_ONLY_GROUP, sync_read_only_group
 from litejobs.routing import websocket_urlpatterns
 from tests.factories import UserFactory
@@ -88,7 +88,7 @@ def test_only_active_staff_who_may_view_jobs_get_a_socket(clock):
         for user in refused:
             socket = dashboard_socket(user)
             connected, code = await socket.connect(timeout=10)
-            assert (connected, code) == (False, consumers.CLOSE_FORBIDDEN), user
+            assert (connected, code) == (False, sockets.CLOSE_FORBIDDEN), user
             await socket.disconnect()
         for user in admitted:
             socket = await open_dashboard(user)
@@ -193,7 +193,7 @@ def test_a_page_whose_session_is_deleted_is_closed_at_the_next_recheck(clock, vi
         await database_sync_to_async(lambda: record.enqueue(label="two"))()
         assert await socket.receive_output(timeout=5) == {
             "type": "websocket.close",
-            "code": consumers.CLOSE_FORBIDDEN,
+            "code": sockets.CLOSE_FORBIDDEN,
         }
         await eventually(lambda: watcher_connections() == 0)
 

@@ -1,5 +1,5 @@
-"""Cursor consumers: each page of a pull source fed once, a batch and its cursor committed
-together, one run per key at a time, and answers that are not (records, cursor) refused."""
+"""Consumers: each page of a pull source fed once, a batch and its position committed
+together, one run per key at a time, and answers that are not (records, position) refused."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from litejobs.core.enums import JobState
 from litejobs.exceptions import InvalidInput
 from litejobs.ingest import ConsumerNotFound, FetchRefused, consumers
 from litejobs.ingest.consumers import Position, advance, enqueue_consume, find
-from litejobs.models import IngestCursor, Job
+from litejobs.models import IngestPosition, Job
 from tests.conftest import wait_for
 from tests.ingest_helpers import SOURCE_VARIABLE, Source, buffered, landed, skus
 from tests.testapp.pipelines import catalog, source_record
@@ -37,9 +37,9 @@ def scripted():
     puts in ``answers``, in order (a function: what it answers; forgotten afterwards)."""
     answers: list = []
 
-    def fetch(cursor):
+    def fetch(position):
         answer = answers.pop(0)
-        return answer(cursor) if callable(answer) else answer
+        return answer(position) if callable(answer) else answer
 
     yield catalog.consumer("scripted")(fetch), answers
     consumers.consumers.unregister("tests.catalog:scripted")
@@ -76,15 +76,15 @@ def test_a_consumer_feeds_each_page_once_and_stops_once_caught_up(run_worker, so
     until_idle(run_worker)
     assert source.reads() == [(1, 10), (11, 20), (21, 30), (31, 35), (36, 35)]
     assert landed() == dict.fromkeys(skus(1, 35), 1)
-    assert catalog.cursor("vendor-a") == 35
+    assert catalog.position("vendor-a") == 35
 
-    source.size = 42  # the partner has more: the next run starts past the stored cursor
+    source.size = 42  # the partner has more: the next run starts past the stored position
     catalog.consume("vendor-a")
     until_idle(run_worker)
     assert source.reads()[5:] == [(36, 42), (43, 42)]
     assert landed() == dict.fromkeys(skus(1, 42), 1)
-    stored = IngestCursor.objects.get(pipeline="tests.catalog", key="vendor-a")
-    assert (stored.cursor, stored.batches) == (42, 5)
+    stored = IngestPosition.objects.get(pipeline="tests.catalog", key="vendor-a")
+    assert (stored.position, stored.batches) == (42, 5)
     [first, second] = Job.objects.filter(name=CONSUME).order_by("id")
     assert (first.result, second.result) == (
         {"batches": 4, "records": 35, "overtaken": 0},
@@ -93,60 +93,60 @@ def test_a_consumer_feeds_each_page_once_and_stops_once_caught_up(run_worker, so
 
 
 @pytest.fixture
-def failing_cursor_write():
-    """Make the next cursor move of a consumer fail in the database, after its batch was fed:
+def failing_position_write():
+    """Make the next position move of a consumer fail in the database, after its batch was fed:
     ``"raises"`` (the statement errors) or ``"dies"`` (the connection is terminated)."""
 
     def install(how: str) -> None:
         act = {
-            "raises": "RAISE EXCEPTION 'the cursor write failed';",
+            "raises": "RAISE EXCEPTION 'the position write failed';",
             "dies": "PERFORM pg_terminate_backend(pg_backend_pid()); PERFORM pg_sleep(5);",
         }[how]
         with connection.cursor() as cursor:
             cursor.execute(
-                f"CREATE FUNCTION test_fail_cursor() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                f"CREATE FUNCTION test_fail_position() RETURNS trigger LANGUAGE plpgsql AS $$ "
                 f"BEGIN {act} RETURN NEW; END $$;"
-                "CREATE TRIGGER test_fail_cursor BEFORE UPDATE ON litejobs_ingestcursor "
-                "FOR EACH ROW EXECUTE FUNCTION test_fail_cursor();"
+                "CREATE TRIGGER test_fail_position BEFORE UPDATE ON litejobs_ingestposition "
+                "FOR EACH ROW EXECUTE FUNCTION test_fail_position();"
             )
 
     yield install
     connection.close()  # a terminated connection is reopened
     with connection.cursor() as cursor:
         cursor.execute(
-            "DROP TRIGGER IF EXISTS test_fail_cursor ON litejobs_ingestcursor;"
-            "DROP FUNCTION IF EXISTS test_fail_cursor();"
+            "DROP TRIGGER IF EXISTS test_fail_position ON litejobs_ingestposition;"
+            "DROP FUNCTION IF EXISTS test_fail_position();"
         )
 
 
 @pytest.mark.parametrize("how", ["raises", "dies"])
-def test_a_batch_whose_cursor_write_fails_is_not_kept_and_is_read_again(
-    source, failing_cursor_write, how
+def test_a_batch_whose_position_write_fails_is_not_kept_and_is_read_again(
+    source, failing_position_write, how
 ):
     source.size = 30
     advance(vendor_a())
-    failing_cursor_write(how)
+    failing_position_write(how)
 
     with pytest.raises(Exception):  # noqa: B017 - the database's error, whichever
         advance(vendor_a())
     connection.close()
     assert source.reads() == [(1, 10), (11, 20)]
-    # Records 11-20 were fed in the failed transaction: gone with their cursor.
+    # Records 11-20 were fed in the failed transaction: gone with their position.
     assert buffered() == skus(1, 10)
-    assert IngestCursor.objects.get(key="vendor-a").batches == 1
-    assert catalog.cursor("vendor-a") == 10
+    assert IngestPosition.objects.get(key="vendor-a").batches == 1
+    assert catalog.position("vendor-a") == 10
 
     with connection.cursor() as cursor:
-        cursor.execute("DROP TRIGGER test_fail_cursor ON litejobs_ingestcursor")
+        cursor.execute("DROP TRIGGER test_fail_position ON litejobs_ingestposition")
     advance(vendor_a())
     assert source.reads()[2:] == [(11, 20)]  # only the batch that was not kept
     assert buffered() == skus(1, 20)
-    assert catalog.cursor("vendor-a") == 20
+    assert catalog.position("vendor-a") == 20
 
 
 def test_a_batch_another_run_overtook_is_rolled_back_and_fed_once(source):
     """Two runs of one consumer at once (what the job's limit prevents): both read page 1;
-    the one that moves the cursor second finds it moved and rolls its batch back."""
+    the one that moves the position second finds it moved and rolls its batch back."""
     source.size = 30
     hold = source.hold(1)
     turns = []
@@ -220,22 +220,22 @@ def test_a_run_past_its_budget_hands_over_to_the_other_lane(run_worker, source, 
 
 
 BAD_ANSWERS = [
-    ([source_record(1)], "ingest-fetch-answer-invalid"),  # a list of records, no cursor
+    ([source_record(1)], "ingest-fetch-answer-invalid"),  # a list of records, no position
     (([source_record(1)], 1, True), "ingest-fetch-answer-invalid"),
     ((source_record(1), 1), "ingest-fetch-answer-invalid"),  # one record, not a list
     (("S0001", 1), "ingest-fetch-answer-invalid"),
     (None, "ingest-fetch-answer-invalid"),
-    (([source_record(1)], datetime(2026, 3, 1, tzinfo=UTC)), "ingest-cursor-not-json"),
-    (([source_record(1)], (1, "a")), "ingest-cursor-not-json"),  # would come back a list
-    (([source_record(1)], {1: "a"}), "ingest-cursor-not-json"),  # its key would be text
-    (([source_record(1)], float("nan")), "ingest-cursor-not-json"),
-    (([source_record(1)], {1, 2}), "ingest-cursor-not-json"),
-    (([source_record(1)], None), "ingest-cursor-stuck"),  # read from None, answered None
+    (([source_record(1)], datetime(2026, 3, 1, tzinfo=UTC)), "ingest-position-not-json"),
+    (([source_record(1)], (1, "a")), "ingest-position-not-json"),  # would come back a list
+    (([source_record(1)], {1: "a"}), "ingest-position-not-json"),  # its key would be text
+    (([source_record(1)], float("nan")), "ingest-position-not-json"),
+    (([source_record(1)], {1, 2}), "ingest-position-not-json"),
+    (([source_record(1)], None), "ingest-position-stuck"),  # read from None, answered None
 ]
 
 
 @pytest.mark.parametrize(("answer", "code"), BAD_ANSWERS)
-def test_an_answer_that_is_not_records_and_a_json_cursor_is_refused_with_nothing_written(
+def test_an_answer_that_is_not_records_and_a_json_position_is_refused_with_nothing_written(
     scripted, answer, code
 ):
     consumer, answers = scripted
@@ -245,7 +245,7 @@ def test_an_answer_that_is_not_records_and_a_json_cursor_is_refused_with_nothing
     assert refused.value.code == code
     assert "Nothing of this batch was written" in str(refused.value)
     assert buffered() == []
-    assert not IngestCursor.objects.exists()
+    assert not IngestPosition.objects.exists()
     assert not Job.objects.filter(name=DRAIN).exists()
 
 
@@ -256,18 +256,18 @@ def test_a_record_the_pipeline_refuses_leaves_the_whole_batch_unwritten(scripted
         advance(consumer)
     assert refused.value.code == "ingest-record-invalid"
     assert buffered() == []
-    assert not IngestCursor.objects.exists()
+    assert not IngestPosition.objects.exists()
 
 
-def test_a_cursor_stuck_after_it_moved_is_refused(scripted):
+def test_a_position_stuck_after_it_moved_is_refused(scripted):
     consumer, answers = scripted
     answers.extend([([source_record(1)], {"page": 2}), ([source_record(2)], {"page": 2})])
     advance(consumer)
     with pytest.raises(FetchRefused) as refused:
         advance(consumer)
-    assert refused.value.code == "ingest-cursor-stuck"
+    assert refused.value.code == "ingest-position-stuck"
     assert buffered() == ["S0001"]
-    assert catalog.cursor("scripted") == {"page": 2}
+    assert catalog.position("scripted") == {"page": 2}
 
 
 def test_consume_of_an_undeclared_consumer_is_refused_before_anything_is_enqueued():
@@ -277,7 +277,7 @@ def test_consume_of_an_undeclared_consumer_is_refused_before_anything_is_enqueue
     assert "@….consumer('vendor-z') of the pipeline('tests.catalog', …)" in str(refused.value)
     assert not Job.objects.exists()
     with pytest.raises(ConsumerNotFound):
-        catalog.cursor("vendor-z")
+        catalog.position("vendor-z")
 
 
 def test_a_consumer_enqueued_in_a_transaction_that_rolls_back_never_runs(source):
@@ -292,11 +292,11 @@ def test_the_fetch_runs_outside_any_transaction(scripted):
     consumer, answers = scripted
     seen = []
 
-    def fetch(cursor):
+    def fetch(position):
         seen.append(connection.in_atomic_block)
         return [source_record(1)], 1
 
     answers.append(fetch)
     advance(consumer)
     assert seen == [False]
-    assert catalog.cursor("scripted") == 1
+    assert catalog.position("scripted") == 1

@@ -14,9 +14,9 @@ from django.contrib import admin
 from django.contrib.auth.models import Permission, User
 from django.urls import path, reverse
 
-from litejobs.core import links
 from litejobs.core.sizes import format_size
 from litejobs.models import OperatorAction, ReportAudit, ReportLimits, ReportRun
+from litejobs.models.reports import DownloadLink, sign_link
 from tests.reports_helpers import RANGE, reader, sales
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -256,7 +256,7 @@ def test_another_tenants_staff_sees_nothing_of_a_run(client, clock, run_worker, 
     cancel = reverse("admin:litejobs_reportrun_cancel", args=[north.pk])
     assert client.post(cancel).status_code == 404
     north.refresh_from_db()
-    token = links.sign(links.Link(north.pk, north.tenant, clock.now() + timedelta(minutes=5)))
+    token = sign_link(DownloadLink(north.pk, north.tenant, clock.now() + timedelta(minutes=5)))
     through_admin = client.get(reverse("admin:litejobs_reportrun_download", args=[token]))
     assert through_admin.status_code in (403, 404)
     assert not ReportAudit.objects.filter(outcome="downloaded").exists()

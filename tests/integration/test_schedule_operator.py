@@ -21,7 +21,7 @@ from litejobs.models import (
     OperatorAction,
     Schedule,
 )
-from litejobs.scheduling import runbook as schedules
+from litejobs.scheduling import operations as schedules
 from litejobs.scheduling.health import health
 from tests.factories import UserFactory
 from tests.testapp.jobs import scheduled_mark

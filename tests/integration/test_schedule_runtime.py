@@ -18,7 +18,7 @@ from litejobs.models import Job, JobState, Occurrence, OccurrenceReplay, Schedul
 from litejobs.runtime import leadership
 from litejobs.runtime.listening import connect
 from litejobs.scheduling import declarations
-from litejobs.scheduling import runbook as schedules
+from litejobs.scheduling import operations as schedules
 from litejobs.scheduling.health import health
 from litejobs.scheduling.retention import purge_occurrences
 from litejobs.scheduling.scheduler import LostLeadership, Scheduler

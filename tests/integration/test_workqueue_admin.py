@@ -366,8 +366,8 @@ def nodes(node: dict):
 def test_a_deep_page_of_100000_items_reads_one_page_of_the_index(client, clock, reviewers):
     fill(100_000)
     deep = workqueues.items("disputes")[60_000]
-    cursor_text = listing.cursor_of(deep, "todo")
-    query = workqueues.items("disputes").filter(listing._after("todo", cursor_text))[:51]
+    position = listing.position_after(deep, "todo")
+    query = workqueues.items("disputes").filter(listing._after("todo", position))[:51]
     sql, params = query.query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
@@ -382,7 +382,7 @@ def test_a_deep_page_of_100000_items_reads_one_page_of_the_index(client, clock, 
 
     signed_in(client, reviewers[0])
     with CaptureQueriesContext(connection) as queries:
-        response = client.get(queue_url(after=cursor_text.replace("+", "%2B")))
+        response = client.get(queue_url(after=position.replace("+", "%2B")))
     assert response.status_code == 200 and len(row_ids(response)) == 50
     assert row_ids(response)[0] == workqueues.items("disputes")[60_001].pk
     assert len(queries) <= 10

@@ -1,4 +1,4 @@
-"""Live updates: the websocket consumer, fed by PostgreSQL NOTIFY through one LISTEN per process."""
+"""Live updates: a work-queue page's socket, fed by PostgreSQL NOTIFY (one LISTEN per process)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from django.utils import timezone
 from litejobs import workqueues
 from litejobs.live import access
 from litejobs.routing import websocket_path, websocket_urlpatterns
-from litejobs.workqueues import consumers, listing, live
+from litejobs.workqueues import listing, live, sockets
 from tests.factories import UserFactory
 from tests.live_helpers import eventually, sessions_named
 from tests.testapp.factories import DisputeFactory
@@ -54,7 +54,7 @@ def listen_connections() -> int:
     return sessions_named("litejobs-live")
 
 
-def test_the_consumer_receives_an_update_when_someone_claims(clock, reviewers):
+def test_the_socket_receives_an_update_when_someone_claims(clock, reviewers):
     alice, bob, _ = reviewers
     item = workqueues.enqueue_item("disputes", DisputeFactory(amount="1900", days=6))
 
@@ -127,7 +127,7 @@ def test_only_users_who_may_work_the_queue_get_a_socket(clock, reviewers):
 
 def signed_in_socket(user) -> tuple[Client, WebsocketCommunicator]:
     """A queue page's websocket as a browser opens it: the session cookie of a real login,
-    read by channels' AuthMiddlewareStack (as the ASGI application mounts the consumer)."""
+    read by channels' AuthMiddlewareStack (as the ASGI application mounts the socket)."""
     browser = Client()
     browser.force_login(user)
     cookie = f"{django_settings.SESSION_COOKIE_NAME}={browser.session.session_key}"
@@ -144,12 +144,12 @@ def test_a_user_without_staff_status_gets_no_socket(clock, reviewers):
         permissions=["testapp.review_dispute", "testapp.view_dispute"],
     )
 
-    sockets = (page_socket(clerk), signed_in_socket(clerk)[1])
+    communicators = (page_socket(clerk), signed_in_socket(clerk)[1])
 
     async def scenario():
-        for socket in sockets:
+        for socket in communicators:
             connected, code = await socket.connect(timeout=10)
-            assert not connected and code == consumers.CLOSE_FORBIDDEN
+            assert not connected and code == sockets.CLOSE_FORBIDDEN
             await socket.disconnect()
 
     async_to_sync(scenario)()
@@ -186,7 +186,7 @@ def test_a_page_whose_session_ends_stops_receiving_and_the_socket_closes(
         await database_sync_to_async(workqueues.release)(item.pk, alice)
         assert await socket.receive_output(timeout=5) == {
             "type": "websocket.close",
-            "code": consumers.CLOSE_FORBIDDEN,
+            "code": sockets.CLOSE_FORBIDDEN,
         }
         await eventually(lambda: listen_connections() == 0)
 
@@ -216,7 +216,7 @@ def test_a_user_who_loses_the_queue_stops_receiving_and_the_socket_closes(
         await database_sync_to_async(workqueues.claim)(item.pk, alice)
         assert await socket.receive_output(timeout=5) == {
             "type": "websocket.close",
-            "code": consumers.CLOSE_FORBIDDEN,
+            "code": sockets.CLOSE_FORBIDDEN,
         }
         # alice, still allowed, keeps receiving.
         assert (await watching.receive_json_from(timeout=5))["holder"] == "alice"

@@ -1,5 +1,5 @@
-"""A real worker running a cursor consumer, killed with SIGKILL between two batches and inside
-one (its records fed, its cursor not yet stored)."""
+"""A real worker running a consumer, killed with SIGKILL between two batches and inside one
+(its records fed, its position not yet stored)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 
 from litejobs.core.enums import JobState
-from litejobs.models import IngestCursor, Job, SetAsideRecord
+from litejobs.models import IngestPosition, Job, SetAsideRecord
 from tests import database
 from tests.conftest import wait_for
 from tests.ingest_helpers import SOURCE_VARIABLE, Source, buffered, landed, skus
@@ -21,10 +21,10 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 FAST = {"LEASE": "3s", "HEARTBEAT": "1s", "POLL_INTERVAL": "2s"}
 
-#: A backend waiting for a lock in the statement that moves a consumer's cursor.
+#: A backend waiting for a lock in the statement that moves a consumer's position.
 WAITING_TO_MOVE = """
 SELECT count(*) FROM pg_stat_activity
-WHERE wait_event_type = 'Lock' AND query LIKE '%%INSERT INTO litejobs_ingestcursor%%'
+WHERE wait_event_type = 'Lock' AND query LIKE '%%INSERT INTO litejobs_ingestposition%%'
 """
 
 
@@ -45,26 +45,26 @@ def test_a_consumer_killed_between_batches_and_inside_one_reads_again_only_that_
     # Between batches: pages 1-10 and 11-20 are committed, the fetch of 21-30 is under way.
     first = processes.start("runworker", "--concurrency", "2", env=env, name="worker")
     wait_for(lambda: source.held(21), timeout=60, what="the fetch of page 21-30")
-    assert catalog.cursor("vendor-a") == 20
+    assert catalog.position("vendor-a") == 20
     kill(first)
     between.unlink()
 
-    # Inside a batch: 41-50 are fed in its transaction, whose cursor move waits for a lock
-    # this test holds on the cursor's row when the worker dies.
+    # Inside a batch: 41-50 are fed in its transaction, whose position move waits for a lock
+    # this test holds on the position's row when the worker dies.
     second = processes.start("runworker", "--concurrency", "2", env=env, name="worker")
     wait_for(lambda: source.held(41), timeout=60, what="the re-run to fetch page 41-50")
     url = database.url_from_settings(connection.settings_dict)
     with psycopg.connect(url) as holder, psycopg.connect(url, autocommit=True) as watcher:
-        holder.execute("SELECT 1 FROM litejobs_ingestcursor WHERE key = 'vendor-a' FOR UPDATE")
+        holder.execute("SELECT 1 FROM litejobs_ingestposition WHERE key = 'vendor-a' FOR UPDATE")
         inside.unlink()
         wait_for(
             lambda: watcher.execute(WAITING_TO_MOVE).fetchone()[0] == 1,
             timeout=30,
-            what="the batch 41-50 to be fed and its cursor move to wait",
+            what="the batch 41-50 to be fed and its position move to wait",
         )
         kill(second)
         holder.rollback()
-    assert catalog.cursor("vendor-a") == 40
+    assert catalog.position("vendor-a") == 40
     assert not set(skus(41, 50)) & (set(buffered()) | set(landed()))
 
     processes.start("runworker", "--concurrency", "2", env=env, name="worker")
@@ -82,7 +82,7 @@ def test_a_consumer_killed_between_batches_and_inside_one_reads_again_only_that_
     assert landed() == dict.fromkeys(skus(1, 60), 1)
     assert catalog.stats()["accepted"] == 60
     assert not SetAsideRecord.objects.exists()
-    stored = IngestCursor.objects.get(pipeline="tests.catalog", key="vendor-a")
-    assert (stored.cursor, stored.batches) == (60, 6)
+    stored = IngestPosition.objects.get(pipeline="tests.catalog", key="vendor-a")
+    assert (stored.position, stored.batches) == (60, 6)
     [run] = Job.objects.filter(name="litejobs.ingest_consume")
     assert (run.state, run.attempts) == (JobState.DONE, 3)

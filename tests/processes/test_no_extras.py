@@ -56,7 +56,7 @@ from decimal import Decimal
 from django.core.exceptions import ImproperlyConfigured
 from litejobs.bulk import bulk_money_action
 from litejobs.bulk.checks import check_bulk_actions
-from litejobs.queues import work_queue
+from litejobs.workqueues import work_queue
 
 work_queue("noextras.users", model="auth.User", claim="optional", permission="auth.view_user")
 queue_page = client.get(reverse("admin:litejobs_workitem_queue", args=["noextras.users"]))

@@ -1,5 +1,5 @@
 """The test app's ingest pipeline: a vendor catalog, dropped and enriched in order, and
-``vendor-a``, its cursor consumer of a fake partner source.
+``vendor-a``, its consumer of a fake partner source.
 
 ``calls`` records each step's calls in order (tests read and clear it); a record whose
 ``"fail"`` field names a step makes that step raise (``"always"``) or raise until its n-th
@@ -8,7 +8,7 @@ attempt (``"until2"``); a record's ``"gate"`` (a path) makes its sink wait for t
 The fake source lives in the folder ``LITEJOBS_TEST_SOURCE`` names (so real worker processes
 read the same one as the test): records at positions 1 to the number in its ``size`` file,
 in pages of ``page`` (10 unless that file says), each ``vendor-a`` fetch answering the page
-past its cursor (the last position read). Every fetch appends ``start end`` to ``reads.log``;
+past its position (the last record read). Every fetch appends ``start end`` to ``reads.log``;
 a fetch that finds another one running (an exclusive lock on ``lock``) appends to
 ``overlaps.log``; ``delay`` holds seconds each fetch sleeps; while ``hold-<start>`` exists,
 the fetch of the page starting there writes ``held-<start>`` and waits before it answers.
@@ -153,15 +153,15 @@ def _append(path: Path, line: str) -> None:
 
 
 @catalog.consumer("vendor-a")
-def fetch_vendor_a(cursor):
-    """The page of the fake source past ``cursor``; ``([], cursor)`` once caught up."""
+def fetch_vendor_a(position):
+    """The page of the fake source past ``position``; ``([], position)`` once caught up."""
     folder = Path(os.environ["LITEJOBS_TEST_SOURCE"])
     with (folder / "lock").open("a") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            _append(folder / "overlaps.log", f"{os.getpid()} {cursor}")
-        start = (cursor or 0) + 1
+            _append(folder / "overlaps.log", f"{os.getpid()} {position}")
+        start = (position or 0) + 1
         end = min(start - 1 + int(_number(folder, "page", 10)), int(_number(folder, "size", 0)))
         _append(folder / "reads.log", f"{start} {end}")
         time.sleep(_number(folder, "delay", 0))
@@ -171,5 +171,5 @@ def fetch_vendor_a(cursor):
             while hold.exists():
                 time.sleep(0.02)
         if end < start:
-            return [], cursor
+            return [], position
         return [source_record(n) for n in range(start, end + 1)], end

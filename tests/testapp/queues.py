@@ -17,7 +17,7 @@ from pathlib import Path
 
 from litejobs import Permanent, clock
 from litejobs.bulk import bulk_money_action
-from litejobs.queues import score_rule, work_queue
+from litejobs.workqueues import score_rule, work_queue
 
 from .models import Dispute, Payout
 

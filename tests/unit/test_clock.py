@@ -5,7 +5,8 @@ from datetime import UTC, datetime
 
 from django.test import override_settings
 
-from litejobs.clock import FrozenClock, SystemClock, get_clock, lease_instant, now, use_clock
+from litejobs.clock import FrozenClock, SystemClock, now, use_clock
+from litejobs.core.clock import get_clock, lease_instant
 
 START = datetime(2000, 1, 1, tzinfo=UTC)
 

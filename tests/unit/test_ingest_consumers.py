@@ -1,4 +1,4 @@
-"""Declaring cursor consumers: a key that can name a job and a cursor, a fetch that is a
+"""Declaring consumers: a key that can name a job and a position, a fetch that is a
 function, one declaration per key; and the consume job's keys stay within their bounds."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def test_a_declared_consumer_is_found_by_pipeline_and_key_and_still_calls_its_fe
 
 
 @pytest.mark.parametrize("key", ["", "vendor a", "vendor:a", "x" * 101, 7, None, "vendör"])
-def test_a_key_that_cannot_name_a_job_and_a_cursor_is_refused(key):
+def test_a_key_that_cannot_name_a_job_and_a_position_is_refused(key):
     with pytest.raises(DeclarationError) as refused:
         products.consumer(key)
     assert refused.value.code == "pipeline-consumer-invalid"
@@ -47,9 +47,9 @@ def test_a_consumer_marks_a_function():
 
 def test_a_key_declared_twice_is_refused_naming_both_modules(forget):
     forget("twice")
-    products.consumer("twice")(lambda cursor: ([], cursor))
+    products.consumer("twice")(lambda position: ([], position))
     elsewhere = type(lambda: None)(
-        (lambda cursor: ([], cursor)).__code__, {"__name__": "shop.pipelines"}
+        (lambda position: ([], position)).__code__, {"__name__": "shop.pipelines"}
     )
     with pytest.raises(DeclarationError) as refused:
         products.consumer("twice")(elsewhere)
@@ -59,9 +59,9 @@ def test_a_key_declared_twice_is_refused_naming_both_modules(forget):
 
 def test_a_key_declared_twice_in_one_module_is_refused(forget):
     forget("again")
-    first = products.consumer("again")(lambda cursor: ([], cursor))
+    first = products.consumer("again")(lambda position: ([], position))
     with pytest.raises(DeclarationError) as refused:
-        products.consumer("again")(lambda cursor: ([], None))
+        products.consumer("again")(lambda position: ([], None))
     assert refused.value.code == "pipeline-consumer-duplicate"
     assert f"twice (in {__name__})" in str(refused.value)
     assert consumers["tests.catalog:again"] is first

@@ -16,17 +16,25 @@ from tests.conftest import ROOT, run_python
 
 PACKAGE = ROOT / "litejobs"
 
-#: The paths users write in settings, URLconfs and their apps' ``queues.py`` whose code lives
+#: The page that lists every public path; its "Faces" table names each face and what it exports.
+PUBLIC_PATHS = ROOT / "docs" / "reference" / "public-paths.md"
+#: The modules at the top of the package that hold litejobs' own code; every other one is a face.
+OWN_TOP = {"__init__", "apps", "checks", "conf", "doctor", "exceptions", "workflows"}
+
+
+def documented_faces() -> dict[str, set[str]]:
+    """The faces the public paths page lists, each with the names it says the face exports
+    (``litejobs.clock.now`` written on the face's row)."""
+    table = PUBLIC_PATHS.read_text().split("\n## Faces\n", 1)[1]
+    return {
+        face: set(re.findall(rf"`{re.escape(face)}\.(\w+)`", exports))
+        for face, exports in re.findall(r"^\| `(litejobs\.\w+)` \| (.*?) \|", table, re.M)
+    }
+
+
+#: The paths users write in settings, URLconfs and ASGI applications whose code lives
 #: elsewhere: each is a documented face that re-exports it, and nothing else.
-FACES = {
-    "litejobs.clock",
-    "litejobs.logging",
-    "litejobs.queues",
-    "litejobs.routing",
-    "litejobs.tracing",
-    "litejobs.urls",
-    "litejobs.views",
-}
+FACES = set(documented_faces())
 #: The add-ons: features a project may leave unused (some need an extra). The rest of
 #: litejobs never imports them; the app wires them in when Django is ready.
 ADD_ONS = {"litejobs.workqueues", "litejobs.bulk", "litejobs.metrics", "litejobs.tasks"}
@@ -38,9 +46,9 @@ MAIN_LOOP = "litejobs.worker.process"
 #: Where each optional package may be imported (litejobs[live], [otp], [metrics]).
 EXTRAS = {
     "channels": {
-        "litejobs.live.consumers",
+        "litejobs.live.sockets",
         "litejobs.live.routing",
-        "litejobs.workqueues.consumers",
+        "litejobs.workqueues.sockets",
         "litejobs.workqueues.routing",
     },
     "daphne": set(),
@@ -245,6 +253,75 @@ def test_the_core_imports_nothing_above_it():
     assert not upward and not leaves
 
 
+#: A dotted path under litejobs, as code, a string, a docstring or a comment spells it.
+LITEJOBS_PATH = re.compile(r"\blitejobs\.(\w+)")
+
+
+def core_publishers(root: Path = PACKAGE) -> set[str]:
+    """The modules at the top of the package that import nothing but the core: the paths the
+    core's own objects are published at (``conf``, ``exceptions``, the ``clock``, ``logging``
+    and ``tracing`` faces)."""
+    edges = graph(root)
+    return {
+        module.rpartition(".")[2]
+        for module, path in sources(root).items()
+        if module.count(".") == 1
+        and path.name != "__init__.py"
+        and all(imported.startswith("litejobs.core") for imported in edges[module])
+    }
+
+
+def core_naming_features(root: Path = PACKAGE) -> set[tuple[str, str]]:
+    """(core module, what it imports or names above the core) for every such pair."""
+    edges = graph(root)
+    top = {path.name for path in root.iterdir() if (path / "__init__.py").exists()}
+    top |= {path.stem for path in root.glob("*.py") if path.stem != "__init__"}
+    above = top - {"core"} - core_publishers(root)
+    found = set()
+    for module, path in sources(root).items():
+        if module == "litejobs.core" or module.startswith("litejobs.core."):
+            found |= {(module, i) for i in edges[module] if not i.startswith("litejobs.core")}
+            found |= {
+                (module, f"litejobs.{name}")
+                for name in LITEJOBS_PATH.findall(path.read_text())
+                if name in above
+            }
+    return found
+
+
+def test_the_core_names_no_feature():
+    """The core knows no feature. A module of ``litejobs.core`` imports nothing of litejobs
+    outside the core, and its text (code, strings, docstrings, comments) spells no
+    ``litejobs.<name>`` for a package or module at the top of litejobs other than the core and
+    the modules that publish the core (those importing nothing else: ``conf``, ``exceptions``
+    and the ``clock``, ``logging`` and ``tracing`` faces). So no feature package (``jobs``,
+    ``outbox``, ``webhooks``, ``reports``, ``ingest``, ``scheduling``, ``workqueues``,
+    ``bulk``, ``workflows``, …), no layer above the core (``models``, ``sql``, ``runtime``,
+    ``admin``, ``cli``, …) and no face of a feature (``urls``, ``views``, ``routing``) is
+    reached from the core, by an import or by a dotted string (a URL, logger, salt or setting
+    name, an ``import_string``). A feature's rule lives in its feature; a rule the records
+    apply lives beside the record."""
+    assert not core_naming_features()
+
+
+def test_the_core_check_finds_an_import_and_a_name(tmp_path):
+    # The check's own proof: a core module that imports the outbox, and one that names the
+    # reports in a string; naming the published clock is allowed.
+    package = tmp_path / "litejobs"
+    for folder in ("core", "outbox", "reports"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "clock.py").write_text("from .core.times import now\n")
+    (package / "core" / "times.py").write_text('"""See litejobs.clock.now."""\nnow = 1\n')
+    (package / "core" / "topics.py").write_text("from ..outbox import stage\n")
+    (package / "core" / "links.py").write_text('SALT = "litejobs.reports.download"\n')
+    assert core_naming_features(package) == {
+        ("litejobs.core.topics", "litejobs.outbox"),
+        ("litejobs.core.links", "litejobs.reports"),
+    }
+
+
 def test_the_optional_packages_are_imported_only_by_their_features():
     found = {
         (module, package)
@@ -274,8 +351,23 @@ def test_only_the_workers_face_imports_its_main_loop():
 
 def test_the_top_of_the_package_holds_a_handful_of_modules():
     top = sorted(p.stem for p in PACKAGE.glob("*.py"))
-    real = {"__init__", "apps", "checks", "conf", "doctor", "exceptions", "workflows"}
-    assert set(top) == real | {name.rpartition(".")[2] for name in FACES}
+    assert set(top) == OWN_TOP | {name.rpartition(".")[2] for name in FACES}
+
+
+def faces_in_the_package(root: Path = PACKAGE) -> set[str]:
+    """The faces that exist: the modules at the top of the package but litejobs' own."""
+    return {f"litejobs.{path.stem}" for path in root.glob("*.py") if path.stem not in OWN_TOP}
+
+
+def test_the_public_paths_page_lists_every_face_and_what_it_exports():
+    """Each face is the one documented path of what it exports: the page's "Faces" table lists
+    every face there is and no other, and on each face's row exactly the names it exports."""
+    documented = documented_faces()
+    existing = faces_in_the_package()
+    assert not existing - documented.keys(), "faces the page does not list"
+    assert not documented.keys() - existing, "faces the page lists that are gone"
+    for face, names in documented.items():
+        assert set(importlib.import_module(face).__all__) == names, face
 
 
 # Every documented import and settings path ---------------------------------------------------
@@ -283,8 +375,6 @@ def test_the_top_of_the_package_holds_a_handful_of_modules():
 #: (the documented path, the object it must be, by its new path).
 DOCUMENTED = [
     ("litejobs.tasks.LitejobsBackend", "litejobs.tasks.backend.LitejobsBackend"),
-    ("litejobs.queues.work_queue", "litejobs.workqueues.declarations.work_queue"),
-    ("litejobs.queues.score_rule", "litejobs.workqueues.declarations.score_rule"),
     ("litejobs.outbox.stage", "litejobs.outbox.staging.stage"),
     ("litejobs.outbox.subscriber", "litejobs.outbox.declarations.subscriber"),
     ("litejobs.outbox.topic", "litejobs.outbox.declarations.topic"),
@@ -335,7 +425,7 @@ DOCUMENTED = [
     ("litejobs.conf.settings", "litejobs.conf.settings"),
     ("litejobs.exceptions.SignatureInvalid", "litejobs.exceptions.SignatureInvalid"),
     ("litejobs.exceptions.LitejobsError", "litejobs.core.errors.LitejobsError"),
-    ("litejobs.exceptions.WebhookError", "litejobs.core.errors.WebhookError"),
+    ("litejobs.exceptions.WebhookError", "litejobs.exceptions.WebhookError"),
     ("litejobs.job", "litejobs.jobs.declarations.job"),
     ("litejobs.Retry", "litejobs.core.retry.Retry"),
     ("litejobs.schedule", "litejobs.scheduling.declarations.schedule"),

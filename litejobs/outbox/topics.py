@@ -1,9 +1,10 @@
 """The declared topics: the names the outbox's messages carry.
 
 Apps declare them with ``litejobs.outbox.topic()`` or ``@subscriber``; ``stage()`` accepts only
-a declared topic, and a webhook endpoint subscribes only to declared ones. The
-``WebhookEndpoint`` record validates its topics here, so the declared topics sit below the
-records.
+a declared topic, and a webhook endpoint subscribes only to declared ones (the
+``WebhookEndpoint`` record, below the outbox, reads them through litejobs' app:
+``LitejobsConfig.declared_topics``). Imports nothing but the core, so the outbox's
+declarations import it before Django's apps are ready.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import LitejobsError
-from .registry import Registry
+from ..core.errors import LitejobsError
+from ..core.registry import Registry
 
 #: Lowercase words of letters, digits, ``_`` or ``-``, joined by dots: ``orders.paid``.
 TOPIC_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*$")

@@ -1,4 +1,5 @@
-"""The schedule runbook: inspect, replay, disable / enable.
+"""The operator's verbs on schedules: inspect, replay, disable / enable (and each schedule's
+runbook, the commands an operator runs for it).
 
 The admin and ``manage.py litejobs`` call these functions and nothing else, so neither writes
 the store behind the occurrence identity's back: a replay is a new job under the same

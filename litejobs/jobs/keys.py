@@ -1,5 +1,7 @@
 """The keys litejobs gives the jobs it enqueues for its own records: one run per record, and
-the link from the job back to it. Plain functions (no models), so anything may import them."""
+the link from the job back to it (``origins`` reads it back). Plain functions that import
+nothing, so the outbox's declarations import them before Django's apps are ready (the bench's
+floor process does)."""
 
 from __future__ import annotations
 

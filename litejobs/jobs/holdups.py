@@ -1,18 +1,19 @@
-"""Why a job waits: for every job that is neither running nor finished, what keeps the claim
-from taking it, read from the same conditions the claim statements read.
+"""A job's hold-up: for every job that has not started (neither running nor finished), what
+keeps the claim from taking it, read from the same conditions the claim statements read.
 
 The claim (``litejobs/sql/jobs.sql``: ``claim``, ``claim_limited``) takes a job when its state
 is claimable, its ``run_at`` has passed, its queue is not paused (``QueueState``), a live worker
 serves its queue, the worker does not leave it to others (a job it handed back), and, for a
 concurrency-limited job, its key has a free slot; a job held for an operator (a ``once=True``
-step whose outcome is unknown) waits for ``resolve-step`` before all of those. ``explain``
+step whose outcome is unknown) waits for ``resolve-step`` before all of those. ``holdups_of``
 answers the first of those that holds a job back, or where it stands in line when none does
 (and whether a worker thread is free to take it), for one job (its page, ``show``) or a page of
 them (the listing's column) in at most five statements whatever the page's size.
 
-A reason is a ``WaitReason``: a stable ``code`` (``WaitCode``; new kinds of waiting, such as
-a rate limit or a dependency on another job, become new members), a sentence for people, and the
-structured values behind it (``as_json``).
+A hold-up is a ``HoldUp``: a stable ``code`` (``HoldUpCode``; new kinds, such as a rate limit
+or a dependency on another job, become new members), a sentence for people, and the structured
+values behind it (``as_json``). Pages and ``show`` call it why the job waits ("waiting
+because"); the ``waiting`` state is one of its kinds (``step-waiting``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from .steps import HELD
 AHEAD_CAP = 1000
 #: A worker row whose queues hold this serves every queue (as an empty list does).
 EVERY_QUEUE = "*"
-#: The columns ``explain`` reads of a job (the listing reads no more than these).
+#: The columns ``holdups_of`` reads of a job (the listing reads no more than these).
 READ_FIELDS = (
     "id",
     "state",
@@ -57,9 +58,9 @@ READ_FIELDS = (
 )
 
 
-class WaitCode(StrEnum):
-    """Why a job that is not running and not finished has not run yet (a closed set that
-    grows: each new kind of waiting is a new member)."""
+class HoldUpCode(StrEnum):
+    """Why a job that has not started has not run yet (a closed set that grows: each new kind
+    of hold-up is a new member)."""
 
     HELD_FOR_OPERATOR = "held-for-operator"
     QUEUE_PAUSED = "queue-paused"
@@ -73,11 +74,11 @@ class WaitCode(StrEnum):
 
 
 @dataclass(frozen=True)
-class WaitReason:
-    """Why one job waits: ``code`` for programs, ``message`` for people, and the values the
+class HoldUp:
+    """What holds one job up: ``code`` for programs, ``message`` for people, and the values the
     message is made of (``None`` or empty where they do not apply)."""
 
-    code: WaitCode
+    code: HoldUpCode
     message: str
     queue: str
     #: A few words for a listing's column (the message says the rest).
@@ -151,7 +152,7 @@ class Conditions:
         return sum(worker.free for worker in self.workers if worker.serves(queue))
 
 
-def is_waiting(job: Job) -> bool:
+def not_started(job: Job) -> bool:
     """Has this job not run yet (neither running nor finished)?"""
     return job.state in CLAIMABLE
 
@@ -161,21 +162,21 @@ def is_held(job: Job) -> bool:
     return job.state == JobState.WAITING and job.run_at >= HELD
 
 
-def explain_one(job: Job, *, now: datetime | None = None) -> WaitReason | None:
-    """Why ``job`` waits, or ``None`` when it is running or finished."""
-    return explain([job], now=now).get(job.pk)
+def holdup_of(job: Job, *, now: datetime | None = None) -> HoldUp | None:
+    """What holds ``job`` up, or ``None`` when it is running or finished."""
+    return holdups_of([job], now=now).get(job.pk)
 
 
-def explain(jobs: Iterable[Job], *, now: datetime | None = None) -> dict[int, WaitReason]:
-    """Job id -> why it waits, for each of ``jobs`` that is not running and not finished, in
-    at most five statements whatever their number (none when no job waits)."""
-    waiting = [job for job in jobs if is_waiting(job)]
-    if not waiting:
+def holdups_of(jobs: Iterable[Job], *, now: datetime | None = None) -> dict[int, HoldUp]:
+    """Job id -> its hold-up, for each of ``jobs`` that has not started, in at most five
+    statements whatever their number (none when every job has started)."""
+    unstarted = [job for job in jobs if not_started(job)]
+    if not unstarted:
         return {}
-    conditions = read_conditions(waiting, now=now or clock.now())
-    found: dict[int, WaitReason] = {}
+    conditions = read_conditions(unstarted, now=now or clock.now())
+    found: dict[int, HoldUp] = {}
     in_line: list[Job] = []
-    for job in waiting:
+    for job in unstarted:
         blocked = held_back(job, conditions)
         if blocked is None:
             in_line.append(job)
@@ -294,7 +295,7 @@ def when(instant: datetime, now: datetime) -> str:
     return f"{times.when(instant, now)} ({times.ago(instant, now)})"
 
 
-def held_back(job: Job, conditions: Conditions) -> WaitReason | None:
+def held_back(job: Job, conditions: Conditions) -> HoldUp | None:
     """The first condition of the claim that holds ``job`` back, or ``None`` when it only
     waits for its turn."""
     for check in (_held, _paused, _handed_back, _not_due, _no_worker, _key_full):
@@ -309,14 +310,14 @@ def resolve_command(job_id: int, step: str) -> str:
     return f"manage.py litejobs resolve-step {job_id} {step} --ran|--not-ran"
 
 
-def _held(job: Job, conditions: Conditions) -> WaitReason | None:
+def _held(job: Job, conditions: Conditions) -> HoldUp | None:
     if not is_held(job):
         return None
     steps = conditions.unknown_steps.get(job.pk, ())
     named = ", ".join(repr(step) for step in steps) or "a once=True step"
     action = resolve_command(job.pk, steps[0] if steps else "STEP")
-    return WaitReason(
-        WaitCode.HELD_FOR_OPERATOR,
+    return HoldUp(
+        HoldUpCode.HELD_FOR_OPERATOR,
         f"Held for an operator: step {named} (once=True) was started but its outcome was "
         "never recorded (its worker stopped mid-step), so it is not run again blindly. Check "
         f"whether it took effect, then run `{action.replace('--ran|--not-ran', '--ran')}` (or "
@@ -328,14 +329,14 @@ def _held(job: Job, conditions: Conditions) -> WaitReason | None:
     )
 
 
-def _paused(job: Job, conditions: Conditions) -> WaitReason | None:
+def _paused(job: Job, conditions: Conditions) -> HoldUp | None:
     switch = conditions.paused.get(job.queue)
     if switch is None:
         return None
     who = switch.changed_by or "someone"
     why = switch.reason or "no reason given"
-    return WaitReason(
-        WaitCode.QUEUE_PAUSED,
+    return HoldUp(
+        HoldUpCode.QUEUE_PAUSED,
         f"Its queue {job.queue!r} is paused: {who} paused it at "
         f"{when(switch.changed_at, conditions.now)} ({why}). Resume the queue to run it.",
         job.queue,
@@ -346,7 +347,7 @@ def _paused(job: Job, conditions: Conditions) -> WaitReason | None:
     )
 
 
-def _handed_back(job: Job, conditions: Conditions) -> WaitReason | None:
+def _handed_back(job: Job, conditions: Conditions) -> HoldUp | None:
     if job.handed_back_at is None or job.state != JobState.SCHEDULED:
         return None
     grace = settings.duration_or_default("UNKNOWN_JOB_GRACE")
@@ -356,8 +357,8 @@ def _handed_back(job: Job, conditions: Conditions) -> WaitReason | None:
         again = f"It is due again at {at}"
     else:
         again = f"Due again since {at}: the next claim of a worker that can run it takes it"
-    return WaitReason(
-        WaitCode.HANDED_BACK,
+    return HoldUp(
+        HoldUpCode.HANDED_BACK,
         f"Handed back as unknown: {seen_by} could not run it (its release does not declare "
         f"this job or this payload version) and left it to a worker that can. {again}; it "
         f"goes dead if no such worker takes it by "
@@ -372,14 +373,14 @@ def _handed_back(job: Job, conditions: Conditions) -> WaitReason | None:
     )
 
 
-def _not_due(job: Job, conditions: Conditions) -> WaitReason | None:
+def _not_due(job: Job, conditions: Conditions) -> HoldUp | None:
     if job.run_at <= conditions.now:
         return None
     at = when(job.run_at, conditions.now)
     if job.state == JobState.FAILED:
         error = f" ({job.error_class})" if job.error_class else ""
-        return WaitReason(
-            WaitCode.RETRY_PENDING,
+        return HoldUp(
+            HoldUpCode.RETRY_PENDING,
             f"Waiting for its retry at {at}: attempt {job.attempts} of {job.max_attempts} "
             f"failed{error}.",
             job.queue,
@@ -389,15 +390,15 @@ def _not_due(job: Job, conditions: Conditions) -> WaitReason | None:
             max_attempts=job.max_attempts,
         )
     if job.state == JobState.WAITING:
-        return WaitReason(
-            WaitCode.STEP_WAITING,
+        return HoldUp(
+            HoldUpCode.STEP_WAITING,
             f"Waiting in a step (a sleep or an event) until {at} at the latest.",
             job.queue,
             summary=f"In a step until {at}",
             until=job.run_at,
         )
-    return WaitReason(
-        WaitCode.NOT_DUE,
+    return HoldUp(
+        HoldUpCode.NOT_DUE,
         f"Not due until {at}.",
         job.queue,
         summary=f"Not due until {at}",
@@ -405,11 +406,11 @@ def _not_due(job: Job, conditions: Conditions) -> WaitReason | None:
     )
 
 
-def _no_worker(job: Job, conditions: Conditions) -> WaitReason | None:
+def _no_worker(job: Job, conditions: Conditions) -> HoldUp | None:
     if conditions.serves(job.queue):
         return None
-    return WaitReason(
-        WaitCode.NO_WORKER,
+    return HoldUp(
+        HoldUpCode.NO_WORKER,
         f"No live worker serves its queue {job.queue!r}. Start `manage.py runworker` (every "
         f"queue) or `runworker --queues {job.queue}`.",
         job.queue,
@@ -417,7 +418,7 @@ def _no_worker(job: Job, conditions: Conditions) -> WaitReason | None:
     )
 
 
-def _key_full(job: Job, conditions: Conditions) -> WaitReason | None:
+def _key_full(job: Job, conditions: Conditions) -> HoldUp | None:
     key, limit = job.concurrency_key, job.concurrency_limit
     if not key or limit is None:
         return None
@@ -425,8 +426,8 @@ def _key_full(job: Job, conditions: Conditions) -> WaitReason | None:
     if len(holders) < limit:
         return None
     listed = ", ".join(f"#{holder}" for holder in holders)
-    return WaitReason(
-        WaitCode.CONCURRENCY_FULL,
+    return HoldUp(
+        HoldUpCode.CONCURRENCY_FULL,
         f"Its concurrency key {key!r} is full: {len(holders)} of {limit} running ({listed}). "
         "It runs when one of them finishes.",
         job.queue,
@@ -437,7 +438,7 @@ def _key_full(job: Job, conditions: Conditions) -> WaitReason | None:
     )
 
 
-def next_in_line(job: Job, ahead: int, conditions: Conditions) -> WaitReason:
+def next_in_line(job: Job, ahead: int, conditions: Conditions) -> HoldUp:
     """A due job nothing holds back: how many jobs the claim takes before it, and whether a
     worker thread is free to take it (as of the workers' last heartbeats)."""
     count = f"more than {AHEAD_CAP:,}" if ahead >= AHEAD_CAP else f"{ahead:,}"
@@ -465,8 +466,8 @@ def next_in_line(job: Job, ahead: int, conditions: Conditions) -> WaitReason:
             "starts when one finishes (or add workers or concurrency)."
         )
         summary += ", every worker thread busy"
-    return WaitReason(
-        WaitCode.NEXT_IN_LINE,
+    return HoldUp(
+        HoldUpCode.NEXT_IN_LINE,
         text,
         job.queue,
         summary=summary,

@@ -1,4 +1,4 @@
--- Why jobs wait (litejobs.jobs.waiting): what the claim would take before each of them.
+-- Why jobs wait (litejobs.jobs.holdups): what the claim would take before each of them.
 
 -- name: jobs_ahead
 -- For each due job asked about, how many due jobs the claim takes before it (capped at

@@ -1,5 +1,6 @@
-"""Channels consumers of live admin pages: what every one shares (``PageConsumer``: admit,
-subscribe, re-check, close) and the dashboard's (``DashboardConsumer``).
+"""The sockets of live admin pages (their websockets, each a Channels consumer): what every
+one shares (``PageSocket``: admit, subscribe, re-check, close) and the dashboard's
+(``DashboardSocket``).
 
 Only active staff users the page allows get a socket, and they are read again from the database
 while it stays open (``litejobs.live.access``): a user who may no longer see the page gets the
@@ -27,7 +28,7 @@ CLOSE_FORBIDDEN = 4403
 CLOSE_UNAVAILABLE = 4503
 
 
-class PageConsumer(AsyncJsonWebsocketConsumer, ABC):
+class PageSocket(AsyncJsonWebsocketConsumer, ABC):
     """One open live page: its user's admission and re-checks, and its subscription."""
 
     guard: Guard
@@ -90,7 +91,7 @@ class PageConsumer(AsyncJsonWebsocketConsumer, ABC):
         return False
 
 
-class DashboardConsumer(PageConsumer):
+class DashboardSocket(PageSocket):
     """An open dashboard: told ``{"op": "changed"}`` when what it shows changed."""
 
     def allows(self, user: Any) -> bool:

@@ -1,6 +1,7 @@
-"""Channels consumers: the websocket of a work-queue page (live claims and resolutions).
+"""The socket of a work-queue page (its websocket, a Channels consumer): live claims and
+resolutions.
 
-A page opens ``ws/litejobs/workqueues/<queue>/`` (``routing``). The consumer admits only
+A page opens ``ws/litejobs/workqueues/<queue>/`` (``routing``). The socket admits only
 users who may work the queue, subscribes to this process's LISTEN connection (``live``), and
 then answers the page's ``{"op": "watch", "ids": [...]}`` with the current state of those
 items — read *after* the LISTEN is in place, so a change made between the page's render and
@@ -12,7 +13,7 @@ page to send its ``watch`` again (the database connection was re-established).
 Only active staff users who may work the queue get a socket (the page is an admin page), and
 they are read again from the database before an event or a snapshot is sent, at most every
 ``PERMISSION_RECHECK`` seconds, as on every live page (``litejobs.live.access``,
-``litejobs.live.consumers.PageConsumer``): the socket is closed (``CLOSE_FORBIDDEN``) once they
+``litejobs.live.sockets.PageSocket``): the socket is closed (``CLOSE_FORBIDDEN``) once they
 may no longer see the queue.
 """
 
@@ -23,15 +24,15 @@ from typing import Any
 from channels.db import database_sync_to_async
 
 from ..core import clock
-from ..live.consumers import CLOSE_FORBIDDEN, CLOSE_UNAVAILABLE, PageConsumer
+from ..live.sockets import CLOSE_FORBIDDEN, CLOSE_UNAVAILABLE, PageSocket
 from . import declarations as queues
 from . import listing, live
 from .errors import WorkQueueNotFound
 
-__all__ = ["CLOSE_FORBIDDEN", "CLOSE_UNAVAILABLE", "WorkQueueConsumer"]
+__all__ = ["CLOSE_FORBIDDEN", "CLOSE_UNAVAILABLE", "WorkQueueSocket"]
 
 
-class WorkQueueConsumer(PageConsumer):
+class WorkQueueSocket(PageSocket):
     """One open queue page: its permission, its subscription, its item snapshots."""
 
     queue_name = ""

@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from litejobs.jobs import claims, queues
-from litejobs.jobs.waiting import AHEAD_CAP, WaitCode, explain, explain_one
+from litejobs.jobs.holdups import AHEAD_CAP, HoldUpCode, holdup_of, holdups_of
 from litejobs.models import CLAIMABLE, Job, JobState, StepState
 from tests.factories import (
     JobFactory,
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.django_db
 
 def why(job):
     job.refresh_from_db()
-    return explain_one(job)
+    return holdup_of(job)
 
 
 def test_running_and_finished_jobs_wait_for_nothing(clock):
@@ -40,7 +40,7 @@ def test_a_scheduled_job_is_not_due_until_its_run_at(clock):
     WorkerFactory()
     job = JobFactory(state=JobState.SCHEDULED, run_at=clock.now() + timedelta(minutes=5))
     reason = why(job)
-    assert reason.code == WaitCode.NOT_DUE
+    assert reason.code == HoldUpCode.NOT_DUE
     assert reason.until == job.run_at
     assert reason.message == "Not due until 12:05:00 UTC (in 5m)."
     assert reason.as_json()["until"] == "2026-03-01T12:05:00+00:00"
@@ -52,7 +52,7 @@ def test_a_failed_job_waits_for_its_retry_after_the_attempt_that_failed(clock):
         state=JobState.FAILED, attempts=2, max_attempts=5, error_class="builtins.ValueError"
     )
     reason = why(job)
-    assert (reason.code, reason.attempt, reason.max_attempts) == (WaitCode.RETRY_PENDING, 2, 5)
+    assert (reason.code, reason.attempt, reason.max_attempts) == (HoldUpCode.RETRY_PENDING, 2, 5)
     assert reason.until == job.run_at
     assert "attempt 2 of 5 failed (builtins.ValueError)" in reason.message
     assert "13:00:00 UTC (in 1h)" in reason.message
@@ -62,7 +62,7 @@ def test_a_job_waiting_in_a_step_says_until_when(clock):
     WorkerFactory()
     job = JobFactory(state=JobState.WAITING, run_at=clock.now() + timedelta(hours=2))
     reason = why(job)
-    assert (reason.code, reason.until) == (WaitCode.STEP_WAITING, job.run_at)
+    assert (reason.code, reason.until) == (HoldUpCode.STEP_WAITING, job.run_at)
 
 
 def test_a_paused_queue_holds_its_jobs_and_says_who_paused_it_and_why(clock):
@@ -70,7 +70,7 @@ def test_a_paused_queue_holds_its_jobs_and_says_who_paused_it_and_why(clock):
     job = JobFactory(state=JobState.READY)
     queues.pause("default", reason="database migration", by="ann")
     reason = why(job)
-    assert reason.code == WaitCode.QUEUE_PAUSED
+    assert reason.code == HoldUpCode.QUEUE_PAUSED
     assert (reason.paused_by, reason.reason, reason.paused_at) == (
         "ann",
         "database migration",
@@ -78,26 +78,26 @@ def test_a_paused_queue_holds_its_jobs_and_says_who_paused_it_and_why(clock):
     )
     assert "ann paused it at 12:00:00 UTC" in reason.message
     queues.resume("default", by="ann")
-    assert why(job).code == WaitCode.NEXT_IN_LINE
+    assert why(job).code == HoldUpCode.NEXT_IN_LINE
 
 
 def test_a_due_job_no_live_worker_serves_waits_for_one(clock):
     job = JobFactory(state=JobState.READY)
-    assert why(job).code == WaitCode.NO_WORKER  # no worker row at all
+    assert why(job).code == HoldUpCode.NO_WORKER  # no worker row at all
     WorkerFactory(queues=["emails"])
-    assert why(job).code == WaitCode.NO_WORKER  # a worker of another queue
+    assert why(job).code == HoldUpCode.NO_WORKER  # a worker of another queue
     WorkerFactory(lease_expires_at=clock.now() - timedelta(seconds=1))
-    assert why(job).code == WaitCode.NO_WORKER  # a worker whose lease lapsed
+    assert why(job).code == HoldUpCode.NO_WORKER  # a worker whose lease lapsed
     WorkerFactory(stopping=True)
-    assert why(job).code == WaitCode.NO_WORKER  # a worker draining to stop
+    assert why(job).code == HoldUpCode.NO_WORKER  # a worker draining to stop
     WorkerFactory(queues=["emails", "default"])
-    assert why(job).code == WaitCode.NEXT_IN_LINE
+    assert why(job).code == HoldUpCode.NEXT_IN_LINE
 
 
 @pytest.mark.parametrize("served", [[], ["*"]])
 def test_a_worker_with_no_queue_list_serves_every_queue(clock, served):
     WorkerFactory(queues=served)
-    assert why(JobFactory(state=JobState.READY, queue="reports")).code == WaitCode.NEXT_IN_LINE
+    assert why(JobFactory(state=JobState.READY, queue="reports")).code == HoldUpCode.NEXT_IN_LINE
 
 
 def test_a_full_concurrency_key_names_its_holders(clock):
@@ -106,7 +106,7 @@ def test_a_full_concurrency_key_names_its_holders(clock):
     holders = [JobFactory(state=JobState.RUNNING, label=f"h{i}", **limited) for i in range(2)]
     job = JobFactory(state=JobState.READY, label="w", **limited)
     reason = why(job)
-    assert reason.code == WaitCode.CONCURRENCY_FULL
+    assert reason.code == HoldUpCode.CONCURRENCY_FULL
     assert reason.holders == tuple(h.id for h in holders)
     assert (reason.concurrency_key, reason.concurrency_limit) == ("tenant:7", 2)
     assert f"2 of 2 running (#{holders[0].id}, #{holders[1].id})" in reason.message
@@ -115,7 +115,7 @@ def test_a_full_concurrency_key_names_its_holders(clock):
     )
     freed = why(job)
     assert (freed.code, freed.ahead, freed.holders) == (
-        WaitCode.NEXT_IN_LINE,
+        HoldUpCode.NEXT_IN_LINE,
         0,
         (holders[1].id,),
     )
@@ -128,7 +128,7 @@ def test_a_job_handed_back_as_unknown_says_which_worker_saw_it(clock, run_worker
     assert run_worker() == {"handed_back": 1}
     reason = why(row)
     row.refresh_from_db()
-    assert reason.code == WaitCode.HANDED_BACK
+    assert reason.code == HoldUpCode.HANDED_BACK
     assert (reason.handed_back_at, reason.until) == (clock.now(), row.run_at)
     assert reason.handed_back_by == row.lease_owner != ""
     assert row.lease_owner in reason.message
@@ -154,7 +154,7 @@ def test_next_in_line_says_when_every_worker_thread_is_busy(clock):
     busy = WorkerFactory(concurrency=2, in_flight=[901, 902])
     job = JobFactory(state=JobState.READY)
     reason = why(job)
-    assert (reason.code, reason.ahead, reason.free_threads) == (WaitCode.NEXT_IN_LINE, 0, 0)
+    assert (reason.code, reason.ahead, reason.free_threads) == (HoldUpCode.NEXT_IN_LINE, 0, 0)
     assert "Every thread of the live workers serving its queue is busy" in reason.message
     assert reason.summary == "Next in line, every worker thread busy"
     busy.in_flight = [901]
@@ -173,7 +173,7 @@ def test_a_job_held_for_an_operator_says_so_with_its_resolve_step_command(clock,
     JobStepFactory(job=job, name="charge", state=StepState.STARTED, once=True, executions=1)
     assert run_worker() == {"held": 1}
     reason = why(job)
-    assert reason.code == WaitCode.HELD_FOR_OPERATOR
+    assert reason.code == HoldUpCode.HELD_FOR_OPERATOR
     assert (reason.steps, reason.until) == (("charge",), None)
     assert reason.action == f"manage.py litejobs resolve-step {job.id} charge --ran|--not-ran"
     assert f"`manage.py litejobs resolve-step {job.id} charge --ran` (or `--not-ran`)" in (
@@ -184,7 +184,7 @@ def test_a_job_held_for_an_operator_says_so_with_its_resolve_step_command(clock,
     data = json.loads(show(str(job.id), "--json"))["waiting"]
     assert (data["code"], data["steps"]) == ("held-for-operator", ["charge"])
     queues.pause("default", reason="incident", by="ann")  # the operator is still what it needs
-    assert why(job).code == WaitCode.HELD_FOR_OPERATOR
+    assert why(job).code == HoldUpCode.HELD_FOR_OPERATOR
 
 
 def test_next_in_line_counts_what_the_claim_takes_first(clock):
@@ -194,7 +194,7 @@ def test_next_in_line_counts_what_the_claim_takes_first(clock):
     later = JobFactory(state=JobState.READY, label="later", run_at=clock.now() + timedelta(0))
     JobFactory(state=JobState.READY, label="other queue", queue="emails", priority=50)
     JobFactory(state=JobState.SCHEDULED, label="not due", priority=50)
-    found = explain(Job.objects.filter(pk__in=[low.pk, high.pk, later.pk]))
+    found = holdups_of(Job.objects.filter(pk__in=[low.pk, high.pk, later.pk]))
     assert {job.pk: found[job.pk].ahead for job in (high, low, later)} == {
         high.pk: 0,
         low.pk: 1,
@@ -227,9 +227,9 @@ def clock_now():
 
 
 def test_the_count_ahead_is_capped(clock, monkeypatch):
-    from litejobs.jobs import waiting
+    from litejobs.jobs import holdups
 
-    monkeypatch.setattr(waiting, "AHEAD_CAP", 3)
+    monkeypatch.setattr(holdups, "AHEAD_CAP", 3)
     WorkerFactory()
     jobs = [JobFactory(state=JobState.READY, label=str(i)) for i in range(5)]
     reason = why(jobs[-1])
@@ -254,7 +254,7 @@ def test_a_page_of_jobs_costs_the_same_few_queries_whatever_its_size(clock):
             JobFactory(state=JobState.DONE, label=f"d{i}")
         jobs = list(Job.objects.all())
         with CaptureQueriesContext(connection) as queries:
-            found = explain(jobs)
+            found = holdups_of(jobs)
         assert len(found) == 4 * size
         return len(queries)
 
@@ -324,14 +324,14 @@ def test_the_listing_says_why_each_job_waits_in_the_same_queries_whatever_the_ro
     assert few == many
     rows = large.context["cl"].result_list
     assert len(rows) == 48
-    codes = {job._litejobs_waiting.code for job in rows if job.state in CLAIMABLE}
+    codes = {job._litejobs_holdup.code for job in rows if job.state in CLAIMABLE}
     assert codes == {
-        WaitCode.NEXT_IN_LINE,
-        WaitCode.NOT_DUE,
-        WaitCode.RETRY_PENDING,
-        WaitCode.QUEUE_PAUSED,
-        WaitCode.NO_WORKER,
-        WaitCode.CONCURRENCY_FULL,
+        HoldUpCode.NEXT_IN_LINE,
+        HoldUpCode.NOT_DUE,
+        HoldUpCode.RETRY_PENDING,
+        HoldUpCode.QUEUE_PAUSED,
+        HoldUpCode.NO_WORKER,
+        HoldUpCode.CONCURRENCY_FULL,
     }
     content = large.content.decode()
     assert "Queue paused by ann: database migration" in content

@@ -1,4 +1,5 @@
-"""The ingest runbook: what operators read about each declared pipeline, and what they do.
+"""The operator's side of ingest: what operators read about each declared pipeline, and what
+they do.
 
 The admin, ``manage.py litejobs pipelines|pipeline`` and the metrics read these summaries,
 and the admin and the CLI replay and start imports through these verbs, so none of them
