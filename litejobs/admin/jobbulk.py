@@ -1,9 +1,9 @@
 """The jobs list's "act on every job matching this filter": retry, cancel or delete up to a
-limit of the jobs the current filter shows, through ``operations.bulk`` (one transaction, one
+limit of the jobs the current filter shows, through ``filtered.bulk`` (one transaction, one
 operator action log row naming the jobs it changed), answering how many changed and how many
 still match.
 
-The page counts the matching jobs first (``operations.preview``) and the action applies only
+The page counts the matching jobs first (``filtered.preview``) and the action applies only
 while the filter still matches those jobs: when they changed in between, nothing changes and
 the page shows the new count and asks again."""
 
@@ -20,8 +20,8 @@ from django.urls import URLPattern, path, reverse
 
 from ..core.enums import OperatorVerb
 from ..exceptions import InvalidInput, LitejobsError
-from ..jobs import operations
-from ..jobs.operations import JobFilter
+from ..jobs import filtered
+from ..jobs.filtered import JobFilter
 from .base import ReadOnlyAdmin, acted_by, refused_error
 from .joblisting import AFTER, BEFORE, IDS, NAME, QUEUE, STATE, check_state, parse_ids
 
@@ -48,9 +48,9 @@ class JobBulkForm(forms.Form):
     )
     limit = forms.IntegerField(
         min_value=1,
-        max_value=operations.BULK_MAX,
-        initial=operations.BULK_DEFAULT,
-        help_text=f"At most this many jobs change now (up to {operations.BULK_MAX}); run it "
+        max_value=filtered.BULK_MAX,
+        initial=filtered.BULK_DEFAULT,
+        help_text=f"At most this many jobs change now (up to {filtered.BULK_MAX}); run it "
         "again for the rest.",
     )
     reason = forms.CharField(
@@ -117,7 +117,7 @@ class BulkOverFilterAdmin(ReadOnlyAdmin):
         return super().changelist_view(request, extra_context=context)
 
     def bulk_view(self, request: HttpRequest) -> HttpResponse:
-        """The form with the matching jobs' count (GET), then ``operations.bulk`` (POST) and
+        """The form with the matching jobs' count (GET), then ``filtered.bulk`` (POST) and
         back to the filtered list; the form again, with the new count, when the matching jobs
         changed in between."""
         if not self.has_operate_permission(request):
@@ -150,7 +150,7 @@ class BulkOverFilterAdmin(ReadOnlyAdmin):
     ) -> HttpResponse:
         """The form, counting the matching jobs now (the action applies only to those): as
         posted with its errors, or filled ``again`` with what the operator chose."""
-        seen = operations.preview(found)
+        seen = filtered.preview(found)
         if request.method == "POST" and again is None:
             data = request.POST.copy()
             data["seen"] = seen.seen
@@ -172,9 +172,9 @@ class BulkOverFilterAdmin(ReadOnlyAdmin):
         return TemplateResponse(request, BULK_TEMPLATE, context)
 
     def _apply(self, request: HttpRequest, found: JobFilter, data: dict[str, Any]) -> None:
-        """``operations.bulk`` on the jobs the form's preview saw, and what it did in words."""
+        """``filtered.bulk`` on the jobs the form's preview saw, and what it did in words."""
         verb = OperatorVerb(data["verb"])
-        counts = operations.bulk(
+        counts = filtered.bulk(
             verb,
             found,
             limit=data["limit"],
@@ -185,6 +185,6 @@ class BulkOverFilterAdmin(ReadOnlyAdmin):
         )
         self.message_user(
             request,
-            f"{verb.label}: {operations.bulk_summary(counts)}",
+            f"{verb.label}: {filtered.bulk_summary(counts)}",
             messages.SUCCESS,
         )

@@ -24,7 +24,7 @@ from django.views.decorators.http import require_POST
 
 from ..core import clock
 from ..core.enums import LIVE, TERMINAL
-from ..jobs import holdups, operations, origins
+from ..jobs import holdups, operations, origins, showing
 from ..jobs.operations import PROMOTABLE, RETRYABLE, ActionResult
 from ..models import (
     BulkAction,
@@ -134,7 +134,7 @@ def error_line(job: Job, message: str, *, limit: int | None = None) -> str:
 def state_badge(job: Job) -> str:
     """The state as a coloured badge (``jobs.css``: readable in light and dark mode), due
     scheduled and failed jobs marked as due."""
-    label = operations.state_label(job.state, job.run_at, clock.now())
+    label = showing.state_label(job.state, job.run_at, clock.now())
     return format_html('<span class="litejobs-state litejobs-state-{}">{}</span>', job.state, label)
 
 
@@ -407,17 +407,17 @@ class JobAdmin(BulkOverFilterAdmin, ReadOnlyAdmin):
     @admin.display(description="payload")
     def safe_payload(self, obj: Job) -> str:
         """The payload with the declaration's sensitive fields redacted (all, if unknown)."""
-        return _pre(operations.safe_payload(obj.name, obj.payload))
+        return _pre(showing.safe_payload(obj.name, obj.payload))
 
     @admin.display(description="result")
     def result_shown(self, obj: Job) -> str:
         """The body's JSON result, indented, its payload's sensitive values blanked out."""
-        return _pre(operations.safe_output(obj.name, obj.payload, obj.result))
+        return _pre(showing.safe_output(obj.name, obj.payload, obj.result))
 
     @admin.display(description="progress")
     def progress_shown(self, obj: Job) -> str:
         """The latest ``ctx.progress(...)`` the body reported, sensitive values blanked out."""
-        return _pre(operations.safe_output(obj.name, obj.payload, obj.progress))
+        return _pre(showing.safe_output(obj.name, obj.payload, obj.progress))
 
     @admin.display(description="created by")
     def created_by(self, obj: Job) -> str:

@@ -2,7 +2,7 @@
 
 The verbs call ``litejobs.jobs.operations``, the functions the admin's actions call too; with
 filters instead of an id, ``retry|cancel|promote|delete`` act on up to ``--limit`` matching jobs
-(``operations.bulk``) and answer ``{"affected": n, "remaining": n}``. A refusal
+(``filtered.bulk``) and answer ``{"affected": n, "remaining": n}``. A refusal
 (``TransitionRefused``, ``JobNotFound``) prints ``[code] message`` and exits 1.
 """
 
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..conf import settings
 from ..core import clock
 from ..exceptions import InvalidInput
-from ..jobs import holdups, operations, origins, queues
+from ..jobs import filtered, holdups, operations, origins, queues, showing
 from ..models import Job, JobAttempt, JobState, OperatorVerb
 from . import EXIT_OK, add_json_flag, emit, usage
 
@@ -188,17 +188,17 @@ def add_filter_flags(parser: ArgumentParser) -> None:
         "--limit",
         type=_bulk_limit,
         default=None,
-        help=f"Change at most this many matching jobs (default {operations.BULK_DEFAULT}, "
-        f"at most {operations.BULK_MAX}).",
+        help=f"Change at most this many matching jobs (default {filtered.BULK_DEFAULT}, "
+        f"at most {filtered.BULK_MAX}).",
     )
 
 
 def _bulk_limit(value: str) -> int:
     try:
-        return operations.check_limit(int(value))
+        return filtered.check_limit(int(value))
     except (ValueError, InvalidInput) as error:
         raise argparse.ArgumentTypeError(
-            f"must be a whole number from 1 to {operations.BULK_MAX}, got {value}"
+            f"must be a whole number from 1 to {filtered.BULK_MAX}, got {value}"
         ) from error
 
 
@@ -225,7 +225,7 @@ def handle_list(command: BaseCommand, options: dict[str, Any]) -> int:
                 row["id"],
                 row["name"],
                 row["queue"],
-                operations.state_label(row["state"], row["run_at"], now),
+                showing.state_label(row["state"], row["run_at"], now),
                 f"{row['attempts']}/{row['max_attempts']}",
                 iso(row["run_at"]),
             ]
@@ -249,11 +249,11 @@ def job_details(job: Job) -> dict[str, Any]:
     for field in Job._meta.concrete_fields:
         value = getattr(job, field.attname)
         data[field.name] = iso(value) if isinstance(value, datetime) else value
-    data["payload"] = operations.safe_payload(job.name, job.payload)
+    data["payload"] = showing.safe_payload(job.name, job.payload)
     for shown in ("result", "progress"):
-        data[shown] = operations.safe_output(job.name, job.payload, data[shown])
+        data[shown] = showing.safe_output(job.name, job.payload, data[shown])
     data.update(origins.origin_ids(job))
-    data["state_label"] = operations.state_label(job.state, job.run_at, clock.now())
+    data["state_label"] = showing.state_label(job.state, job.run_at, clock.now())
     reason = holdups.holdup_of(job)
     data["waiting"] = reason.as_json() if reason is not None else None
     data["failed_attempts"] = [
@@ -316,8 +316,8 @@ _SINGLE: dict[str, Callable[..., ActionResult]] = {
 }
 
 
-def _filter_of(options: dict[str, Any]) -> operations.JobFilter:
-    return operations.JobFilter(
+def _filter_of(options: dict[str, Any]) -> filtered.JobFilter:
+    return filtered.JobFilter(
         states=tuple(options.get("state") or ()),
         name=options.get("name") or "",
         queue=options.get("queue") or "",
@@ -327,7 +327,7 @@ def _filter_of(options: dict[str, Any]) -> operations.JobFilter:
 
 def handle_action(command: BaseCommand, options: dict[str, Any]) -> int:
     """``VERB ID``: the single verb (``operations.retry`` ...); ``VERB --state ... --limit K``:
-    ``operations.bulk`` over the filter. An id with filters, or neither, is a bad usage (exit
+    ``filtered.bulk`` over the filter. An id with filters, or neither, is a bad usage (exit
     2): a bulk form without a filter would change every job."""
     verb = options["action_verb"]
     found = _filter_of(options)
@@ -345,7 +345,7 @@ def handle_action(command: BaseCommand, options: dict[str, Any]) -> int:
             f"Give a job id, or filters (--state, --name, --queue, --tenant) to {verb} "
             "matching jobs: without a filter it would change every job.",
         )
-    limit = options.get("limit") or operations.BULK_DEFAULT
-    counts = operations.bulk(verb, found, limit=limit, by=by, reason=reason)
-    emit(command, options, counts, f"{verb}: {operations.bulk_summary(counts)}")
+    limit = options.get("limit") or filtered.BULK_DEFAULT
+    counts = filtered.bulk(verb, found, limit=limit, by=by, reason=reason)
+    emit(command, options, counts, f"{verb}: {filtered.bulk_summary(counts)}")
     return EXIT_OK

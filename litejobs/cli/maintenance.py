@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .. import doctor
 from ..core.durations import parse_duration
 from ..exceptions import InvalidInput
-from ..jobs import operations
+from ..jobs import retention
 from ..outbox import operations as outbox_operations
 from . import EXIT_OK, EXIT_PROBLEMS, add_json_flag, emit
 from .jobs import acting_user, add_by_flag, add_reason_flag
@@ -61,10 +61,10 @@ def register(subparsers: Subparsers) -> None:
 
 
 def handle_purge(command: BaseCommand, options: dict[str, Any]) -> int:
-    """``purge``: see ``jobs.operations.purge`` and ``outbox.operations.purge``; prints the
+    """``purge``: see ``jobs.retention.purge`` and ``outbox.operations.purge``; prints the
     rows deleted."""
     by = acting_user(options)
-    counts = operations.purge(by=by, reason=options["reason"])
+    counts = retention.purge(by=by, reason=options["reason"])
     published = outbox_operations.purge(by=by)
     text = "Purged " + ", ".join(f"{n} {state}" for state, n in counts.items()) + " job(s)"
     text += f", {published['messages']} outbox message(s), {published['deliveries']} webhook "

@@ -35,7 +35,8 @@ from ..sql.cursors import fetch_all
 from . import catalog
 from .actionlog import Actor, record
 from .declarations import QUEUE_NAME
-from .operations import PROBLEM_IDS, check_by
+from .health import PROBLEM_IDS
+from .operations import check_by
 
 logger = logging.getLogger(__name__)
 

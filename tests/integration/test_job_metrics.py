@@ -11,7 +11,7 @@ from prometheus_client import generate_latest
 from prometheus_client.core import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
-from litejobs.jobs import minutes, operations
+from litejobs.jobs import minutes, retention
 from litejobs.metrics.attempts import Tally
 from litejobs.metrics.collector import LitejobsCollector, registry
 from litejobs.models import AttemptOutcome, Job, JobState
@@ -119,7 +119,7 @@ def test_the_served_histogram_counts_what_the_workers_settled(clock, run_worker)
     assert metrics["litejobs_job_duration_seconds_bucket", every] == 2
     # Past the counters' retention the totals are carried, never lowered (a counter).
     clock.advance(minutes.KEPT + timedelta(minutes=5))
-    operations.purge()
+    retention.purge()
     assert scrape()["litejobs_job_attempts_total", done] == 2
 
 

@@ -11,7 +11,7 @@ from django.db import connection, connections, transaction
 from django.db.models import Sum
 
 from litejobs.admin.dashboard import WINDOWS
-from litejobs.jobs import claims, leases, minutes, operations, transitions
+from litejobs.jobs import claims, leases, minutes, operations, retention, transitions
 from litejobs.models import BUCKET_BOUNDS, Job, JobMinute, MinuteOutcome
 from litejobs.runtime.listening import connect
 from litejobs.scheduling.declarations import get as declared_schedule
@@ -163,13 +163,13 @@ def test_purge_folds_counters_older_than_two_days_into_carried_totals(clock, run
     record.enqueue(label="old")
     run_worker()
     clock.advance(minutes.KEPT - timedelta(minutes=1))
-    operations.purge()
+    retention.purge()
     assert JobMinute.objects.count() == 1
     before = minutes.started_totals()
     record.enqueue(label="new")
     run_worker()
     clock.advance("2m")
-    operations.purge()
+    retention.purge()
     # The old minute is gone from the charts' rows; its counts live on in the carried row.
     [carried, kept] = JobMinute.objects.order_by("minute")
     assert (carried.minute.year, carried.shard, carried.count) == (1970, 0, 1)
@@ -179,7 +179,7 @@ def test_purge_folds_counters_older_than_two_days_into_carried_totals(clock, run
     assert before[0].count == 1
     # A second purge adds to the carried row rather than making another.
     clock.advance(minutes.KEPT)
-    operations.purge()
+    retention.purge()
     [carried] = JobMinute.objects.all()
     assert (carried.count, sum(carried.duration_buckets)) == (2, 2)
     assert minutes.started_totals()[0].count == 2

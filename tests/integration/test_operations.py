@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from litejobs.core.durations import format_age
 from litejobs.doctor import diagnose
 from litejobs.exceptions import InvalidInput, JobNotFound, TransitionRefused
-from litejobs.jobs import claims, leases, operations, queues, transitions
+from litejobs.jobs import claims, leases, operations, queues, retention, showing, transitions
 from litejobs.models import Job, JobAttempt, JobState, QueueState
 from litejobs.worker import Worker
 from tests.conftest import wait_for
@@ -324,7 +324,7 @@ def test_purge_honours_each_states_retention_in_batches(clock, settings):
     JobAttemptFactory(job=kept_dead, finished_at=now - timedelta(days=10))
 
     with CaptureQueriesContext(connection) as queries:
-        counts = operations.purge()
+        counts = retention.purge()
 
     assert counts == {"done": 5, "dead": 0, "cancelled": 1}
     deletes = [q["sql"] for q in queries if "DELETE FROM litejobs_job " in q["sql"]]
@@ -343,11 +343,11 @@ def test_purge_honours_each_states_retention_in_batches(clock, settings):
 def test_purge_under_a_later_clock_removes_what_has_aged(clock, settings):
     settings.LITEJOBS = {"RETENTION": {"done": "7d"}}
     job = JobFactory(state=JobState.DONE)
-    assert operations.purge()["done"] == 0
+    assert retention.purge()["done"] == 0
     clock.advance("7d")
-    assert operations.purge()["done"] == 0  # exactly the retention: still kept
+    assert retention.purge()["done"] == 0  # exactly the retention: still kept
     clock.advance("1s")
-    assert operations.purge()["done"] == 1
+    assert retention.purge()["done"] == 1
     assert not Job.objects.filter(pk=job.id).exists()
 
 
@@ -355,11 +355,11 @@ def test_purge_under_a_later_clock_removes_what_has_aged(clock, settings):
 
 
 def test_safe_payload_redacts_declared_fields_and_everything_of_unknown_jobs():
-    assert operations.safe_payload("testapp.charge_card", {"card_number": "4111"}) == {
+    assert showing.safe_payload("testapp.charge_card", {"card_number": "4111"}) == {
         "card_number": "[redacted]"
     }
-    assert operations.safe_payload("testapp.record", {"label": "a"}) == {"label": "a"}
-    assert operations.safe_payload("gone.job", {"token": "s3cret", "n": 1}) == {
+    assert showing.safe_payload("testapp.record", {"label": "a"}) == {"label": "a"}
+    assert showing.safe_payload("gone.job", {"token": "s3cret", "n": 1}) == {
         "token": "[redacted]",
         "n": "[redacted]",
     }
@@ -368,7 +368,7 @@ def test_safe_payload_redacts_declared_fields_and_everything_of_unknown_jobs():
 def test_safe_output_blanks_a_jobs_sensitive_values_out_of_its_result_and_progress():
     card = "4111111111111111"
     result = {"receipt": f"charged {card}", "card": int(card), card: True, "n": 3, "ok": None}
-    assert operations.safe_output("testapp.charge_card", {"card_number": card}, result) == {
+    assert showing.safe_output("testapp.charge_card", {"card_number": card}, result) == {
         "receipt": "charged [redacted]",
         "card": "[redacted]",
         "[redacted]": True,
@@ -376,24 +376,22 @@ def test_safe_output_blanks_a_jobs_sensitive_values_out_of_its_result_and_progre
         "ok": None,
     }
     progress = {"done": 1, "total": 2, "note": f"charging {card}"}
-    assert operations.safe_output("testapp.charge_card", {"card_number": card}, progress) == {
+    assert showing.safe_output("testapp.charge_card", {"card_number": card}, progress) == {
         "done": 1,
         "total": 2,
         "note": "charging [redacted]",
     }
-    assert operations.safe_output("testapp.record", {"label": "a"}, ["a b"]) == ["a b"]
-    assert operations.safe_output("gone.job", {"token": "s3cret"}, "got s3cret") == (
-        "got [redacted]"
-    )
-    assert operations.safe_output("testapp.charge_card", {"card_number": card}, None) is None
+    assert showing.safe_output("testapp.record", {"label": "a"}, ["a b"]) == ["a b"]
+    assert showing.safe_output("gone.job", {"token": "s3cret"}, "got s3cret") == ("got [redacted]")
+    assert showing.safe_output("testapp.charge_card", {"card_number": card}, None) is None
 
 
 def test_state_label_marks_due_scheduled_and_failed_jobs(clock):
     now = clock.now()
-    assert operations.state_label("scheduled", now, now) == "ready (due)"
-    assert operations.state_label("failed", now - timedelta(1), now) == "failed (retry due)"
-    assert operations.state_label("scheduled", now + timedelta(1), now) == "scheduled"
-    assert operations.state_label("done", now, now) == "done"
+    assert showing.state_label("scheduled", now, now) == "ready (due)"
+    assert showing.state_label("failed", now - timedelta(1), now) == "failed (retry due)"
+    assert showing.state_label("scheduled", now + timedelta(1), now) == "scheduled"
+    assert showing.state_label("done", now, now) == "done"
 
 
 def test_queue_overview_counts_each_state_and_the_oldest_due_job(clock):

@@ -15,8 +15,8 @@ from django.urls import NoReverseMatch, reverse
 
 from litejobs.core.enums import OperatorVerb
 from litejobs.exceptions import InvalidInput, TransitionRefused
-from litejobs.jobs import actionlog, operations, queues
-from litejobs.jobs.operations import JobFilter
+from litejobs.jobs import actionlog, filtered, operations, queues
+from litejobs.jobs.filtered import JobFilter
 from litejobs.models import Job, JobAttempt, JobState, OperatorAction, QueueState
 from tests.factories import JobAttemptFactory, JobFactory, UserFactory, WorkerFactory
 
@@ -83,7 +83,7 @@ def test_bulk_retry_changes_at_most_the_limit_and_says_what_remains(clock):
     other = JobFactory(state=JobState.DEAD, queue="other", label="o")
     JobFactory(state=JobState.DONE, label="done")  # another state: not matched
     found = JobFilter(states=("dead",), queue="default")
-    answer = operations.bulk(OperatorVerb.RETRY, found, limit=2, by="ops", reason="fixed")
+    answer = filtered.bulk(OperatorVerb.RETRY, found, limit=2, by="ops", reason="fixed")
     assert answer == {"affected": 2, "remaining": 3}
     ready = set(Job.objects.filter(state=JobState.READY).values_list("pk", flat=True))
     assert ready == {jobs[0].id, jobs[1].id}
@@ -92,7 +92,7 @@ def test_bulk_retry_changes_at_most_the_limit_and_says_what_remains(clock):
     assert row.filter == {"state": ["dead"], "queue": "default", "limit": 2}
     assert (row.verb, row.affected, row.reason) == ("retry", 2, "fixed")
     assert row.job_ids == [jobs[0].id, jobs[1].id]  # the jobs it changed, by id
-    answer = operations.bulk(OperatorVerb.RETRY, found, limit=10, by="ops")
+    answer = filtered.bulk(OperatorVerb.RETRY, found, limit=10, by="ops")
     assert answer == {"affected": 3, "remaining": 0}
 
 
@@ -100,19 +100,19 @@ def test_bulk_follows_the_single_verbs_state_rules(clock):
     running = JobFactory(state=JobState.RUNNING, label="run")
     dead = JobFactory(state=JobState.DEAD, label="dead")
     ready = JobFactory(state=JobState.READY, label="ready")
-    answer = operations.bulk(OperatorVerb.DELETE, JobFilter(queue="default"), by="ops")
+    answer = filtered.bulk(OperatorVerb.DELETE, JobFilter(queue="default"), by="ops")
     assert answer == {"affected": 2, "remaining": 0}
     assert list(Job.objects.values_list("pk", flat=True)) == [running.id]
     assert not Job.objects.filter(pk__in=[dead.id, ready.id]).exists()
     # A running job's cancel is requested once; it then no longer counts as remaining.
-    answer = operations.bulk(OperatorVerb.CANCEL, JobFilter(queue="default"), by="ops")
+    answer = filtered.bulk(OperatorVerb.CANCEL, JobFilter(queue="default"), by="ops")
     assert answer == {"affected": 1, "remaining": 0}
     assert Job.objects.get(pk=running.id).cancel_requested
 
 
 def test_bulk_promote_is_one_statement_over_the_matching_jobs(clock):
     later = [JobFactory(state=JobState.SCHEDULED, label=f"s{i}") for i in range(3)]
-    answer = operations.bulk(OperatorVerb.PROMOTE, JobFilter(states=("scheduled",)), by="ops")
+    answer = filtered.bulk(OperatorVerb.PROMOTE, JobFilter(states=("scheduled",)), by="ops")
     assert answer == {"affected": 3, "remaining": 0}
     assert all(
         job.run_at == clock.now() for job in Job.objects.filter(pk__in=[j.id for j in later])
@@ -124,13 +124,13 @@ def test_bulk_promote_is_one_statement_over_the_matching_jobs(clock):
     [
         (JobFilter(), 10, "filter-missing"),
         (JobFilter(states=("dead",)), 0, "limit-invalid"),
-        (JobFilter(states=("dead",)), operations.BULK_MAX + 1, "limit-invalid"),
+        (JobFilter(states=("dead",)), filtered.BULK_MAX + 1, "limit-invalid"),
     ],
 )
 def test_bulk_refuses_no_filter_and_a_limit_out_of_bounds(clock, found, limit, code):
     dead_jobs(2)
     with pytest.raises(InvalidInput) as refused:
-        operations.bulk(OperatorVerb.DELETE, found, limit=limit, by="ops")
+        filtered.bulk(OperatorVerb.DELETE, found, limit=limit, by="ops")
     assert refused.value.code == code
     assert Job.objects.count() == 2
     assert not OperatorAction.objects.exists()
@@ -307,17 +307,15 @@ def test_a_bulk_post_without_the_pages_count_is_asked_again(admin_client, clock)
 def test_bulk_given_what_a_preview_saw_refuses_a_changed_set_and_writes_nothing(clock):
     dead_jobs(2)
     found = JobFilter(states=("dead",))
-    looked = operations.preview(found)
+    looked = filtered.preview(found)
     assert (looked.count, looked.capped) == (2, False)
     JobFactory(state=JobState.DEAD, label="new")
     with pytest.raises(InvalidInput) as refused:
-        operations.bulk(OperatorVerb.RETRY, found, by="ops", seen=looked.seen)
+        filtered.bulk(OperatorVerb.RETRY, found, by="ops", seen=looked.seen)
     assert refused.value.code == "filter-changed" and "matches 3 now" in str(refused.value)
     assert Job.objects.filter(state=JobState.DEAD).count() == 3
     assert not OperatorAction.objects.exists()
-    answer = operations.bulk(
-        OperatorVerb.RETRY, found, by="ops", seen=operations.preview(found).seen
-    )
+    answer = filtered.bulk(OperatorVerb.RETRY, found, by="ops", seen=filtered.preview(found).seen)
     assert answer == {"affected": 3, "remaining": 0}
 
 
@@ -356,7 +354,7 @@ def test_the_admin_bulk_refuses_a_filter_it_cannot_act_on_with_its_code(
 
 def test_the_log_admin_shows_a_bulk_rows_filter_and_the_jobs_it_changed(admin_client, clock):
     dead = dead_jobs(25)
-    operations.bulk(OperatorVerb.RETRY, JobFilter(states=("dead",)), by="ops", reason="fixed")
+    filtered.bulk(OperatorVerb.RETRY, JobFilter(states=("dead",)), by="ops", reason="fixed")
     row = OperatorAction.objects.get()
     listed = admin_client.get(reverse("admin:litejobs_operatoraction_changelist"))
     ids = ", ".join(str(job.id) for job in dead[:20])
@@ -682,10 +680,10 @@ def test_the_log_row_and_the_change_commit_together(clock, monkeypatch, verb):
     def failing_record(*args, **kwargs):
         raise RuntimeError("the log could not be written")
 
-    monkeypatch.setattr(operations, "record", failing_record)
+    monkeypatch.setattr(filtered if verb == "bulk" else operations, "record", failing_record)
     with pytest.raises(RuntimeError):
         if verb == "bulk":
-            operations.bulk(OperatorVerb.DELETE, JobFilter(states=("dead",)), by="ops")
+            filtered.bulk(OperatorVerb.DELETE, JobFilter(states=("dead",)), by="ops")
         else:
             getattr(operations, verb)(dead.id, by="ops")
     assert Job.objects.get(pk=dead.id).state == JobState.DEAD
@@ -699,7 +697,7 @@ def test_delete_refuses_an_unfinished_job_a_bulk_money_item_follows(clock):
         operations.delete(item_job.id, by="ops")
     assert refused.value.code == "delete-refused" and "cancel it first" in str(refused.value)
     plain = JobFactory(state=JobState.READY, label="plain")
-    answer = operations.bulk(OperatorVerb.DELETE, JobFilter(states=("ready",)), by="ops")
+    answer = filtered.bulk(OperatorVerb.DELETE, JobFilter(states=("ready",)), by="ops")
     assert answer == {"affected": 1, "remaining": 1}
     assert list(Job.objects.values_list("pk", flat=True)) == [item_job.id]
     assert not Job.objects.filter(pk=plain.id).exists()
