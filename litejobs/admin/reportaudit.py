@@ -9,7 +9,6 @@ from typing import Any
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.urls import reverse
 from django.utils.html import format_html
 
 from ..core import times
@@ -17,7 +16,7 @@ from ..core.enums import ReportState
 from ..models import ReportAudit
 from ..reports import auditing
 from .joblisting import CappedCountPaginator
-from .reportscope import STYLE, ReportFilter, ScopedAdmin, as_pairs
+from .reportscope import STYLE, ReportFilter, ScopedAdmin, as_pairs, record_link
 
 
 class OutcomeFilter(admin.SimpleListFilter):
@@ -106,7 +105,4 @@ class ReportAuditAdmin(ScopedAdmin):
     @admin.display(description="run")
     def run_link(self, obj: ReportAudit) -> str:
         """The run read, if the read was one."""
-        if obj.run_id is None:
-            return "-"
-        url = reverse(f"{self.admin_site.name}:litejobs_reportrun_change", args=[obj.run_id])
-        return format_html('<a href="{}">#{}</a>', url, obj.run_id)
+        return record_link(self, "reportrun", obj.run_id, f"#{obj.run_id}")

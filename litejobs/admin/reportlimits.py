@@ -139,21 +139,7 @@ class ReportLimitsAdmin(AdminPages):
     the change permission on report limits; a new request and a new run read them."""
 
     form = LimitsForm
-    list_display = (
-        "report",
-        "range_shown",
-        "max_rows_shown",
-        "seconds_shown",
-        "max_concurrent",
-        "bytes_shown",
-        "lifetime_shown",
-        "request_budget",
-        "updated_by",
-        "updated_at",
-    )
-    list_per_page = 100
-    actions = None
-    editable = (*LimitsForm.Meta.fields, "reason")
+    #: The limits as people read them.
     shown = (
         "range_shown",
         "max_rows_shown",
@@ -163,6 +149,10 @@ class ReportLimitsAdmin(AdminPages):
         "lifetime_shown",
         "request_budget",
     )
+    list_display = ("report", *shown, "updated_by", "updated_at")
+    list_per_page = 100
+    actions = None
+    editable = (*LimitsForm.Meta.fields, "reason")
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
         """The values as people read them for users who may not change them; for the others,

@@ -19,7 +19,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
-from django.urls import URLPattern, path, reverse
+from django.urls import URLPattern, path
 from django.utils.html import format_html
 
 from ..core import clock
@@ -33,7 +33,7 @@ from .base import ACTION_LIMIT, report
 from .joblisting import CappedCountPaginator
 from .reasons import ask_reason, ask_reason_on_page, selected_hidden
 from .reportrequests import RequestPages
-from .reportscope import STYLE, ReportFilter, ago_or_in, as_pairs, readable
+from .reportscope import STYLE, ReportFilter, ago_or_in, as_pairs, readable, record_link
 
 CANCEL_INTRO = (
     "A queued run never starts; a running one is stopped by its worker at its next page. "
@@ -210,10 +210,7 @@ class ReportRunAdmin(RequestPages):
     @admin.display(description="job")
     def job_link(self, obj: ReportRun) -> str:
         """The worker's job that runs it."""
-        if obj.job_id is None:
-            return "-"
-        url = reverse(f"{self.admin_site.name}:litejobs_job_change", args=[obj.job_id])
-        return format_html('<a href="{}">job {}</a>', url, obj.job_id)
+        return record_link(self, "job", obj.job_id, f"job {obj.job_id}")
 
     # Pages ---------------------------------------------------------------------------------
 

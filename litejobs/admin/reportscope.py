@@ -15,6 +15,7 @@ from typing import Any
 from django.contrib import admin
 from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest
+from django.urls import reverse
 from django.utils.html import format_html
 
 from ..core import clock, times
@@ -120,6 +121,15 @@ def ago_or_in(value: datetime | None) -> str:
     text = f"{age} ago" if value <= now else f"in {age}"
     shown = '<span title="{}" class="litejobs-nowrap">{}</span>'
     return format_html(shown, times.when(value), text)
+
+
+def record_link(model_admin: admin.ModelAdmin[Any], model: str, pk: int | None, text: str) -> str:
+    """A link to the page of litejobs' ``model`` record ``pk`` in this admin site; ``-`` for
+    none."""
+    if pk is None:
+        return "-"
+    url = reverse(f"{model_admin.admin_site.name}:litejobs_{model}_change", args=[pk])
+    return format_html('<a href="{}">{}</a>', url, text)
 
 
 def as_pairs(value: dict[str, Any]) -> str:
