@@ -23,7 +23,7 @@ from ..exceptions import InvalidInput, LitejobsError
 from ..jobs import filtered
 from ..jobs.filtered import JobFilter
 from .base import ReadOnlyAdmin, acted_by, refused_error
-from .joblisting import AFTER, BEFORE, IDS, NAME, QUEUE, STATE, check_state, parse_ids
+from .jobfilters import AFTER, BEFORE, IDS, NAME, QUEUE, STATE, check_state, parse_ids
 
 BULK_TEMPLATE = "admin/litejobs/job/bulk.html"
 #: The changelist's query parameters the bulk action reads, and those it may ignore (order,

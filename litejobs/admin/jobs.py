@@ -44,21 +44,21 @@ from .base import (
     report,
     time_display,
 )
+from .counting import CappedCountPaginator as CappedCountPaginator
 from .jobbulk import BulkOverFilterAdmin
-from .joblisting import CappedCountPaginator as CappedCountPaginator
-from .joblisting import (
+from .jobfilters import (
     CreatedFilter,
     FinishedFilter,
     IdsFilter,
     InputFilter,
     KeyFilter,
-    KeysetChangeList,
     NameFilter,
-    PayloadFilter,
     QueueFilter,
     StateFilter,
     TenantFilter,
 )
+from .joblisting import KeysetChangeList
+from .payloadfilter import PayloadFilter
 
 #: The attribute the listing puts each job's ``HoldUp`` under (computed for the page).
 HOLDUP_ATTR = "_litejobs_holdup"

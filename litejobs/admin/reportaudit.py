@@ -15,7 +15,7 @@ from ..core import times
 from ..core.enums import ReportState
 from ..models import ReportAudit
 from ..reports import auditing
-from .joblisting import CappedCountPaginator
+from .counting import CappedCountPaginator
 from .reportscope import STYLE, ReportFilter, ScopedAdmin, as_pairs, record_link
 
 

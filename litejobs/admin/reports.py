@@ -30,7 +30,7 @@ from ..models import ReportRun
 from ..reports import operations, views
 from . import reportaudit, reportlimits  # noqa: F401 - their admins register themselves
 from .base import ACTION_LIMIT, report
-from .joblisting import CappedCountPaginator
+from .counting import CappedCountPaginator
 from .reasons import ask_reason, ask_reason_on_page, selected_hidden
 from .reportrequests import RequestPages
 from .reportscope import STYLE, ReportFilter, ago_or_in, as_pairs, readable, record_link

@@ -219,7 +219,7 @@ class Job(models.Model):
                 name="litejobs_job_occurrence",
                 condition=Q(occurrence__isnull=False),
             ),
-            # The admin listing's filters (see ``admin.joblisting``): finished jobs only, so
+            # The admin listing's filters (see ``admin.jobfilters``): finished jobs only, so
             # a job enters them once, when it finishes; the claim never writes to them.
             # Live jobs are found through ``litejobs_job_live_key``.
             models.Index(

@@ -12,7 +12,7 @@ from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from litejobs.admin.joblisting import CappedCountPaginator
+from litejobs.admin.counting import CappedCountPaginator
 from litejobs.bench.workloads import HISTORY
 from litejobs.models import Job, JobState
 from tests.factories import JobFactory
