@@ -258,7 +258,7 @@ def test_actions_need_the_change_permission(client, clock):
 
 
 def test_a_selection_over_the_limit_is_refused_whole(admin_client, clock, monkeypatch):
-    monkeypatch.setattr("litejobs.admin.jobs.ACTION_LIMIT", 2)
+    monkeypatch.setattr("litejobs.admin.jobactions.ACTION_LIMIT", 2)
     jobs = [JobFactory(state=JobState.DEAD, label=str(i)) for i in range(3)]
     messages = texts(act(admin_client, "retry_jobs", *(j.id for j in jobs)))
     assert any(m.startswith("[selection-too-large]") for m in messages)
