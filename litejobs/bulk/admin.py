@@ -37,8 +37,8 @@ from .. import bulk
 from ..admin.base import ReadOnlyAdmin, once_per, refused_error
 from ..exceptions import InvalidInput, LitejobsError
 from ..models import BulkAction, BulkActionItem, BulkConfirmationAttempt, BulkItemState
-from ..workqueues import admin as workqueue_admin
 from ..workqueues import declarations as queues
+from ..workqueues import pages as workqueue_pages
 from ..workqueues.errors import WorkQueueForbidden
 from .devices import wait_seconds, wait_text
 from .errors import BulkActionNotFound, BulkRefused, BulkSetChanged
@@ -96,7 +96,7 @@ def offer(queue: queues.WorkQueue, request: HttpRequest) -> list[dict[str, Any]]
     return found
 
 
-workqueue_admin.money_actions.register("bulk", offer)
+workqueue_pages.money_actions.register("bulk", offer)
 
 
 def _runnable(request: HttpRequest) -> list[str]:
