@@ -19,7 +19,7 @@ from ..core.enums import FINISHED_ITEM, LIVE_ITEM, WorkItemState
 from ..models import WorkItem
 from . import declarations as queues
 from .errors import WorkQueueNotFound
-from .pages import QueuePages, format_score, local_now
+from .pages import QueuePages, format_score, local_now, row_url
 
 
 @admin.register(WorkItem)
@@ -73,7 +73,7 @@ class WorkItemAdmin(QueuePages):
         target = obj.target
         if target is None:
             return f"{obj.content_type} {obj.object_id} (deleted)"
-        url = self._target_url(obj.content_type.model_class(), obj.object_id)
+        url = row_url(self.admin_site, obj.content_type.model_class(), obj.object_id)
         return format_html('<a href="{}">{}</a>', url, target) if url else str(target)
 
     @admin.display(description="score")

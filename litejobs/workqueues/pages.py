@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.contrib.admin import AdminSite
 from django.core.exceptions import PermissionDenied
 from django.db.models import Model
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
@@ -107,6 +108,19 @@ def _local(instant: datetime | None, now: datetime | None = None) -> str:
     return times.when(instant, now) if instant else ""
 
 
+def row_url(admin_site: AdminSite, model: type[Model] | None, object_id: str) -> str:
+    """The admin page of a worked row in ``admin_site``; empty when it has none there."""
+    if model is None or not admin_site.is_registered(model):
+        return ""
+    try:
+        return reverse(
+            f"{admin_site.name}:{model._meta.app_label}_{model._meta.model_name}_change",
+            args=[object_id],
+        )
+    except NoReverseMatch:
+        return ""
+
+
 class QueuePages(ReadOnlyAdmin):
     """The queues' index and each queue's page, beside the work items' own pages."""
 
@@ -116,17 +130,6 @@ class QueuePages(ReadOnlyAdmin):
             "_litejobs_workable",
             lambda: [q for q in queues.all_queues() if q.allows(request.user)],
         )
-
-    def _target_url(self, model: type[Model] | None, object_id: str) -> str:
-        if model is None or not self.admin_site.is_registered(model):
-            return ""
-        try:
-            return reverse(
-                f"{self.admin_site.name}:{model._meta.app_label}_{model._meta.model_name}_change",
-                args=[object_id],
-            )
-        except NoReverseMatch:
-            return ""
 
     def get_urls(self) -> list[URLPattern]:
         """The queue pages, beside the item detail pages."""
@@ -231,7 +234,9 @@ class QueuePages(ReadOnlyAdmin):
                     "item": item,
                     "status": listing.status(item, request.user, now),
                     "target": target,
-                    "target_url": self._target_url(model, item.object_id) if can_open else "",
+                    "target_url": row_url(self.admin_site, model, item.object_id)
+                    if can_open
+                    else "",
                     "score": score_text(item),
                     "score_label": score_label(item),
                     "score_value": format_score(item.score),
