@@ -18,14 +18,14 @@ from ..core import clock
 from ..core.enums import FINISHED_ITEM, UNFINISHED_BULK_ITEM, WorkItemState
 from ..exceptions import InvalidInput, LitejobsError
 from ..models import BulkActionItem, WorkItem
-from ..workqueues import commands, listing
+from ..workqueues import acting, listing
 from ..workqueues.declarations import WorkQueue
 from . import devices
 from .declarations import BulkMoneyAction, database_alias, get_action
 from .errors import BulkRefused
 
 #: Items one bulk money action may cover (the work-queue admin's selection limit).
-ACTION_LIMIT = commands.ACT_LIMIT
+ACTION_LIMIT = acting.ACT_LIMIT
 #: How long a preview may be confirmed: after that the set is read again.
 PREVIEW_LIFETIME = timedelta(minutes=15)
 _SALT = "litejobs.bulk.preview"

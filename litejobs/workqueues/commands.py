@@ -2,12 +2,12 @@
 
 ``enqueue_item`` puts a model row in a queue (or refreshes its score), ``claim`` /
 ``claim_next`` / ``release`` / ``resolve`` / ``cancel`` move an item, ``refresh_score``
-re-runs its rule, ``settle`` resolves one on an authority checked elsewhere, and ``act``
-applies one of them to many items. Each is **one conditional statement**: it changes the row
-only when the queue's claim mode and the item's current claim allow it, and otherwise changes
-nothing and raises ``ClaimRefused`` (or ``WorkItemNotFound``) saying why and what to do. Two
-people can never both hold one item: a claim is one ``UPDATE ... WHERE`` that PostgreSQL
-re-checks on the row's latest version under its row lock.
+re-runs its rule, and ``settle`` resolves one on an authority checked elsewhere (``act``,
+in ``acting``, applies one of them to many items). Each is **one conditional statement**: it
+changes the row only when the queue's claim mode and the item's current claim allow it, and
+otherwise changes nothing and raises ``ClaimRefused`` (or ``WorkItemNotFound``) saying why and
+what to do. Two people can never both hold one item: a claim is one ``UPDATE ... WHERE`` that
+PostgreSQL re-checks on the row's latest version under its row lock.
 
 A claim is a lease. Every statement compares ``claim_expires_at`` with the database's clock
 (``{db_now}``: ``litejobs.core.clock.lease_instant()``, so web hosts whose clocks disagree agree
@@ -20,35 +20,31 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
 from django.contrib.contenttypes.models import ContentType
-from django.db import connections, models
+from django.db import models
 
 from ..conf import settings
-from ..core import clock, times
+from ..core import clock
 from ..core.durations import parse_duration
-from ..core.enums import (
-    FINISHED_ITEM,
-    ClaimMode,
-    ItemAction,
-    WorkItemState,
-    values_of,
-)
+from ..core.enums import FINISHED_ITEM, ClaimMode, WorkItemState
 from ..exceptions import InvalidInput, LitejobsError
 from ..models.workqueues import WorkItem
-from ..sql import query
-from ..sql.cursors import fetch_all
 from . import declarations as queues
-from .errors import ClaimRefused, WorkItemNotFound, WorkQueueForbidden
+from .items import (
+    check_claims_enabled,
+    check_user,
+    closed,
+    explain,
+    name_of,
+    not_found,
+    queue_and_id,
+    run_items,
+)
 
 __all__ = [
-    "ACTIONS",
-    "Outcome",
-    "act",
     "cancel",
     "claim",
     "claim_next",
@@ -61,92 +57,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: Items one call of ``act`` (an admin bulk action) may touch.
-ACT_LIMIT = 500
-
 
 def _alias() -> str:
     return settings.DATABASE
-
-
-def _run(statement: str, params: dict[str, Any]) -> list[WorkItem]:
-    """Run one statement of ``workqueues.sql``; answers the items it returned."""
-    with connections[_alias()].cursor() as cursor:
-        cursor.execute(statement, params)
-        return [_instance(found) for found in fetch_all(cursor)]
-
-
-def _instance(found: dict[str, Any]) -> WorkItem:
-    """A WorkItem from a ``RETURNING *`` row (by column name), with the field converters the
-    ORM would apply; ``created`` is set when the statement says whether it inserted."""
-    connection = connections[_alias()]
-    fields = WorkItem._meta.concrete_fields
-    values = []
-    for field in fields:
-        value = found[cast(str, field.column)]  # concrete fields have columns
-        convert = getattr(field, "from_db_value", None)
-        values.append(convert(value, None, connection) if convert and value is not None else value)
-    item = WorkItem.from_db(_alias(), [f.attname for f in fields], values)
-    if "inserted" in found:
-        item.created = bool(found["inserted"])
-    return item
-
-
-# Who acts ------------------------------------------------------------------------------------
-
-
-def _user_name(user: Any) -> str:
-    name = user.get_username() if hasattr(user, "get_username") else ""
-    return (name or f"user:{user.pk}")[:150]
-
-
-def _check_user(queue: queues.WorkQueue, user: Any, verb: str) -> None:
-    if user is None or getattr(user, "pk", None) is None:
-        raise InvalidInput(
-            f"Say who {verb}s: pass user= (the admin passes the signed-in user).",
-            code="user-missing",
-        )
-    if not queue.allows(user):
-        logger.info("item %s forbidden queue=%s user=%s", verb, queue.name, _user_name(user))
-        raise WorkQueueForbidden(
-            f"You may not work queue {queue.name!r}: it needs the permission "
-            f"{queue.permission!r}. Ask an administrator to grant it (directly or via a group)."
-        )
-
-
-def _queue_and_id(item: WorkItem | int, queue: str | None) -> tuple[queues.WorkQueue, int]:
-    """The declared queue of ``item`` and its id (one read when only an id is given)."""
-    if isinstance(item, WorkItem):
-        if queue is not None and item.queue != queue:
-            raise _not_found(item.pk, queue)
-        return queues.get(item.queue), item.pk
-    if isinstance(item, bool) or not isinstance(item, int):
-        try:
-            item = int(item)
-        except (TypeError, ValueError):
-            raise InvalidInput(
-                f"A work item is a WorkItem or its id (a whole number), not {item!r}.",
-                code="item-invalid",
-            ) from None
-    if queue is None:
-        queue = (
-            WorkItem.objects.using(_alias()).filter(pk=item).values_list("queue", flat=True).first()
-        )
-        if queue is None:
-            raise _not_found(item, None)
-    return queues.get(queue), item
-
-
-def _not_found(item_id: int, queue: str | None) -> WorkItemNotFound:
-    where = f"in queue {queue!r}" if queue else "in any queue"
-    return WorkItemNotFound(
-        f"No work item #{item_id} {where}: it was never enqueued there, or was purged. Reload "
-        "the queue page for the current items."
-    )
-
-
-def _when(instant: datetime | None) -> str:
-    return times.when(instant)
 
 
 # Enqueue and score ---------------------------------------------------------------------------
@@ -167,8 +80,8 @@ def enqueue_item(queue: str | queues.WorkQueue, row: models.Model, *, tenant: st
         )
     score, inputs, rule = queue.score_of(row)
     now = clock.now()
-    [item] = _run(
-        query("workitem_enqueue"),
+    [item] = run_items(
+        "workitem_enqueue",
         {
             "queue": queue.name,
             "content_type": ContentType.objects.db_manager(_alias()).get_for_model(row).pk,
@@ -215,12 +128,12 @@ def refresh_score(item: WorkItem | int, *, queue: str | None = None) -> WorkItem
     Only live items are rescored; a finished item keeps the score it was worked at. Refused
     (``item-target-missing``) when the row was deleted: cancel the item instead.
     """
-    work_queue, item_id = _queue_and_id(item, queue)
+    work_queue, item_id = queue_and_id(item, queue)
     current = WorkItem.objects.using(_alias()).filter(pk=item_id, queue=work_queue.name).first()
     if current is None:
-        raise _not_found(item_id, work_queue.name)
+        raise not_found(item_id, work_queue.name)
     if current.state in FINISHED_ITEM:
-        raise _closed(current, work_queue)
+        raise closed(current, work_queue)
     row = work_queue.model._default_manager.using(_alias()).filter(pk=current.object_id).first()
     if row is None:
         raise LitejobsError(
@@ -229,8 +142,8 @@ def refresh_score(item: WorkItem | int, *, queue: str | None = None) -> WorkItem
             code="item-target-missing",
         )
     score, inputs, rule = work_queue.score_of(row)
-    rows = _run(
-        query("workitem_rescore"),
+    rows = run_items(
+        "workitem_rescore",
         {
             "id": item_id,
             "queue": work_queue.name,
@@ -241,7 +154,7 @@ def refresh_score(item: WorkItem | int, *, queue: str | None = None) -> WorkItem
         },
     )
     if not rows:  # finished between the read and the update
-        raise _explain(work_queue, item_id, None, "rescore", clock.now())
+        raise explain(work_queue, item_id, None, "rescore", clock.now())
     return rows[0]
 
 
@@ -257,29 +170,29 @@ def claim(
     Refused: ``claim-disabled`` (the queue has no claims), ``claim-held`` (someone else holds
     it; the message says who and until when), ``item-closed``.
     """
-    work_queue, item_id = _queue_and_id(item, queue)
-    _check_user(work_queue, user, "claim")
-    _check_claims_enabled(work_queue, "claim")
+    work_queue, item_id = queue_and_id(item, queue)
+    check_user(work_queue, user, "claim")
+    check_claims_enabled(work_queue, "claim")
     now = clock.now()
     duration = (
         work_queue.claim_lease
         if lease is None
         else parse_duration(lease, name="lease=", allow_zero=False)
     )
-    rows = _run(
-        query("workitem_claim"),
+    rows = run_items(
+        "workitem_claim",
         {
             "id": item_id,
             "queue": work_queue.name,
             "user_id": user.pk,
-            "user_name": _user_name(user),
+            "user_name": name_of(user),
             "now": now,
             "lease": duration,
             "db_now": clock.lease_instant(),
         },
     )
     if not rows:
-        raise _explain(work_queue, item_id, user, "claim", clock.database_now(_alias()))
+        raise explain(work_queue, item_id, user, "claim", clock.database_now(_alias()))
     claimed = rows[0]
     logger.info(
         "item claimed id=%s queue=%s by=%s until=%s",
@@ -298,15 +211,15 @@ def claim_next(queue: str, user: Any, *, tenant: str | None = None) -> WorkItem 
     ``None`` when no item is left unclaimed.
     """
     work_queue = queues.get(queue)
-    _check_user(work_queue, user, "claim")
-    _check_claims_enabled(work_queue, "claim")
+    check_user(work_queue, user, "claim")
+    check_claims_enabled(work_queue, "claim")
     now = clock.now()
-    rows = _run(
-        query("workitem_claim_next"),
+    rows = run_items(
+        "workitem_claim_next",
         {
             "queue": work_queue.name,
             "user_id": user.pk,
-            "user_name": _user_name(user),
+            "user_name": name_of(user),
             "now": now,
             "lease": work_queue.claim_lease,
             "db_now": clock.lease_instant(),
@@ -332,11 +245,11 @@ def release(item: WorkItem | int, user: Any, *, queue: str | None = None) -> Wor
     Refused: ``claim-not-held`` (no live claim of yours: none, expired, or someone else's),
     ``claim-disabled``, ``item-closed``.
     """
-    work_queue, item_id = _queue_and_id(item, queue)
-    _check_user(work_queue, user, "release")
-    _check_claims_enabled(work_queue, "release")
-    rows = _run(
-        query("workitem_release"),
+    work_queue, item_id = queue_and_id(item, queue)
+    check_user(work_queue, user, "release")
+    check_claims_enabled(work_queue, "release")
+    rows = run_items(
+        "workitem_release",
         {
             "id": item_id,
             "queue": work_queue.name,
@@ -345,8 +258,8 @@ def release(item: WorkItem | int, user: Any, *, queue: str | None = None) -> Wor
         },
     )
     if not rows:
-        raise _explain(work_queue, item_id, user, "release", clock.database_now(_alias()))
-    logger.info("item released id=%s queue=%s by=%s", item_id, work_queue.name, _user_name(user))
+        raise explain(work_queue, item_id, user, "release", clock.database_now(_alias()))
+    logger.info("item released id=%s queue=%s by=%s", item_id, work_queue.name, name_of(user))
     return rows[0]
 
 
@@ -365,9 +278,9 @@ def resolve(
     ``disabled`` ones from anyone with the permission. A second resolution is refused
     (``item-closed``, naming who resolved it).
     """
-    work_queue, item_id = _queue_and_id(item, queue)
+    work_queue, item_id = queue_and_id(item, queue)
     resolution = work_queue.check_resolution(resolution)
-    _check_user(work_queue, user, "resolve")
+    check_user(work_queue, user, "resolve")
     return _finish(work_queue, item_id, user, WorkItemState.DONE, resolution, note, "resolve")
 
 
@@ -380,13 +293,13 @@ def cancel(
     With ``user=`` it is that person's action and follows the claim mode like ``resolve``;
     without, it is your code's and applies whatever the claim.
     """
-    work_queue, item_id = _queue_and_id(item, queue)
+    work_queue, item_id = queue_and_id(item, queue)
     if not isinstance(reason, str) or not reason.strip():
         raise InvalidInput(
             "Say why the item is cancelled: reason= is kept on the item.", code="reason-required"
         )
     if user is not None:
-        _check_user(work_queue, user, "cancel")
+        check_user(work_queue, user, "cancel")
     return _finish(
         work_queue, item_id, user, WorkItemState.CANCELLED, "", reason.strip()[:2000], "cancel"
     )
@@ -410,7 +323,7 @@ def settle(
     finished (``item-closed``) or **someone else** holds a live claim on it (``claim-held``):
     nobody acts through another person's hold. Joins the caller's transaction.
     """
-    work_queue, item_id = _queue_and_id(item, queue)
+    work_queue, item_id = queue_and_id(item, queue)
     return _finish(
         work_queue,
         item_id,
@@ -444,9 +357,9 @@ def _finish(
         user_id, user_name = acting
     else:
         user_id = None if user is None else user.pk
-        user_name = "(code)" if user is None else _user_name(user)
-    rows = _run(
-        query("workitem_finish"),
+        user_name = "(code)" if user is None else name_of(user)
+    rows = run_items(
+        "workitem_finish",
         {
             "claim": mode,
             "id": item_id,
@@ -461,7 +374,7 @@ def _finish(
         },
     )
     if not rows:
-        raise _explain(work_queue, item_id, user, verb, clock.database_now(_alias()))
+        raise explain(work_queue, item_id, user, verb, clock.database_now(_alias()))
     finished = rows[0]
     logger.info(
         "item %s id=%s queue=%s resolution=%s by=%s",
@@ -472,140 +385,3 @@ def _finish(
         finished.resolved_by_name,
     )
     return finished
-
-
-def _check_claims_enabled(work_queue: queues.WorkQueue, verb: str) -> None:
-    if not work_queue.claims_enabled:
-        raise ClaimRefused(
-            f'Work queue {work_queue.name!r} has claims disabled (claim="disabled"): there is '
-            f"nothing to {verb}; resolve items directly.",
-            code="claim-disabled",
-        )
-
-
-def _closed(row: WorkItem, work_queue: queues.WorkQueue) -> ClaimRefused:
-    if row.state == WorkItemState.DONE:
-        what = f"already done ({work_queue.resolution_label(row.resolution)})"
-    else:
-        what = "cancelled"
-    return ClaimRefused(
-        f"Item #{row.pk} is {what} by {row.resolved_by_name or '?'} at {_when(row.resolved_at)}; "
-        "nothing more to do: pick another item.",
-        code="item-closed",
-    )
-
-
-def _explain(
-    work_queue: queues.WorkQueue, item_id: int, user: Any, verb: str, now: datetime
-) -> LitejobsError:
-    """Why a conditional statement changed nothing, read from the row as it is now."""
-    row = WorkItem.objects.using(_alias()).filter(pk=item_id, queue=work_queue.name).first()
-    if row is None:
-        return _not_found(item_id, work_queue.name)
-    if row.state in FINISHED_ITEM:
-        return _closed(row, work_queue)
-    held = row.state == WorkItemState.CLAIMED and cast(datetime, row.claim_expires_at) > now
-    mine = held and user is not None and row.claimed_by_id == user.pk
-    if held and not mine:
-        logger.info(
-            "item %s refused id=%s queue=%s holder=%s",
-            verb,
-            item_id,
-            work_queue.name,
-            row.claimed_by_name,
-        )
-        return ClaimRefused(
-            f"Item #{item_id} is held by {row.claimed_by_name or 'a deleted user'} until "
-            f"{_when(row.claim_expires_at)}: pick another item, or wait until they release it "
-            "or the claim expires.",
-            code="claim-held",
-        )
-    if verb == "release":
-        state = (
-            f"your claim expired at {_when(row.claim_expires_at)} and it is back in the queue"
-            if row.state == WorkItemState.CLAIMED and row.claimed_by_id == getattr(user, "pk", None)
-            else "it is open"
-        )
-        return ClaimRefused(
-            f"You hold no claim on item #{item_id} ({state}); there is nothing to release.",
-            code="claim-not-held",
-        )
-    if work_queue.claims_required and not mine:
-        expired = (
-            f" (your claim expired at {_when(row.claim_expires_at)})"
-            if row.state == WorkItemState.CLAIMED and row.claimed_by_id == getattr(user, "pk", None)
-            else ""
-        )
-        return ClaimRefused(
-            f"Work queue {work_queue.name!r} requires a claim before any action: claim item "
-            f"#{item_id} first{expired}, then {verb} it.",
-            code="claim-required",
-        )
-    return ClaimRefused(
-        f"Item #{item_id} changed while you acted; reload the queue and try again.",
-        code="item-changed",
-    )
-
-
-# Many items at once (the admin's buttons and bulk actions) -----------------------------------
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one action did to one item: ``ok``, or the refusal's ``code`` and message."""
-
-    item_id: int
-    ok: bool
-    message: str
-    code: str = ""
-    item: WorkItem | None = None
-
-
-#: The actions ``act`` knows, by the name the admin posts.
-ACTIONS = values_of(ItemAction)
-
-
-def act(
-    queue: str,
-    action: str,
-    item_ids: Iterable[int],
-    user: Any,
-    *,
-    resolution: str | None = None,
-    note: str = "",
-) -> list[Outcome]:
-    """Apply one action to each item, each its own conditional statement; answers one
-    ``Outcome`` per item (refusals included), in order. At most ``ACT_LIMIT`` items."""
-    work_queue = queues.get(queue)
-    ids = list(dict.fromkeys(int(i) for i in item_ids))
-    if len(ids) > ACT_LIMIT:
-        raise InvalidInput(
-            f"Act on at most {ACT_LIMIT} items at once ({len(ids)} ticked); narrow the selection.",
-            code="selection-too-large",
-        )
-    if action not in ACTIONS:
-        raise InvalidInput(
-            f"Unknown action {action!r}; use one of {', '.join(ACTIONS)}.", code="action-invalid"
-        )
-    _check_user(work_queue, user, action)
-    if action == ItemAction.RESOLVE:
-        resolution = work_queue.check_resolution(resolution)
-    elif not work_queue.claims_enabled:
-        _check_claims_enabled(work_queue, action)
-    outcomes = []
-    for item_id in ids:
-        try:
-            if action == ItemAction.CLAIM:
-                item = claim(item_id, user, queue=queue)
-                text = f"You hold item #{item_id} until {_when(item.claim_expires_at)}."
-            elif action == ItemAction.RELEASE:
-                item = release(item_id, user, queue=queue)
-                text = f"Released item #{item_id}: it is open to everyone."
-            else:
-                item = resolve(item_id, user, resolution, note=note, queue=queue)
-                text = f"Resolved item #{item_id}: {work_queue.resolution_label(item.resolution)}."
-        except LitejobsError as error:
-            outcomes.append(Outcome(item_id, False, error.args[0], error.code))
-        else:
-            outcomes.append(Outcome(item_id, True, text, item=item))
-    return outcomes

@@ -31,7 +31,7 @@ from ..core import clock, times
 from ..core.registry import Registry
 from ..exceptions import InvalidInput, LitejobsError
 from ..models import WorkItem
-from . import commands, listing
+from . import acting, commands, listing
 from . import declarations as queues
 from .errors import WorkQueueNotFound
 from .live import websocket_path
@@ -290,14 +290,14 @@ class QueuePages(ReadOnlyAdmin):
 
     def _act(self, request: HttpRequest, queue: queues.WorkQueue) -> HttpResponse:
         post = request.POST
-        outcomes: list[commands.Outcome] = []
+        outcomes: list[acting.Outcome] = []
         try:
             if post.get("next"):
                 outcomes = [self._claim_next(request, queue)]
             elif post.get("row_action"):
                 action, _, rest = post["row_action"].partition(":")
                 item_id, _, resolution = rest.partition(":")
-                outcomes = commands.act(
+                outcomes = acting.act(
                     queue.name,
                     action,
                     [_item_id(item_id)],
@@ -309,19 +309,19 @@ class QueuePages(ReadOnlyAdmin):
                 ids = [_item_id(i) for i in post.getlist("item")]
                 if not ids:
                     raise InvalidInput("Tick at least one item first.", code="selection-empty")
-                outcomes = commands.act(
+                outcomes = acting.act(
                     queue.name, action, ids, request.user, resolution=resolution or None
                 )
         except LitejobsError as error:
             return self._answer(request, [], error=error)
         return self._answer(request, outcomes)
 
-    def _claim_next(self, request: HttpRequest, queue: queues.WorkQueue) -> commands.Outcome:
+    def _claim_next(self, request: HttpRequest, queue: queues.WorkQueue) -> acting.Outcome:
         tenant = request.POST.get("tenant", "").strip() or None
         item = commands.claim_next(queue.name, request.user, tenant=tenant)
         if item is None:
-            return commands.Outcome(0, False, "No unclaimed item is left.", "queue-empty")
-        return commands.Outcome(
+            return acting.Outcome(0, False, "No unclaimed item is left.", "queue-empty")
+        return acting.Outcome(
             item.pk,
             True,
             f"You hold item #{item.pk} until {_local(item.claim_expires_at, clock.now())}; it "
@@ -332,7 +332,7 @@ class QueuePages(ReadOnlyAdmin):
     def _answer(
         self,
         request: HttpRequest,
-        outcomes: Sequence[commands.Outcome],
+        outcomes: Sequence[acting.Outcome],
         *,
         error: LitejobsError | None = None,
     ) -> HttpResponse:
