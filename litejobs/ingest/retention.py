@@ -12,21 +12,19 @@ from django.db import connections, transaction
 
 from ..conf import settings
 from ..core import clock
-from ..sql import query
-from ..sql.cursors import hot_cursor
+from ..sql.cursors import hot_cursor, run_query
 
 __all__ = ["purge"]
 
 logger = logging.getLogger(__name__)
 
 
-def _purged() -> dict[str, str]:
-    """What is purged (its statement), by the name its count is answered under."""
-    return {
-        "set_aside": query("ingest_purge_set_aside"),
-        "imports": query("ingest_purge_imports"),
-        "overflow_events": query("ingest_purge_overflow_events"),
-    }
+#: What is purged (the name of its statement), by the name its count is answered under.
+PURGED = {
+    "set_aside": "ingest_purge_set_aside",
+    "imports": "ingest_purge_imports",
+    "overflow_events": "ingest_purge_overflow_events",
+}
 
 
 def purge(
@@ -38,11 +36,11 @@ def purge(
     limit = settings.count("PURGE_BATCH")
     alias = settings.DATABASE
     counts = {}
-    for what, statement in _purged().items():
+    for what, statement in PURGED.items():
         deleted = 0
         while not (should_stop and should_stop()):
             with transaction.atomic(using=alias), hot_cursor(connections[alias]) as cursor:
-                cursor.execute(statement, {"before": before, "limit": limit})
+                run_query(cursor, statement, {"before": before, "limit": limit})
                 batch: int = cursor.rowcount
             deleted += batch
             if batch < limit:

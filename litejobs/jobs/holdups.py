@@ -34,7 +34,7 @@ from ..core import clock, times
 from ..core.durations import format_duration
 from ..core.enums import CLAIMABLE, JobState, StepState
 from ..models import Job, JobStep, QueueState, Worker
-from ..sql import query
+from ..sql.cursors import run_query
 from .steps import HELD
 
 #: Jobs ahead of one in line are counted up to this many ("more than 1,000").
@@ -282,7 +282,7 @@ def jobs_ahead(jobs: Sequence[Job], now: datetime) -> dict[int, int]:
         "run_ats": [job.run_at for job in jobs],
     }
     with connections[_alias()].cursor() as cursor:
-        cursor.execute(query("jobs_ahead"), params)
+        run_query(cursor, "jobs_ahead", params)
         return dict(cursor.fetchall())
 
 

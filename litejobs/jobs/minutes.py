@@ -21,8 +21,7 @@ from django.db import connections
 
 from ..conf import settings
 from ..models import BUCKET_BOUNDS, MinuteOutcome
-from ..sql import query
-from ..sql.cursors import fetch_all
+from ..sql.cursors import fetch_all, run_query
 
 __all__ = [
     "KEPT",
@@ -117,7 +116,7 @@ def periods(*, start: datetime, end: datetime, step: timedelta) -> list[Period]:
         at += step
     params: dict[str, Any] = {"start": start, "end": end, "step": step}
     with connections[settings.DATABASE].cursor() as cursor:
-        cursor.execute(query("minute_counts"), params)
+        run_query(cursor, "minute_counts", params)
         rows = fetch_all(cursor)
     for row in rows:
         period = found[row["period"]]
@@ -147,7 +146,7 @@ def purge_minutes(now: datetime) -> int:
 
 def _fold(*, before: datetime, carry: bool) -> int:
     with connections[settings.DATABASE].cursor() as cursor:
-        cursor.execute(query("fold_minutes"), {"before": before, "carry": carry})
+        run_query(cursor, "fold_minutes", {"before": before, "carry": carry})
         return int(cursor.fetchone()[0])
 
 
@@ -167,7 +166,7 @@ class Started:
 def started_totals() -> list[Started]:
     """Every job name's started attempts per outcome since the start (one statement)."""
     with connections[settings.DATABASE].cursor() as cursor:
-        cursor.execute(query("minute_tallies"))
+        run_query(cursor, "minute_tallies")
         rows = fetch_all(cursor)
     return [
         Started(

@@ -30,8 +30,7 @@ from ..core.spelling import did_you_mean
 from ..exceptions import InvalidInput
 from ..models import Job, QueueState, Worker
 from ..models.jobs import NOTIFY_CHANNEL
-from ..sql import query
-from ..sql.cursors import fetch_all
+from ..sql.cursors import fetch_all, run_query
 from . import catalog
 from .actionlog import Actor, record
 from .declarations import QUEUE_NAME
@@ -179,7 +178,7 @@ def _counts(now: datetime) -> dict[str, dict[str, Any]]:
     """Per queue: the count of each live state and dead, the due jobs, the oldest due run_at."""
     by_queue: dict[str, dict[str, Any]] = {}
     with connections[_alias()].cursor() as cursor:
-        cursor.execute(query("queue_counts"), {"now": now})
+        run_query(cursor, "queue_counts", {"now": now})
         found = fetch_all(cursor)
     for part in found:
         row = by_queue.setdefault(part["queue"], {"due": 0, "oldest_due": None})

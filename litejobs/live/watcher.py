@@ -22,7 +22,7 @@ from psycopg.rows import tuple_row
 
 from ..core import clock, extras
 from ..models.jobs import NOTIFY_CHANNEL
-from ..sql import query
+from ..sql.cursors import arun_query
 from .connections import Listening, for_this_loop
 
 #: Where the dashboard opens its websocket (``litejobs.live.routing``).
@@ -66,7 +66,7 @@ class Watcher(Listening):
 async def read_version(conn: psycopg.AsyncConnection) -> tuple[Any, ...]:
     """The board's version: it moves when jobs settle or are claimed and when workers come or go."""
     async with conn.cursor(row_factory=tuple_row) as cursor:
-        await cursor.execute(query("dashboard_version"), {"db_now": clock.lease_instant()})
+        await arun_query(cursor, "dashboard_version", {"db_now": clock.lease_instant()})
         return tuple(await cursor.fetchone() or ())
 
 

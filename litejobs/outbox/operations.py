@@ -17,12 +17,13 @@ from ..core.enums import LeaderRole
 from ..core.registry import Registry
 from ..exceptions import InvalidInput
 from ..models import LeaderLease, OutboxMessage
-from ..sql import query
+from ..sql.cursors import run_query
 
 logger = logging.getLogger(__name__)
 
-#: What else ``OUTBOX_RETENTION`` removes besides published messages, by name: the SQL of one
-#: bounded batch (``before``, ``limit``), such as finished webhook deliveries.
+#: What else ``OUTBOX_RETENTION`` removes besides published messages, by name: the name of the
+#: statement deleting one bounded batch (``before``, ``limit``), such as finished webhook
+#: deliveries.
 retained: Registry[str] = Registry("outbox retention", origin=None)
 
 
@@ -67,11 +68,11 @@ def purge(
         )
     alias = settings.DATABASE
     counts = {}
-    for what, statement in {"messages": query("outbox_purge"), **retained}.items():
+    for what, statement in {"messages": "outbox_purge", **retained}.items():
         deleted = 0
         while not (should_stop and should_stop()):
             with transaction.atomic(using=alias), connections[alias].cursor() as cursor:
-                cursor.execute(statement, {"before": before, "limit": limit})
+                run_query(cursor, statement, {"before": before, "limit": limit})
                 batch = cursor.rowcount
             deleted += batch
             if batch < limit:

@@ -37,8 +37,7 @@ from ..models import (
     OccurrenceState,
     Schedule,
 )
-from ..sql import query
-from ..sql.cursors import fetch_all
+from ..sql.cursors import fetch_all, run_query
 from . import declarations, runs
 from .health import health, leader
 
@@ -380,7 +379,7 @@ def disable(name: str, *, reason: str, by: str, user_id: int | None = None) -> S
             enabled=False, state_reason=reason, state_changed_by=by, state_changed_at=now
         )
         with connections[alias].cursor() as cursor:
-            cursor.execute(query("schedule_cancel_unstarted"), {"schedule_id": row.pk, "now": now})
+            run_query(cursor, "schedule_cancel_unstarted", {"schedule_id": row.pk, "now": now})
             skipped = [r["occurrence_id"] for r in fetch_all(cursor)]
         if skipped:
             Occurrence.objects.using(alias).filter(pk__in=skipped).update(

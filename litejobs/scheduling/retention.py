@@ -12,7 +12,7 @@ from django.db import connections, transaction
 from ..conf import settings
 from ..core import clock
 from ..models import Schedule
-from ..sql import query
+from ..sql.cursors import run_query
 
 logger = logging.getLogger(__name__)
 
@@ -31,8 +31,9 @@ def purge_occurrences(
         deleted = 0
         while not (should_stop and should_stop()):
             with transaction.atomic(using=alias), connections[alias].cursor() as cursor:
-                cursor.execute(
-                    query("occurrence_purge"),
+                run_query(
+                    cursor,
+                    "occurrence_purge",
                     {"schedule_id": row.pk, "before": now - row.retention, "limit": limit},
                 )
                 batch = cursor.rowcount

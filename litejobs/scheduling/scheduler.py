@@ -34,8 +34,7 @@ from ..runtime import leadership
 from ..runtime.outage import Outage, is_outage
 from ..runtime.startup import describe_database
 from ..runtime.stopping import GracefulStop
-from ..sql import query
-from ..sql.cursors import Cursor, fetch_one
+from ..sql.cursors import Cursor, fetch_one, run_query
 from . import planning, runs
 from .declarations import ScheduleDefinition, all_schedules
 from .timetable import jitter_for
@@ -240,12 +239,13 @@ class Scheduler:
                 cursor, LeaderRole.SCHEDULER, owner=self.id, fence=fence
             ):
                 raise LostLeadership
-            cursor.execute(query("schedule_advance"), {"id": row.id, "through": plan.through})
+            run_query(cursor, "schedule_advance", {"id": row.id, "through": plan.through})
             if cursor.fetchone() is None:
                 return 0, 0  # disabled meanwhile, or already planned by another leader
             if plan.skip:
-                cursor.execute(
-                    query("occurrences_skip"),
+                run_query(
+                    cursor,
+                    "occurrences_skip",
                     {
                         "schedule_id": row.id,
                         "instants": plan.skip,
@@ -280,8 +280,9 @@ class Scheduler:
         """Insert one occurrence and its job; 0 when the occurrence already existed."""
         job_row = runs.prepare(definition, instant)
         run_at = instant + jitter_for(definition.name, instant, definition.jitter)
-        cursor.execute(
-            query("occurrence_plan"),
+        run_query(
+            cursor,
+            "occurrence_plan",
             {
                 "schedule_id": row.id,
                 "scheduled_for": instant,
@@ -305,7 +306,7 @@ class Scheduler:
                 occurrence_id,
                 enqueued.id,
             )
-        cursor.execute(query("occurrence_link_job"), {"id": occurrence_id, "job_id": enqueued.id})
+        run_query(cursor, "occurrence_link_job", {"id": occurrence_id, "job_id": enqueued.id})
         return 1
 
     def _log_error(self, name: str, error: Exception) -> None:

@@ -5,7 +5,7 @@ name whatever the cursor returns (psycopg's dict rows, Django's tuples)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from types import TracebackType
 from typing import Any, Protocol, Self, cast
@@ -156,13 +156,22 @@ def pipelined(connection: BaseDatabaseWrapper) -> AbstractContextManager[Any]:
     return pipeline
 
 
-def run_query(cursor: Cursor, name: str, params: dict[str, Any]) -> None:
-    """Execute a named statement; on a hot cursor, prepared server-side if it is marked so."""
+def run_query(cursor: Cursor, name: str, params: Mapping[str, Any] | None = None) -> None:
+    """Execute a named statement: the one way litejobs runs one. On a hot cursor it is
+    prepared server-side if it is marked so, and only then. Without ``params`` the statement
+    is sent as written (a ``%`` in it is no placeholder)."""
     if isinstance(cursor, psycopg.Cursor):
         prepare = bool(settings.PREPARED_STATEMENTS) and name in prepared()
         cursor.execute(query(name), params, prepare=prepare)
     else:
         cursor.execute(query(name), params)
+
+
+async def arun_query(
+    cursor: psycopg.AsyncCursor[Any], name: str, params: Mapping[str, Any] | None = None
+) -> None:
+    """``run_query`` on an asynchronous psycopg cursor (the live pages' own connections)."""
+    await cursor.execute(query(name), params)
 
 
 def fetch_all(cursor: Cursor) -> list[dict[str, Any]]:

@@ -44,7 +44,6 @@ from ..outbox import operations as outbox_operations
 from ..outbox import relay
 from ..outbox.declarations import carried_fields
 from ..outbox.staging import StagedRow
-from ..sql import query
 from ..sql.cursors import fetch_all, hot_cursor, run_query
 from .signing import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, sign
 from .transport import ANSWER_KEPT, Answer, post, retry_after
@@ -474,4 +473,4 @@ def publish_deliveries(messages: list[StagedRow], now: datetime) -> int:
 queues.queue_users.register("webhooks", _delivery_queue)
 catalog.redactions.register(deliver.name, carried_fields)
 relay.publishers.register("webhooks", publish_deliveries)
-outbox_operations.retained.register("deliveries", query("webhook_delivery_purge"))
+outbox_operations.retained.register("deliveries", "webhook_delivery_purge")
