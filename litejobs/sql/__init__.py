@@ -12,7 +12,8 @@ the instant lease arithmetic runs at (the ``db_now`` parameter, from
 bound parameters (``%(name)s``). ``{count_settled}`` is the per-minute counters' upsert
 (``COUNT_SETTLED``) that every statement settling jobs runs as a CTE after one named
 ``settled`` (``{count_completed}``, ``COUNT_COMPLETED``, where that is one started job).
-How they run — the cursors, ``run_query`` and reading rows by column name — is ``cursors``.
+How they run — the cursors, ``run_query`` (the one way any of them runs) and reading rows by
+column name — is ``cursors``.
 
 A claimed job is addressed as ``id = … AND fence = … AND state COLLATE "C" = 'running'``.
 The collation changes nothing in what matches, but it keeps the planner from proving the
