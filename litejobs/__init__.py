@@ -6,8 +6,9 @@ The user-facing surface; everything else is an implementation detail.
 from .core.retry import Retry
 from .exceptions import Cancelled, LitejobsError, Permanent, RetryAfter, WaitTimedOut
 from .ingest import Buffer, Files, Freshness, Pipeline, drop, enrich, pipeline
+from .jobs.arguments import Concurrency
 from .jobs.context import JobContext
-from .jobs.declarations import Concurrency, JobDefinition, job
+from .jobs.declarations import JobDefinition, job
 from .jobs.enqueue import Enqueued
 from .jobs.events import event, publish_event
 from .reports import Audit, Limits, Need, Paging, Report, report

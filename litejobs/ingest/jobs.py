@@ -9,8 +9,9 @@ from typing import Any
 
 from ..conf import settings
 from ..core.retry import Retry
+from ..jobs.arguments import Concurrency
 from ..jobs.context import JobContext
-from ..jobs.declarations import Concurrency, job, queue_name
+from ..jobs.declarations import job, queue_name
 from . import consumers, draining, imports
 from .declarations import CONSUME_JOB, DRAIN_JOB, IMPORT_JOB
 

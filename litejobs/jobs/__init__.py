@@ -10,7 +10,8 @@ release, hand-back and suspension of a claimed job), ``context`` (``ctx``), ``st
 This package's public face is the declaration API; import the rest from its module.
 """
 
-from .declarations import Concurrency, JobDefinition, job, queue_name
+from .arguments import Concurrency
+from .declarations import JobDefinition, job, queue_name
 from .enqueue import Enqueued, PreparedRow
 
 __all__ = ["Concurrency", "Enqueued", "JobDefinition", "PreparedRow", "job", "queue_name"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, overload
 
@@ -17,120 +16,13 @@ from ..core.retry import Retry
 from ..core.spelling import unknown_option
 from ..core.tracing import current_traceparent
 from ..exceptions import DeclarationError, InvalidInput, LitejobsError
-from . import catalog
+from . import catalog, versions
+from .arguments import ArgumentPicker, Concurrency, check_limit
 from .enqueue import CHUNK, Enqueued, PreparedRow, insert_many, insert_one
 
 RESERVED_OPTIONS = ("delay", "run_at", "priority")
 MAX_BATCH = 10_000
-#: Payload schema versions are stored in a smallint.
-MAX_VERSION = 32767
 QUEUE_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
-
-
-@dataclass(frozen=True)
-class Concurrency:
-    """At most ``limit`` runs at once fleet-wide among jobs whose ``key(...)`` is equal."""
-
-    key: Callable[..., str]
-    limit: int
-
-    def __post_init__(self) -> None:
-        if not callable(self.key):
-            raise DeclarationError(
-                "Concurrency.key must be a callable.", code="concurrency-invalid"
-            )
-        _check_limit(self.limit)
-
-
-def _check_limit(limit: Any) -> None:
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        raise DeclarationError(
-            f"A concurrency limit must be a whole number of 1 or more; got {limit!r}.",
-            code="concurrency-invalid",
-        )
-
-
-class _ArgumentPicker:
-    """Calls a key/tenant/concurrency callable with the payload arguments it names.
-
-    The signature is read once, at declaration: enqueue_many calls this 1,000 times a batch.
-    The payload it is given holds the job function's defaults too (``prepare``), so a callable
-    may name an argument the caller left to its default.
-    """
-
-    def __init__(self, func: Callable[..., Any], what: str, job: JobDefinition) -> None:
-        self.func = func
-        self.what = what
-        self.job_name = job.name
-        parameters = inspect.signature(func).parameters.values()
-        self.takes_all = any(p.kind is p.VAR_KEYWORD for p in parameters)
-        self.names = tuple(
-            p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-        )
-        self.required = tuple(
-            p.name
-            for p in parameters
-            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is p.empty
-        )
-        # Arguments of a job that takes **kwargs may be absent from one enqueue.
-        self.check_given = job._takes_any
-        # Called by name with the job's arguments: a required positional-only parameter, or
-        # one no job argument fills, could never be given.
-        unusable = [
-            p.name
-            for p in parameters
-            if (p.kind is p.POSITIONAL_ONLY and p.default is p.empty)
-            or (p.name in self.required and not job._takes_any and p.name not in job._accepted)
-        ]
-        if unusable:
-            raise DeclarationError(
-                f"Job {job.name!r}: its {what} callable takes {unusable}, which are not "
-                f"arguments of the function ({', '.join(sorted(job._accepted))}). It is called "
-                "with the job's arguments by name: name only those it needs, e.g. "
-                "lambda order_id: f'receipt:{order_id}'.",
-                code=f"{what.replace(' ', '-')}-invalid",
-            )
-        self._refuse_sensitive(job)
-
-    def _refuse_sensitive(self, job: JobDefinition) -> None:
-        """A key, tenant or concurrency key is stored as it is and shown (the admin, its search,
-        ``litejobs show``): it may not be built from an argument the job declares sensitive."""
-        sensitive = [name for name in job.sensitive if self.takes_all or name in self.names]
-        if not sensitive:
-            return
-        others = sorted(job._accepted - set(job.sensitive))
-        example = others[0] if others else "order_id"
-        raise DeclarationError(
-            f"Job {job.name!r}: its {self.what} callable "
-            + ("takes **kwargs, so it is given" if self.takes_all else "takes")
-            + f" {sensitive}, declared sensitive=. The {self.what} is stored as it is and shown "
-            "in the admin, its search and `litejobs show`: build it from arguments that are "
-            f"not sensitive ({', '.join(others) or 'add one'}), such as an id: "
-            f"lambda {example}: f'...:{{{example}}}'.",
-            code=f"{self.what.replace(' ', '-')}-sensitive",
-        )
-
-    def __call__(self, payload: Mapping[str, Any]) -> Any:
-        if self.check_given:
-            missing = [name for name in self.required if name not in payload]
-            if missing:
-                raise InvalidInput(
-                    f"The {self.what} of job {self.job_name!r} needs the arguments {missing}, "
-                    "which this enqueue does not give.",
-                    code="argument-invalid",
-                )
-        try:
-            if self.takes_all:
-                return self.func(**payload)
-            return self.func(**{name: payload[name] for name in self.names if name in payload})
-        except Exception as error:
-            # Its text is not repeated: it may quote the arguments (it is this error's cause).
-            raise InvalidInput(
-                f"The {self.what} callable of job {self.job_name!r} raised "
-                f"{type(error).__name__}, so nothing was enqueued. Fix the callable (or the "
-                "arguments it was given); the error it raised is chained as the cause.",
-                code="key-callable-failed",
-            ) from error
 
 
 class JobDefinition:
@@ -171,13 +63,13 @@ class JobDefinition:
         self.atomic = bool(atomic)
         self.sensitive = tuple(sensitive)
         self.dead_letter = bool(dead_letter)
-        self.version, self.upgrade = self._check_version(version, upgrade)
+        self.version, self.upgrade = versions.check_version(self.name, version, upgrade)
         self._read_signature(func)
         # The callables over the arguments, checked against the signature.
-        self._key = _ArgumentPicker(self.key, "key", self)
-        self._tenant = _ArgumentPicker(tenant, "tenant", self) if tenant is not None else None
+        self._key = ArgumentPicker(self.key, "key", self)
+        self._tenant = ArgumentPicker(tenant, "tenant", self) if tenant is not None else None
         self._concurrency_key = (
-            _ArgumentPicker(concurrency.key, "concurrency key", self)
+            ArgumentPicker(concurrency.key, "concurrency key", self)
             if isinstance(concurrency, Concurrency)
             else None
         )
@@ -232,7 +124,7 @@ class JobDefinition:
     def _check_concurrency(self, concurrency: int | Concurrency | None) -> int | Concurrency | None:
         """A fleet-wide limit on the job's name (a number), or one per key (``Concurrency``)."""
         if isinstance(concurrency, int) and not isinstance(concurrency, bool):
-            _check_limit(concurrency)
+            check_limit(concurrency)
         elif concurrency is not None and not isinstance(concurrency, Concurrency):
             raise DeclarationError(
                 f"Job {self.name!r}: concurrency= takes a number or litejobs.Concurrency(key, "
@@ -303,47 +195,9 @@ class JobDefinition:
             defaults[p.name] = p.default
         return defaults
 
-    def _check_version(
-        self, version: Any, upgrade: Any
-    ) -> tuple[int, dict[int, Callable[..., Any]]]:
-        """Each older payload version needs the function that lifts it one version up."""
-        if (
-            not isinstance(version, int)
-            or isinstance(version, bool)
-            or not 1 <= version <= MAX_VERSION
-        ):
-            raise DeclarationError(
-                f"Job {self.name!r}: version= is the payload's schema version, a whole number "
-                f"from 1 to {MAX_VERSION}; got {version!r}.",
-                code="version-invalid",
-            )
-        upgrades = {} if upgrade is None else upgrade
-        older = set(range(1, version))
-        if (
-            not isinstance(upgrades, Mapping)
-            or set(upgrades) != older
-            or not all(callable(fn) for fn in upgrades.values())
-        ):
-            wanted = ", ".join(f"{v}: fn_{v}_to_{v + 1}" for v in sorted(older)) or "nothing"
-            raise DeclarationError(
-                f"Job {self.name!r}: version={version} needs upgrade= with one function per "
-                f"older payload version, each taking that version's arguments (a dict) and "
-                f"answering the next version's: upgrade={{{wanted}}}; got {upgrade!r}.",
-                code="version-invalid",
-            )
-        return version, dict(upgrades)
-
     def upgraded(self, payload: Mapping[str, Any], version: int) -> dict[str, Any]:
         """A payload stored at an older ``version``, lifted to this declaration's version."""
-        arguments = dict(payload)
-        for old in range(version, self.version):
-            arguments = self.upgrade[old](arguments)
-            if not isinstance(arguments, dict):
-                raise TypeError(
-                    f"upgrade[{old}] of job {self.name!r} answered a {type(arguments).__name__}; "
-                    f"it must answer the version {old + 1} arguments as a dict."
-                )
-        return arguments
+        return versions.lift(self.name, payload, version, self.version, self.upgrade)
 
     @property
     def max_attempts(self) -> int:

@@ -17,8 +17,9 @@ from ..core.enums import REPORT_LIVE, TERMINAL
 from ..core.retry import Retry
 from ..exceptions import TransitionRefused
 from ..jobs import operations
+from ..jobs.arguments import Concurrency
 from ..jobs.context import JobContext
-from ..jobs.declarations import Concurrency, job, queue_name
+from ..jobs.declarations import job, queue_name
 from ..models import Job, ReportRun
 from ..scheduling.declarations import schedule
 from ..scheduling.housekeeping import HOUSEKEEPING_TIMEOUT
