@@ -30,7 +30,7 @@ from ..core.registry import Registry
 from ..exceptions import DeclarationError, GuardRefused, InvalidInput
 from ..jobs.declarations import JobDefinition
 from ..jobs.enqueue import Enqueued
-from .declarations import NAME_PATTERN
+from .options import NAME_PATTERN
 
 logger = logging.getLogger(__name__)
 
