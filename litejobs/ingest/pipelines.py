@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import DeclarationError
 from ..core.spelling import unknown_option
 from ..jobs.enqueue import Enqueued
-from . import buffer, declarations
+from . import buffer, declarations, options
 from . import consumers as consuming
 from . import stats as counting
 from .declarations import Buffer, Declaration, DropStep, EnrichStep, Files, Freshness
@@ -135,18 +135,16 @@ def pipeline(
             code="pipeline-invalid",
         )
     listed = tuple(steps) if isinstance(steps, list | tuple) else _not_listed(name)
-    fields = None if columns is None else declarations.columns(name, columns)
-    hidden = declarations.field_names(name, "sensitive", sensitive)
-    declarations.check_name(name)
-    reasons = declarations.check_reasons(name, drop_reasons)
+    fields = None if columns is None else options.columns(name, columns)
+    hidden = options.field_names(name, "sensitive", sensitive)
+    options.check_name(name)
+    reasons = options.check_reasons(name, drop_reasons)
     given = dict(sources or {})
-    marked = declarations.check_steps(name, listed, reasons, given)
-    declarations.check_numbers(name, batch_size, poison_after, max_record_bytes)
+    marked = options.check_steps(name, listed, reasons, given)
+    options.check_numbers(name, batch_size, poison_after, max_record_bytes)
     buffer = Buffer() if buffer is None else buffer
-    declarations.check_parts(
-        name, sink=sink, key=key, buffer=buffer, freshness=freshness, files=files
-    )
-    declarations.check_fields(name, hidden, fields, buffer, reasons)
+    options.check_parts(name, sink=sink, key=key, buffer=buffer, freshness=freshness, files=files)
+    options.check_fields(name, hidden, fields, buffer, reasons)
     declared = Pipeline(
         name=name,
         steps=marked,
