@@ -89,6 +89,13 @@ class StaleFence(LitejobsError):
     code = "stale-fence"
 
 
+class StepUsageError(InvalidInput, Permanent):
+    """A durable step was used in a way that can never work (``step-invalid``, or the specific
+    code of the misuse); the job stops without retrying."""
+
+    code = "step-invalid"
+
+
 class TransitionRefused(LitejobsError):
     """An operator action does not apply to the job's current state."""
 
@@ -168,6 +175,7 @@ __all__ = [
     "ScheduleNotFound",
     "SignatureInvalid",
     "StaleFence",
+    "StepUsageError",
     "TransitionRefused",
     "UnknownJob",
     "WaitTimedOut",

@@ -39,10 +39,9 @@ from typing import Any
 
 from .core.diagnostics import Problem
 from .core.registry import Registry
-from .exceptions import DeclarationError
+from .exceptions import DeclarationError, StepUsageError
 from .jobs.context import JobContext
 from .jobs.declarations import JobDefinition
-from .jobs.steps import StepUsageError
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.:-]{0,199}$")
 

@@ -11,9 +11,9 @@ both), on every connection of litejobs and of the floor alike.
 
 Modules: ``options`` (what a run is asked), ``workloads`` (W1-W12), ``floor`` (the plain-SQL
 floors), ``children`` (worker and floor processes), ``scratch`` (the scratch database),
-``report`` (figures, table, JSON), ``jobs`` (the bench's no-op job declarations),
-``pipeline`` and ``files`` (W11's ingest pipeline, its records and its CSV), ``exports``
-and ``sales`` (W12's report, its model and its table).
+``report`` (figures, table, JSON), ``errors`` (``BenchError``), ``jobs`` (the bench's no-op job
+declarations), ``pipeline`` and ``files`` (W11's ingest pipeline, its records and its CSV),
+``exports`` and ``sales`` (W12's report, its model and its table).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from .children import BenchError
+from .errors import BenchError
 from .options import DURABILITY, PROCESSES, SIZES, WORKLOADS, BenchOptions
 from .report import Report
 

@@ -27,7 +27,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ..exceptions import LitejobsError
+from .errors import BenchError
 
 if TYPE_CHECKING:
     import psycopg
@@ -36,12 +36,6 @@ if TYPE_CHECKING:
 START_TIMEOUT = 120.0
 #: How long a stopping worker may take to drain and answer.
 STOP_TIMEOUT = 60.0
-
-
-class BenchError(LitejobsError):
-    """The bench could not complete a workload; the message says which and why."""
-
-    code = "bench-failed"
 
 
 @dataclass(frozen=True)

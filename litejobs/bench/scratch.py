@@ -16,7 +16,7 @@ from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.db import DatabaseError, connections
 
-from .children import BenchError
+from .errors import BenchError
 
 SUFFIX = "_litejobs_bench"
 #: Django's own connection options, which psycopg does not take.

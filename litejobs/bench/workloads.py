@@ -42,7 +42,8 @@ from ..outbox.relay import OutboxRelay
 from ..reports import storage
 from ..reports.reports import Report as Declared
 from . import exports, files, floor, sales
-from .children import BenchError, Child, ChildSpec, DjangoTarget, Usage, started
+from .children import Child, ChildSpec, DjangoTarget, Usage, started
+from .errors import BenchError
 from .jobs import QUEUE, STEPS, delayed, five_steps, noop, noop_unfenced, on_paid, pickup
 from .options import SIZES, WORKLOADS, BenchOptions
 from .pipeline import PAGE, declared

@@ -29,6 +29,13 @@ class BulkRefused(LitejobsError, PermissionError):
     code = "bulk-refused"
 
 
+class ItemNotPending(BulkRefused):
+    """An item's job ran while the item is not pending or retrying (its job was sent back to
+    ready by other means than ``retry_item``): nothing executes."""
+
+    code = "bulk-item-not-pending"
+
+
 class BulkSetChanged(BulkRefused):
     """The items behind a confirmation changed after their preview (an item left the queue,
     was claimed, or its amount changed): nothing moved. ``preview`` is a fresh preview of the

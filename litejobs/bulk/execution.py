@@ -32,7 +32,7 @@ from ..models.jobs import BULK_ITEM_JOB
 from ..workqueues import commands as workqueues
 from . import devices
 from .declarations import BulkMoneyAction, BulkRun, database_alias, get_action
-from .errors import BulkRefused
+from .errors import BulkRefused, ItemNotPending
 from .preview import money
 
 logger = logging.getLogger(__name__)
@@ -97,9 +97,9 @@ def run_bulk_item(
             if record.state == BulkItemState.SUCCEEDED:
                 return {"outcome": "succeeded", "again": True}
             if record.state not in UNFINISHED_BULK_ITEM:
-                raise _NotPending(record)
+                raise _not_pending(record)
             return _execute_item(ctx, get_action(action), record)
-    except _NotPending:
+    except ItemNotPending:
         raise  # the item's own record (its state and error) stays as it is
     except Exception as error:
         if ctx.cancel_reason not in (CancelReason.DRAIN, *CLAIM_GONE):
@@ -107,18 +107,13 @@ def run_bulk_item(
         raise
 
 
-class _NotPending(BulkRefused):
-    """The item's job ran while the item is not pending or retrying (its job was sent back to
-    ready by other means than ``retry_item``): nothing executes."""
-
-    def __init__(self, record: BulkActionItem) -> None:
-        super().__init__(
-            f"Item #{record.work_item_id} of bulk action #{record.bulk_action_id} is "
-            f"{record.get_state_display().lower()}, so its job executed nothing: only a pending "
-            "or retrying item executes. Retry a failed item from its bulk action's page in the "
-            "admin (Bulk actions), which needs the action's permission.",
-            code="bulk-item-not-pending",
-        )
+def _not_pending(record: BulkActionItem) -> ItemNotPending:
+    return ItemNotPending(
+        f"Item #{record.work_item_id} of bulk action #{record.bulk_action_id} is "
+        f"{record.get_state_display().lower()}, so its job executed nothing: only a pending "
+        "or retrying item executes. Retry a failed item from its bulk action's page in the "
+        "admin (Bulk actions), which needs the action's permission."
+    )
 
 
 def _execute_item(

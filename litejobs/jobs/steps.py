@@ -25,7 +25,13 @@ from ..core import clock, otel
 from ..core.durations import parse_duration
 from ..core.enums import StepKind, StepState
 from ..core.payloads import Scrubber, dumps
-from ..exceptions import InvalidInput, Permanent, StaleFence, TransitionRefused, WaitTimedOut
+from ..exceptions import (
+    InvalidInput,
+    StaleFence,
+    StepUsageError,
+    TransitionRefused,
+    WaitTimedOut,
+)
 from ..sql.cursors import fetch_all, fetch_one, hot_cursor, joining_cursor, run_query
 from . import events
 
@@ -36,12 +42,6 @@ logger = logging.getLogger(__name__)
 
 #: ``run_at`` of a job held for an operator (a ``once`` step whose outcome is unknown).
 HELD = datetime(9999, 12, 31, tzinfo=UTC)
-
-
-class StepUsageError(InvalidInput, Permanent):
-    """A step was used in a way that can never work; the job stops without retrying."""
-
-    code = "step-invalid"
 
 
 class Suspended(BaseException):
