@@ -11,8 +11,9 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import DateTimeField, Model
-from django.http import Http404, HttpRequest, HttpResponseRedirect
-from django.urls import URLPattern
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http.response import HttpResponseBase
+from django.urls import URLPattern, path
 from django.utils.html import format_html
 
 from ..core import times
@@ -97,6 +98,28 @@ class AdminPages(admin.ModelAdmin):
             f"There is no {opts.verbose_name} {object_id} among the {opts.verbose_name_plural}: "
             "it may have been deleted, purged after its retention, or mistyped."
         )
+
+    def page_url(self, route: str, view: Callable[..., HttpResponseBase], verb: str) -> URLPattern:
+        """A page of this admin's own at ``route``, served inside the admin site (its login and
+        permission checks), named ``<app>_<model>_<verb>`` as Django names the model's pages."""
+        name = f"{self.opts.app_label}_{self.opts.model_name}_{verb}"
+        return path(route, self.admin_site.admin_view(view), name=name)
+
+    def change_context(self, request: HttpRequest, object_id: str) -> dict[str, Any]:
+        """What a record's page shows beside its fields (its buttons, its summary): nothing
+        unless an admin says."""
+        return {}
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        """The record's page, with what ``change_context`` adds."""
+        extra = {**self.change_context(request, object_id), **(extra_context or {})}
+        return super().change_view(request, object_id, form_url, extra)
 
     @property
     def urls(self) -> list[URLPattern]:

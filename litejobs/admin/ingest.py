@@ -27,7 +27,7 @@ from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import URLPattern, reverse
 from django.utils import timezone
 
 from ..core import clock
@@ -63,13 +63,8 @@ class PipelineAdmin(ReadOnlyAdmin):
 
     def get_urls(self) -> list[URLPattern]:
         """The pipeline pages, beside the overview."""
-        info = self.opts.app_label, self.opts.model_name
         return [
-            path(
-                "pipeline/<path:name>/",
-                self.admin_site.admin_view(self.pipeline_view),
-                name="{}_{}_pipeline".format(*info),
-            ),
+            self.page_url("pipeline/<path:name>/", self.pipeline_view, "pipeline"),
             *super().get_urls(),
         ]
 

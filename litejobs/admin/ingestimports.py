@@ -89,20 +89,10 @@ class ImportRunAdmin(ReadOnlyAdmin):
     """File imports with their progress and error report; started here by users with the
     add permission on file imports."""
 
-    list_display = (
-        "id",
-        "pipeline",
-        "file",
-        "format",
-        "state",
-        "progress_shown",
-        "accepted",
-        "dropped",
-        "errored",
-        "refused",
-        "created_at",
-        "finished_at",
-    )
+    #: What the run reads, and what became of its rows.
+    run = ("pipeline", "file", "format", "state", "progress_shown")
+    counts = ("accepted", "dropped", "errored", "refused")
+    list_display = ("id", *run, *counts, "created_at", "finished_at")
     list_filter = (PipelineFilter, "state")
     paginator = CappedCountPaginator
     show_full_result_count = False
@@ -111,16 +101,9 @@ class ImportRunAdmin(ReadOnlyAdmin):
     inlines = (RefusalInline,)
     fields = (
         "id",
-        "pipeline",
-        "file",
-        "format",
-        "state",
-        "progress_shown",
+        *run,
         "line",
-        "accepted",
-        "dropped",
-        "errored",
-        "refused",
+        *counts,
         "refusals_by_code",
         "error",
         "created_at",

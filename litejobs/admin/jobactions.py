@@ -14,7 +14,7 @@ from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
-from django.urls import URLPattern, path, reverse
+from django.urls import URLPattern, reverse
 from django.views.decorators.http import require_POST
 
 from ..core import clock
@@ -83,15 +83,8 @@ class JobActions(ReadOnlyAdmin):
 
     def get_urls(self) -> list[URLPattern]:
         """The job page's buttons: one POST view per verb."""
-        info = self.opts.app_label, self.opts.model_name
-        return [
-            path(
-                "<path:object_id>/act/<slug:verb>/",
-                self.admin_site.admin_view(require_POST(self.act_view)),
-                name="{}_{}_act".format(*info),
-            ),
-            *super().get_urls(),
-        ]
+        act = require_POST(self.act_view)
+        return [self.page_url("<path:object_id>/act/<slug:verb>/", act, "act"), *super().get_urls()]
 
     def act_view(self, request: HttpRequest, object_id: str, verb: str) -> HttpResponse:
         """A button of the job's page: the same operator verb as the listing's action (and
@@ -108,20 +101,11 @@ class JobActions(ReadOnlyAdmin):
             reverse(f"{self.admin_site.name}:litejobs_job_change", args=[job_id])
         )
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        """The job's page, opening with its state, why it waits, its current error and the
+    def change_context(self, request: HttpRequest, object_id: str) -> dict[str, Any]:
+        """The job's page opens with its state, why it waits, its current error and the
         buttons this user may press."""
         job = self.get_object(request, unquote(object_id))
-        extra = dict(extra_context or {})
-        if job is not None:
-            extra.update(self._summary(request, job))
-        return super().change_view(request, object_id, form_url, extra)
+        return {} if job is None else self._summary(request, job)
 
     def _summary(self, request: HttpRequest, job: Job) -> dict[str, Any]:
         operate = self.has_operate_permission(request)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.contrib import admin, messages
+from django.contrib import messages
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
@@ -36,22 +36,15 @@ class PayloadFilter(InputFilter):
     title = "payload"
     boxes = (("payload", "field=value", "text", "customer.id=42"),)
 
-    def __init__(
-        self,
-        request: HttpRequest,
-        params: dict[str, Any],
-        model: type[Any],
-        model_admin: admin.ModelAdmin[Any],
-    ) -> None:
-        super().__init__(request, params, model, model_admin)
-        #: The job the list is filtered to (its job filter): its declaration says what is hidden.
-        self.job_name = request.GET.get(NAME, "")
-        #: The typed field and the jobs not searched because their pages hide it.
-        self.unsearched: tuple[str, list[str]] | None = None
+    #: The job the list is filtered to (its job filter): its declaration says what is hidden.
+    job_name = ""
+    #: The typed field and the jobs not searched because their pages hide it.
+    unsearched: tuple[str, list[str]] | None = None
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
         """The matching jobs; a warning names the jobs left unsearched (their pages hide the
         field)."""
+        self.job_name = request.GET.get(NAME, "")
         matched = super().queryset(request, queryset)
         if self.unsearched is not None:
             messages.warning(

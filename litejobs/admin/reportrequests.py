@@ -12,7 +12,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import URLPattern, reverse
 
 from ..conf import settings
 from ..core import clock
@@ -35,9 +35,7 @@ class RequestPages(ScopedAdmin):
 
     def get_urls(self) -> list[URLPattern]:
         """The request page before the model's own URLs."""
-        name = f"{self.opts.app_label}_{self.opts.model_name}_request"
-        view = self.admin_site.admin_view(self.request_view)
-        return [path("request/", view, name=name), *super().get_urls()]
+        return [self.page_url("request/", self.request_view, "request"), *super().get_urls()]
 
     def request_view(self, request: HttpRequest) -> HttpResponse:
         """The reports this user may run (GET), a report's form (``?report=``) and its

@@ -19,7 +19,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
-from django.urls import URLPattern, path
+from django.urls import URLPattern
 from django.utils.html import format_html
 
 from ..core import clock
@@ -217,40 +217,22 @@ class ReportRunAdmin(RequestPages):
     def get_urls(self) -> list[URLPattern]:
         """A run's cancel button and the download of signed links (for projects whose URLconf
         does not include ``litejobs.urls``), then the request page's and the model's own."""
-        info = self.opts.app_label, self.opts.model_name
-        view = self.admin_site.admin_view
         return [
-            path(
-                "download/<str:token>/",
-                view(self.download_view),
-                name="{}_{}_download".format(*info),
-            ),
-            path(
-                "<path:object_id>/cancel/",
-                view(self.cancel_view),
-                name="{}_{}_cancel".format(*info),
-            ),
+            self.page_url("download/<str:token>/", self.download_view, "download"),
+            self.page_url("<path:object_id>/cancel/", self.cancel_view, "cancel"),
             *super().get_urls(),
         ]
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        """The run's page, with its Download and Cancel buttons; reloaded while it runs."""
+    def change_context(self, request: HttpRequest, object_id: str) -> dict[str, Any]:
+        """The run's page: its Download and Cancel buttons; reloaded while it runs."""
         run = self.get_object(request, object_id)
-        extra = {
+        return {
             "download_url": (
                 run.download_url() if offered(run, readable(request), clock.now()) else ""
             ),
             "can_cancel": run.state in REPORT_LIVE and self.has_operate_permission(request),
             "live": run.state in REPORT_LIVE,
-            **(extra_context or {}),
         }
-        return super().change_view(request, object_id, form_url, extra)
 
     def download_view(self, request: HttpRequest, token: str) -> HttpResponseBase:
         """A signed link's download, its refusal pages in this admin site."""

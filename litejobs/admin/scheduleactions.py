@@ -12,7 +12,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
-from django.urls import URLPattern, path, reverse
+from django.urls import URLPattern, reverse
 
 from ..models import Occurrence, Schedule
 from ..scheduling import operations
@@ -23,16 +23,9 @@ from .reasons import ask_reason, ask_reason_on_page, selected_hidden
 class OperatedPages(ReadOnlyAdmin):
     """A record's page that shows its buttons to users who may operate."""
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        """The record's page, with its buttons for users who may operate."""
-        extra = {"can_operate": self.has_operate_permission(request), **(extra_context or {})}
-        return super().change_view(request, object_id, form_url, extra)
+    def change_context(self, request: HttpRequest, object_id: str) -> dict[str, Any]:
+        """The record's page shows its buttons to users who may operate."""
+        return {"can_operate": self.has_operate_permission(request)}
 
 
 class ScheduleSwitches(OperatedPages):
@@ -40,19 +33,9 @@ class ScheduleSwitches(OperatedPages):
 
     def get_urls(self) -> list[URLPattern]:
         """Per-schedule disable and enable pages (the buttons on the schedule's page)."""
-        info = self.opts.app_label, self.opts.model_name
-        view = self.admin_site.admin_view
         return [
-            path(
-                "<path:object_id>/disable/",
-                view(self.disable_view),
-                name="{}_{}_disable".format(*info),
-            ),
-            path(
-                "<path:object_id>/enable/",
-                view(self.enable_view),
-                name="{}_{}_enable".format(*info),
-            ),
+            self.page_url("<path:object_id>/disable/", self.disable_view, "disable"),
+            self.page_url("<path:object_id>/enable/", self.enable_view, "enable"),
             *super().get_urls(),
         ]
 
@@ -122,13 +105,8 @@ class OccurrenceReplays(OperatedPages):
 
     def get_urls(self) -> list[URLPattern]:
         """A per-occurrence replay page (the button on the occurrence's page)."""
-        info = self.opts.app_label, self.opts.model_name
         return [
-            path(
-                "<path:object_id>/replay/",
-                self.admin_site.admin_view(self.replay_view),
-                name="{}_{}_replay".format(*info),
-            ),
+            self.page_url("<path:object_id>/replay/", self.replay_view, "replay"),
             *super().get_urls(),
         ]
 

@@ -24,7 +24,7 @@ from django.http import (
     HttpResponseRedirect,
 )
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import URLPattern, reverse
 from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_post_parameters
 
@@ -85,22 +85,12 @@ class PreviewPages(ReadOnlyAdmin):
 
     def get_urls(self) -> list[URLPattern]:
         """The preview, confirmation and retry views, beside the record pages."""
-        view = self.admin_site.admin_view
+        # The code typed never reaches an error report (Django masks it there).
+        confirm = sensitive_post_parameters("code")(self.confirm_view)
         return [
-            path(
-                "preview/<str:action>/", view(self.preview_view), name="litejobs_bulkaction_preview"
-            ),
-            path(
-                "confirm/<str:action>/",
-                # The code typed never reaches an error report (Django masks it there).
-                view(sensitive_post_parameters("code")(self.confirm_view)),
-                name="litejobs_bulkaction_confirm",
-            ),
-            path(
-                "<int:pk>/retry/<int:entry>/",
-                view(self.retry_view),
-                name="litejobs_bulkaction_retry",
-            ),
+            self.page_url("preview/<str:action>/", self.preview_view, "preview"),
+            self.page_url("confirm/<str:action>/", confirm, "confirm"),
+            self.page_url("<int:pk>/retry/<int:entry>/", self.retry_view, "retry"),
             *super().get_urls(),
         ]
 

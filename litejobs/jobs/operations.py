@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.db import IntegrityError, connections, transaction
@@ -59,12 +59,7 @@ class ActionResult:
 
     def as_dict(self) -> dict[str, Any]:
         """The result as plain JSON values (the CLI's ``--json``)."""
-        return {
-            "job_id": self.job_id,
-            "action": self.action,
-            "state": self.state,
-            "message": self.message,
-        }
+        return asdict(self)
 
 
 def _alias() -> str:

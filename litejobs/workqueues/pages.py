@@ -23,7 +23,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Model
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.template.response import TemplateResponse
-from django.urls import NoReverseMatch, URLPattern, path, reverse
+from django.urls import NoReverseMatch, URLPattern, reverse
 from django.utils import timezone
 
 from ..admin.base import ReadOnlyAdmin, once_per, refused, refused_error
@@ -133,15 +133,7 @@ class QueuePages(ReadOnlyAdmin):
 
     def get_urls(self) -> list[URLPattern]:
         """The queue pages, beside the item detail pages."""
-        info = self.opts.app_label, self.opts.model_name
-        return [
-            path(
-                "queue/<str:queue>/",
-                self.admin_site.admin_view(self.queue_view),
-                name="{}_{}_queue".format(*info),
-            ),
-            *super().get_urls(),
-        ]
+        return [self.page_url("queue/<str:queue>/", self.queue_view, "queue"), *super().get_urls()]
 
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
