@@ -1,7 +1,34 @@
 """How ingest pipelines plug into litejobs (see ``litejobs.core.features``): their checks,
-the drain and import jobs, and every installed app's ``pipelines.py`` (after jobs)."""
+the drain and import jobs, every installed app's ``pipelines.py`` (after jobs), and what
+``doctor`` finds about them (``health.problems``)."""
 
-from ..core.features import Feature
-from . import checks, declarations, jobs  # noqa: F401 - the checks and jobs register themselves
+from collections.abc import Iterable
 
-feature = Feature("ingest", autodiscover=declarations.autodiscover)
+from ..core.diagnostics import Problem
+from ..core.features import Checkup, Feature
+from . import (
+    checks,  # noqa: F401 - the checks register themselves
+    declarations,
+    health,
+    jobs,  # noqa: F401 - the drain and import jobs register themselves
+    metrics,
+)
+
+RUNBOOK = "an-ingest-pipeline-backs-up-ingest-backlog-ingest-over-capacity-ingest-import-stopped"
+
+
+def problems(checkup: Checkup) -> Iterable[Problem]:
+    return health.problems(now=checkup.now, max_age=checkup.max_ready_age)
+
+
+feature = Feature(
+    "ingest",
+    problems=problems,
+    runbooks={
+        "ingest-backlog": RUNBOOK,
+        "ingest-over-capacity": RUNBOOK,
+        "ingest-import-stopped": RUNBOOK,
+    },
+    metrics=metrics.families,
+    autodiscover=declarations.autodiscover,
+)

@@ -1,7 +1,34 @@
 """How the job queue plugs into litejobs (see ``litejobs.core.features``): every installed
-app's ``jobs.py``, ``workflows.py`` and ``schedules.py`` are imported first."""
+app's ``jobs.py``, ``workflows.py`` and ``schedules.py`` are imported first; ``doctor``
+reports its jobs' and queues' problems first."""
 
-from ..core.features import Feature
-from . import catalog
+from collections.abc import Iterable
 
-feature = Feature("jobs", autodiscover=catalog.autodiscover)
+from ..core.diagnostics import Problem
+from ..core.features import Checkup, Feature
+from . import catalog, metrics, operations, queues
+
+
+def problems(checkup: Checkup) -> Iterable[Problem]:
+    """The jobs' problems (``operations.problems``), then the queues' (``queues.problems``)."""
+    yield from operations.problems(now=checkup.now, lease_now=checkup.lease_now)
+    yield from queues.problems(
+        now=checkup.now, lease_now=checkup.lease_now, max_ready_age=checkup.max_ready_age
+    )
+
+
+feature = Feature(
+    "jobs",
+    problems=problems,
+    runbooks={
+        "held-for-operator": "a-steps-outcome-is-unknown-held-for-operator",
+        "dead-jobs": "dead-jobs",
+        "lease-lapsed": "a-worker-was-killed-oom-sigkill-host-lost",
+        "unknown-job": "deploying",
+        "ready-backlog": "a-queue-is-backing-up",
+        "no-worker": "a-queue-is-backing-up",
+        "queue-paused": "stop-a-queue-during-an-incident",
+    },
+    metrics=metrics.families,
+    autodiscover=catalog.autodiscover,
+)

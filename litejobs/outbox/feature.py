@@ -1,5 +1,20 @@
-"""How the outbox plugs into litejobs (see ``litejobs.core.features``)."""
+"""How the outbox plugs into litejobs (see ``litejobs.core.features``): its backlog for
+``doctor`` (``operations.problems``)."""
 
-from ..core.features import Feature
+from collections.abc import Iterable
 
-feature = Feature("outbox")
+from ..core.diagnostics import Problem
+from ..core.features import Checkup, Feature
+from . import metrics, operations
+
+
+def problems(checkup: Checkup) -> Iterable[Problem]:
+    return operations.problems(now=checkup.now, max_age=checkup.max_ready_age)
+
+
+feature = Feature(
+    "outbox",
+    problems=problems,
+    runbooks={"outbox-backlog": "the-outbox-backs-up-outbox-backlog"},
+    metrics=metrics.families,
+)

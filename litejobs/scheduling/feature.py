@@ -1,8 +1,28 @@
 """How schedules plug into litejobs (see ``litejobs.core.features``): litejobs' own schedules
-(housekeeping, the counters' rollup) and the rule that an occurrence's job runs again only by
-a replay."""
+(housekeeping, the counters' rollup), the rule that an occurrence's job runs again only by a
+replay, and what ``doctor`` finds about schedules (``health.problems``)."""
 
-from ..core.features import Feature
-from . import housekeeping, runbook  # noqa: F401 - they register themselves
+from collections.abc import Iterable
 
-feature = Feature("scheduling")
+from ..core.diagnostics import Problem
+from ..core.features import Checkup, Feature
+from . import (
+    health,
+    housekeeping,  # noqa: F401 - litejobs' own schedules register themselves
+    metrics,
+    runbook,  # noqa: F401 - an occurrence's job reruns by replay only
+)
+
+RUNBOOK = "a-schedule-did-not-run-overdue-schedule-no-scheduler"
+
+
+def problems(checkup: Checkup) -> Iterable[Problem]:
+    return health.problems(checkup.now)
+
+
+feature = Feature(
+    "scheduling",
+    problems=problems,
+    runbooks={"overdue-schedule": RUNBOOK, "no-scheduler": RUNBOOK},
+    metrics=metrics.families,
+)

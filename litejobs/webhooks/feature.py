@@ -1,6 +1,24 @@
-"""How webhooks plug into litejobs (see ``litejobs.core.features``): the delivery job."""
+"""How webhooks plug into litejobs (see ``litejobs.core.features``): the delivery job, and
+the endpoints litejobs disabled for ``doctor`` (``endpoints.problems``)."""
 
-from ..core.features import Feature
-from . import delivery  # noqa: F401 - the webhook delivery job registers itself
+from collections.abc import Iterable
 
-feature = Feature("webhooks")
+from ..core.diagnostics import Problem
+from ..core.features import Checkup, Feature
+from . import (
+    delivery,  # noqa: F401 - the webhook delivery job registers itself
+    endpoints,
+    metrics,
+)
+
+
+def problems(checkup: Checkup) -> Iterable[Problem]:
+    return endpoints.problems()
+
+
+feature = Feature(
+    "webhooks",
+    problems=problems,
+    runbooks={"webhook-disabled": "a-webhook-endpoint-was-disabled-webhook-disabled"},
+    metrics=metrics.families,
+)

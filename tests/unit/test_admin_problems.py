@@ -7,7 +7,7 @@ import pytest
 
 from litejobs.admin import problems
 from litejobs.core.diagnostics import Problem, note
-from litejobs.doctor import RUNBOOKS
+from litejobs.doctor import runbooks
 
 #: Codes the page never shows: without a database there is no dashboard to draw.
 UNDRAWN = {"database-unreachable", "migrations-unapplied"}
@@ -41,7 +41,7 @@ def _found(code: str) -> Problem:
     return Problem(code, f"`manage.py litejobs {code}`", **details)
 
 
-@pytest.mark.parametrize("code", sorted({*RUNBOOKS, *NOTES} - UNDRAWN))
+@pytest.mark.parametrize("code", sorted({*runbooks(), *NOTES} - UNDRAWN))
 def test_every_code_is_said_in_words_with_an_action_only_for_who_may_take_it(code):
     remedy = problems.worded(_found(code), _seen(allowed=True))
     assert "`" not in remedy.text and "manage.py" not in remedy.text
