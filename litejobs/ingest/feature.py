@@ -2,7 +2,7 @@
 the drain and import jobs, every installed app's ``pipelines.py`` (after jobs), and what
 ``doctor`` finds about them (``health.problems``)."""
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from ..core.diagnostics import Problem
 from ..core.features import Checkup, Feature
@@ -12,6 +12,7 @@ from . import (
     health,
     jobs,  # noqa: F401 - the drain and import jobs register themselves
     metrics,
+    retention,
 )
 
 RUNBOOK = "an-ingest-pipeline-backs-up-ingest-backlog-ingest-over-capacity-ingest-import-stopped"
@@ -19,6 +20,11 @@ RUNBOOK = "an-ingest-pipeline-backs-up-ingest-backlog-ingest-over-capacity-inges
 
 def problems(checkup: Checkup) -> Iterable[Problem]:
     return health.problems(now=checkup.now, max_age=checkup.max_ready_age)
+
+
+def purge(*, by: str, should_stop: Callable[[], bool]) -> Mapping[str, int]:
+    """Housekeeping's step: what pipelines keep past ``INGEST_RETENTION``."""
+    return retention.purge(should_stop=should_stop)
 
 
 feature = Feature(
@@ -30,5 +36,6 @@ feature = Feature(
         "ingest-import-stopped": RUNBOOK,
     },
     metrics=metrics.families,
+    purges={"ingest": purge},
     autodiscover=declarations.autodiscover,
 )

@@ -30,5 +30,6 @@ feature = Feature(
         "queue-paused": "stop-a-queue-during-an-incident",
     },
     metrics=metrics.families,
+    purges={"jobs": operations.purge},
     autodiscover=catalog.autodiscover,
 )

@@ -17,4 +17,5 @@ feature = Feature(
     problems=problems,
     runbooks={"outbox-backlog": "the-outbox-backs-up-outbox-backlog"},
     metrics=metrics.families,
+    purges={"outbox": operations.purge},
 )

@@ -2,7 +2,7 @@
 (housekeeping, the counters' rollup), the rule that an occurrence's job runs again only by a
 replay, and what ``doctor`` finds about schedules (``health.problems``)."""
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from ..core.diagnostics import Problem
 from ..core.features import Checkup, Feature
@@ -10,6 +10,7 @@ from . import (
     health,
     housekeeping,  # noqa: F401 - litejobs' own schedules register themselves
     metrics,
+    retention,
     runbook,  # noqa: F401 - an occurrence's job reruns by replay only
 )
 
@@ -20,9 +21,15 @@ def problems(checkup: Checkup) -> Iterable[Problem]:
     return health.problems(checkup.now)
 
 
+def purge(*, by: str, should_stop: Callable[[], bool]) -> Mapping[str, int]:
+    """Housekeeping's step: finished occurrences past their schedule's retention."""
+    return retention.purge_occurrences(should_stop=should_stop)
+
+
 feature = Feature(
     "scheduling",
     problems=problems,
     runbooks={"overdue-schedule": RUNBOOK, "no-scheduler": RUNBOOK},
     metrics=metrics.families,
+    purges={"occurrences": purge},
 )
