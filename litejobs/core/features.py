@@ -18,7 +18,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from importlib import import_module
-from typing import Protocol
+from typing import Any, Protocol
+
+from django.db.models import Count, QuerySet
 
 from .diagnostics import Problem
 from .remedies import Words
@@ -49,6 +51,16 @@ class Family:
     def add(self, labels: Iterable[str], value: float) -> None:
         """One more sample."""
         self.samples.append((tuple(labels), value))
+
+    def add_counts(self, rows: QuerySet[Any], *fields: str) -> None:
+        """One sample per group of ``rows`` by ``fields`` (the label values): its count."""
+        for *labels, count in rows.order_by().values_list(*fields).annotate(n=Count("pk")):
+            self.add(labels, count)
+
+
+def gauges(labels: tuple[str, ...], *described: tuple[str, str]) -> list[Family]:
+    """Gauges of the same ``labels``, one per (name, help) of ``described``."""
+    return [Family(name, text, labels) for name, text in described]
 
 
 class Purge(Protocol):

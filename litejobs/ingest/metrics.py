@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from datetime import datetime
 
 from ..core.enums import IngestOutcome, Overflow
-from ..core.features import Family
+from ..core.features import Family, gauges
 from . import runbook
 
 
@@ -28,23 +28,21 @@ def families(now: datetime) -> Iterator[Family]:
         ("pipeline", "outcome", "reason"),
         counter=True,
     )
-    buffered = Family(
-        "litejobs_ingest_buffered", "Records waiting in the pipeline's buffer.", ("pipeline",)
-    )
-    capacity = Family(
-        "litejobs_ingest_buffer_capacity",
-        "Records the pipeline's buffer holds before its overflow applies.",
+    buffered, capacity, oldest, stale = gauges(
         ("pipeline",),
-    )
-    oldest = Family(
-        "litejobs_ingest_oldest_buffered_age_seconds",
-        "How long the pipeline's oldest buffered record has waited (0: none).",
-        ("pipeline",),
-    )
-    stale = Family(
-        "litejobs_ingest_stale",
-        "1 when a bounded pipeline's oldest buffered record waited past its bound.",
-        ("pipeline",),
+        ("litejobs_ingest_buffered", "Records waiting in the pipeline's buffer."),
+        (
+            "litejobs_ingest_buffer_capacity",
+            "Records the pipeline's buffer holds before its overflow applies.",
+        ),
+        (
+            "litejobs_ingest_oldest_buffered_age_seconds",
+            "How long the pipeline's oldest buffered record has waited (0: none).",
+        ),
+        (
+            "litejobs_ingest_stale",
+            "1 when a bounded pipeline's oldest buffered record waited past its bound.",
+        ),
     )
     found = runbook.summaries(now=now)
     for summary in found:

@@ -21,7 +21,7 @@ from django.db.models import Count
 from ..conf import settings
 from ..core import clock
 from ..core.enums import AttemptOutcome, JobState
-from ..core.features import Family
+from ..core.features import Family, gauges
 from ..models import JobAttempt, Worker
 from . import catalog, queues
 
@@ -44,18 +44,17 @@ def declared_names() -> set[str]:
 def queue_families(now: datetime) -> Iterator[Family]:
     """Job counts per queue and state, and the oldest due job's age."""
     depth = Family("litejobs_jobs", "Jobs per queue and state.", ("queue", "state"))
-    oldest = Family(
-        "litejobs_queue_oldest_due_age_seconds",
-        "How long the oldest due job of the queue has waited.",
+    oldest, due, dead = gauges(
         ("queue",),
-    )
-    due = Family(
-        "litejobs_queue_depth", "Jobs of the queue due now, waiting for a worker.", ("queue",)
-    )
-    dead = Family(
-        "litejobs_dead_jobs",
-        "Dead jobs of the queue kept (within retention): they wait for an operator.",
-        ("queue",),
+        (
+            "litejobs_queue_oldest_due_age_seconds",
+            "How long the oldest due job of the queue has waited.",
+        ),
+        ("litejobs_queue_depth", "Jobs of the queue due now, waiting for a worker."),
+        (
+            "litejobs_dead_jobs",
+            "Dead jobs of the queue kept (within retention): they wait for an operator.",
+        ),
     )
     for summary in queues.queue_overview(now=now):
         for state, count in summary.counts.items():

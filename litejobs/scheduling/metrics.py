@@ -13,28 +13,25 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 
-from django.db.models import Count
-
 from ..conf import settings
-from ..core.features import Family
+from ..core.features import Family, gauges
 from ..models import Occurrence
 from . import health
 
 
 def families(now: datetime) -> Iterator[Family]:
     """Last success, overdue flag, switch and occurrence counts per schedule."""
-    last_success = Family(
-        "litejobs_schedule_last_success_timestamp_seconds",
-        "Unix time the schedule's latest successful occurrence completed.",
+    last_success, overdue, enabled = gauges(
         ("schedule",),
-    )
-    overdue = Family(
-        "litejobs_schedule_overdue",
-        "1 when no occurrence completed within the schedule's period plus grace.",
-        ("schedule",),
-    )
-    enabled = Family(
-        "litejobs_schedule_enabled", "0 while an operator has the schedule disabled.", ("schedule",)
+        (
+            "litejobs_schedule_last_success_timestamp_seconds",
+            "Unix time the schedule's latest successful occurrence completed.",
+        ),
+        (
+            "litejobs_schedule_overdue",
+            "1 when no occurrence completed within the schedule's period plus grace.",
+        ),
+        ("litejobs_schedule_enabled", "0 while an operator has the schedule disabled."),
     )
     for state in health.all_health(now):
         row = state.row
@@ -48,12 +45,5 @@ def families(now: datetime) -> Iterator[Family]:
         "Occurrences kept (within retention), per schedule and state.",
         ("schedule", "state"),
     )
-    rows = (
-        Occurrence.objects.using(settings.DATABASE)
-        .order_by()
-        .values_list("schedule__name", "state")
-        .annotate(n=Count("pk"))
-    )
-    for name, state, count in rows:
-        occurrences.add([name, state], count)
+    occurrences.add_counts(Occurrence.objects.using(settings.DATABASE), "schedule__name", "state")
     yield occurrences

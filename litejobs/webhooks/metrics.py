@@ -8,24 +8,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 
-from django.db.models import Count
-
 from ..conf import settings
-from ..core.features import Family
+from ..core.features import Family, gauges
 from ..models import WebhookDelivery, WebhookEndpoint
 
 
 def families(now: datetime) -> Iterator[Family]:
     """Each webhook endpoint's health, deliveries per state."""
-    enabled = Family(
-        "litejobs_webhook_endpoint_enabled",
-        "0 while the endpoint is disabled (by an operator, or after failures).",
+    enabled, failures = gauges(
         ("endpoint",),
-    )
-    failures = Family(
-        "litejobs_webhook_endpoint_consecutive_failures",
-        "Failed delivery attempts since the endpoint's last success.",
-        ("endpoint",),
+        (
+            "litejobs_webhook_endpoint_enabled",
+            "0 while the endpoint is disabled (by an operator, or after failures).",
+        ),
+        (
+            "litejobs_webhook_endpoint_consecutive_failures",
+            "Failed delivery attempts since the endpoint's last success.",
+        ),
     )
     endpoints = WebhookEndpoint.objects.using(settings.DATABASE).values_list(
         "pk", "enabled", "consecutive_failures"
@@ -39,12 +38,5 @@ def families(now: datetime) -> Iterator[Family]:
         "Webhook delivery records kept (within retention), per state.",
         ("state",),
     )
-    rows = (
-        WebhookDelivery.objects.using(settings.DATABASE)
-        .order_by()
-        .values_list("state")
-        .annotate(n=Count("pk"))
-    )
-    for state, count in rows:
-        deliveries.add([state], count)
+    deliveries.add_counts(WebhookDelivery.objects.using(settings.DATABASE), "state")
     yield deliveries
