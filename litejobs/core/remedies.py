@@ -49,8 +49,31 @@ class Seen:
         found = reverse(f"{self.site}:litejobs_{name}", args=args)
         return f"{found}?{urlencode(query)}" if query else found
 
+    def link(
+        self,
+        label: str,
+        permission: str,
+        name: str,
+        *args: Any,
+        query: Mapping[str, str] | None = None,
+    ) -> Action | None:
+        """A link to the admin page ``name`` for a user holding ``permission``, else none."""
+        return Action(label, self.url(name, *args, query=query)) if self.may(permission) else None
+
 
 #: A problem in words, and the actions beside it (``None``: one this user may not take).
 Worded = tuple[str, list[Action | None]]
 #: How a feature words one of its problems.
 Words = Callable[[Problem, Seen], Worded]
+
+
+def linked(says: str, label: str, permission: str, name: str) -> Words:
+    """Words saying ``says`` (``{where}`` and ``{count}``: the problem's), with a link to the
+    admin page ``name`` of what the problem is about (its ``where``) for a user holding
+    ``permission``."""
+
+    def words(problem: Problem, seen: Seen) -> Worded:
+        link = seen.link(label, permission, name, problem.where) if problem.where else None
+        return says.format(where=problem.where, count=problem.count), [link]
+
+    return words

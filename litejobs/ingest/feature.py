@@ -12,6 +12,7 @@ from . import (
     health,
     jobs,  # noqa: F401 - the drain and import jobs register themselves
     metrics,
+    remedies,
     retention,
 )
 
@@ -37,5 +38,6 @@ feature = Feature(
     },
     metrics=metrics.families,
     purges={"ingest": purge},
+    words=remedies.WORDS,
     autodiscover=declarations.autodiscover,
 )

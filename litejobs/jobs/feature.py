@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from ..core.diagnostics import Problem
 from ..core.features import Checkup, Feature
-from . import catalog, metrics, operations, queues
+from . import catalog, metrics, operations, queues, remedies
 
 
 def problems(checkup: Checkup) -> Iterable[Problem]:
@@ -31,5 +31,6 @@ feature = Feature(
     },
     metrics=metrics.families,
     purges={"jobs": operations.purge},
+    words=remedies.WORDS,
     autodiscover=catalog.autodiscover,
 )

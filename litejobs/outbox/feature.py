@@ -5,7 +5,7 @@ from collections.abc import Iterable
 
 from ..core.diagnostics import Problem
 from ..core.features import Checkup, Feature
-from . import metrics, operations
+from . import metrics, operations, remedies
 
 
 def problems(checkup: Checkup) -> Iterable[Problem]:
@@ -18,4 +18,5 @@ feature = Feature(
     runbooks={"outbox-backlog": "the-outbox-backs-up-outbox-backlog"},
     metrics=metrics.families,
     purges={"outbox": operations.purge},
+    words=remedies.WORDS,
 )

@@ -10,6 +10,7 @@ from . import (
     health,
     housekeeping,  # noqa: F401 - litejobs' own schedules register themselves
     metrics,
+    remedies,
     retention,
     runbook,  # noqa: F401 - an occurrence's job reruns by replay only
 )
@@ -32,4 +33,5 @@ feature = Feature(
     runbooks={"overdue-schedule": RUNBOOK, "no-scheduler": RUNBOOK},
     metrics=metrics.families,
     purges={"occurrences": purge},
+    words=remedies.WORDS,
 )

@@ -9,6 +9,7 @@ from . import (
     delivery,  # noqa: F401 - the webhook delivery job registers itself
     endpoints,
     metrics,
+    remedies,
 )
 
 
@@ -21,4 +22,5 @@ feature = Feature(
     problems=problems,
     runbooks={"webhook-disabled": "a-webhook-endpoint-was-disabled-webhook-disabled"},
     metrics=metrics.families,
+    words=remedies.WORDS,
 )

@@ -7,6 +7,7 @@ import pytest
 
 from litejobs.admin import problems
 from litejobs.core.diagnostics import Problem, note
+from litejobs.core.remedies import Seen
 from litejobs.doctor import runbooks
 
 #: Codes the page never shows: without a database there is no dashboard to draw.
@@ -24,8 +25,8 @@ class Operator:
         return self.allowed
 
 
-def _seen(allowed: bool) -> problems.Seen:
-    return problems.Seen(
+def _seen(allowed: bool) -> Seen:
+    return Seen(
         user=Operator(allowed),
         site="admin",
         jobs_url=lambda problem: f"/admin/litejobs/job/?ids={problem.job_ids[0]}",
