@@ -22,6 +22,7 @@ FEATURES = (
     "bulk",
     "ingest",
     "reports",
+    "bench",
 )
 #: Add-ons loaded only when one of the packages they need is installed.
 OPTIONAL = {"tasks": ("django.tasks", "django_tasks")}

@@ -39,5 +39,6 @@ feature = Feature(
     metrics=metrics.families,
     purges={"ingest": purge},
     words=remedies.WORDS,
+    verbs=f"{__package__}.cli",
     autodiscover=declarations.autodiscover,
 )

@@ -34,4 +34,5 @@ feature = Feature(
     metrics=metrics.families,
     purges={"occurrences": purge},
     words=remedies.WORDS,
+    verbs=f"{__package__}.cli",
 )
