@@ -40,5 +40,6 @@ feature = Feature(
     purges={"ingest": purge},
     words=remedies.WORDS,
     verbs=f"{__package__}.cli",
+    admin=f"{__package__}.admin",
     autodiscover=declarations.autodiscover,
 )

@@ -19,4 +19,5 @@ feature = Feature(
     metrics=metrics.families,
     purges={"outbox": operations.purge},
     words=remedies.WORDS,
+    admin=f"{__package__}.admin",
 )

@@ -4,4 +4,9 @@ and the expiry schedule, and every installed app's ``reports.py``."""
 from ..core.features import Feature
 from . import checks, declarations, jobs  # noqa: F401 - the checks and jobs register themselves
 
-feature = Feature("reports", verbs=f"{__package__}.cli", autodiscover=declarations.autodiscover)
+feature = Feature(
+    "reports",
+    verbs=f"{__package__}.cli",
+    admin=f"{__package__}.admin",
+    autodiscover=declarations.autodiscover,
+)

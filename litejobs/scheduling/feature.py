@@ -35,4 +35,5 @@ feature = Feature(
     purges={"occurrences": purge},
     words=remedies.WORDS,
     verbs=f"{__package__}.cli",
+    admin=f"{__package__}.admin",
 )

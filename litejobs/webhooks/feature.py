@@ -23,4 +23,5 @@ feature = Feature(
     runbooks={"webhook-disabled": "a-webhook-endpoint-was-disabled-webhook-disabled"},
     metrics=metrics.families,
     words=remedies.WORDS,
+    admin=f"{__package__}.admin",
 )

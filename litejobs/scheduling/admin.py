@@ -21,14 +21,14 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
+from ..admin.base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, duration_display, report
+from ..admin.jobs import CappedCountPaginator
+from ..admin.reasons import ask_reason, ask_reason_on_page, selected_hidden
 from ..conf import settings
 from ..core import clock, times
 from ..core.retry import Retry
 from ..models import Job, Occurrence, OccurrenceReplay, Schedule
-from ..scheduling import health, runbook
-from .base import ACTION_LIMIT, ReadOnlyAdmin, RecordInline, duration_display, report
-from .jobs import CappedCountPaginator
-from .reasons import ask_reason, ask_reason_on_page, selected_hidden
+from . import health, runbook
 
 
 def _health(row: Schedule) -> health.Health:
