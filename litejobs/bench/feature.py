@@ -1,4 +1,4 @@
-"""How the bench plugs into litejobs (see ``litejobs.core.features``): its verb, ``manage.py
+"""How the bench plugs into litejobs (``litejobs.core.features``): its verb, ``manage.py
 litejobs bench``, and nothing else (its jobs are declared in the bench's own processes)."""
 
 from ..core.features import Feature

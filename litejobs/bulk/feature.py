@@ -1,5 +1,5 @@
-"""How bulk money actions plug into litejobs (see ``litejobs.core.features``): their checks,
-the job that pays each item, and their admin pages."""
+"""How bulk money actions plug into litejobs (``litejobs.core.features``): importing this
+registers their checks and declares the job that pays each item; ``feature`` says the rest."""
 
 from ..core.features import Feature
 from . import checks, execution  # noqa: F401 - they register themselves

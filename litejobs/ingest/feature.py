@@ -1,6 +1,6 @@
-"""How ingest pipelines plug into litejobs (see ``litejobs.core.features``): their checks,
-the drain and import jobs, every installed app's ``pipelines.py`` (after jobs), and what
-``doctor`` finds about them (``health.problems``)."""
+"""How ingest pipelines plug into litejobs (``litejobs.core.features``): importing this
+registers their checks and declares the drain and import jobs; ``feature`` says the rest
+(every installed app's ``pipelines.py`` is imported after the jobs' modules)."""
 
 from collections.abc import Callable, Iterable, Mapping
 

@@ -1,6 +1,6 @@
-"""How the job queue plugs into litejobs (see ``litejobs.core.features``): every installed
-app's ``jobs.py``, ``workflows.py`` and ``schedules.py`` are imported first; ``doctor``
-reports its jobs' and queues' problems first."""
+"""How the job queue plugs into litejobs (``litejobs.core.features``): it comes first, so
+every installed app's ``jobs.py``, ``workflows.py`` and ``schedules.py`` are imported before
+any other feature's declarations, and ``doctor`` reports its jobs' and queues' problems first."""
 
 from collections.abc import Iterable
 

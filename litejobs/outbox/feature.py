@@ -1,5 +1,5 @@
-"""How the outbox plugs into litejobs (see ``litejobs.core.features``): its backlog for
-``doctor`` (``operations.problems``)."""
+"""How the outbox plugs into litejobs (``litejobs.core.features``): ``feature`` says what it
+contributes."""
 
 from collections.abc import Iterable
 

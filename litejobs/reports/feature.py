@@ -1,5 +1,5 @@
-"""How reports plug into litejobs (see ``litejobs.core.features``): their checks, the run job
-and the expiry schedule, and every installed app's ``reports.py``."""
+"""How reports plug into litejobs (``litejobs.core.features``): importing this registers
+their checks and declares the run job and the expiry schedule; ``feature`` says the rest."""
 
 from ..core.features import Feature
 from . import checks, declarations, jobs  # noqa: F401 - the checks and jobs register themselves

@@ -1,6 +1,6 @@
-"""How schedules plug into litejobs (see ``litejobs.core.features``): litejobs' own schedules
-(housekeeping, the counters' rollup), the rule that an occurrence's job runs again only by a
-replay, and what ``doctor`` finds about schedules (``health.problems``)."""
+"""How schedules plug into litejobs (``litejobs.core.features``): importing this declares
+litejobs' own schedules (housekeeping, the counters' rollup) and the rule that an occurrence's
+job runs again only by a replay; ``feature`` says the rest."""
 
 from collections.abc import Callable, Iterable, Mapping
 

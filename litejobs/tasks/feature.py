@@ -1,5 +1,5 @@
-"""How Django Tasks plug into litejobs (see ``litejobs.core.features``). Loaded only when
-Django Tasks is installed."""
+"""How Django Tasks plug into litejobs (``litejobs.core.features``): importing this registers
+how stored task rows run. Loaded only when Django Tasks is installed."""
 
 from ..core.features import Feature
 from . import backend  # noqa: F401 - registers how stored task rows run

@@ -1,5 +1,5 @@
-"""How webhooks plug into litejobs (see ``litejobs.core.features``): the delivery job, and
-the endpoints litejobs disabled for ``doctor`` (``endpoints.problems``)."""
+"""How webhooks plug into litejobs (``litejobs.core.features``): importing this declares the
+delivery job; ``feature`` says the rest."""
 
 from collections.abc import Iterable
 

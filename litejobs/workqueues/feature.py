@@ -1,5 +1,6 @@
-"""How human work queues plug into litejobs (see ``litejobs.core.features``): their checks,
-their admin pages, and every installed app's ``queues.py`` (after jobs and schedules)."""
+"""How human work queues plug into litejobs (``litejobs.core.features``): importing this
+registers their checks; ``feature`` says the rest (every installed app's ``queues.py`` is
+imported after the jobs' and schedules' modules)."""
 
 from ..core.features import Feature
 from . import checks, declarations  # noqa: F401 - the checks register themselves
