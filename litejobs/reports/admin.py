@@ -29,6 +29,9 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
+from ..admin.base import ACTION_LIMIT, AdminPages, ReadOnlyAdmin, acted_by, form_refused, report
+from ..admin.jobs import CappedCountPaginator
+from ..admin.reasons import ask_reason, ask_reason_on_page, selected_hidden
 from ..conf import settings
 from ..core import clock, times
 from ..core.durations import format_age, format_duration, parse_duration
@@ -38,14 +41,11 @@ from ..core.sizes import format_size, parse_size
 from ..exceptions import LitejobsError
 from ..jobs.actionlog import REASON_MAX, Actor
 from ..models import ReportAudit, ReportLimits, ReportRun
-from ..reports import auditing, limits, operations, requesting, views
-from ..reports.declarations import DURATION_MOST, Declaration, reports
-from ..reports.errors import ReportDenied
-from ..reports.output import ReportOutput
-from ..reports.params import VALUE_MAX, widest
-from .base import ACTION_LIMIT, AdminPages, ReadOnlyAdmin, acted_by, form_refused, report
-from .jobs import CappedCountPaginator
-from .reasons import ask_reason, ask_reason_on_page, selected_hidden
+from . import auditing, limits, operations, requesting, views
+from .declarations import DURATION_MOST, Declaration, reports
+from .errors import ReportDenied
+from .output import ReportOutput
+from .params import VALUE_MAX, widest
 
 REQUEST_TEMPLATE = "admin/litejobs/reportrun/request.html"
 #: The stylesheet of the reports' pages: state colours, the Download and Cancel buttons.

@@ -35,18 +35,8 @@ from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from ..core import clock
-from ..core.durations import format_age
-from ..core.enums import IngestOutcome
-from ..core.payloads import Scrubber, redact
-from ..exceptions import LitejobsError
-from ..ingest import operations
-from ..ingest.declarations import pipelines
-from ..ingest.errors import PipelineNotFound
-from ..ingest.files import NAME_MAX
-from ..models import ImportRefusal, ImportRun, IngestCount, OverflowEvent, SetAsideRecord
-from . import charts
-from .base import (
+from ..admin import charts
+from ..admin.base import (
     ACTION_LIMIT,
     ReadOnlyAdmin,
     RecordInline,
@@ -54,8 +44,18 @@ from .base import (
     form_refused,
     refused_error,
 )
-from .jobs import CappedCountPaginator
-from .reasons import ReasonForm
+from ..admin.jobs import CappedCountPaginator
+from ..admin.reasons import ReasonForm
+from ..core import clock
+from ..core.durations import format_age
+from ..core.enums import IngestOutcome
+from ..core.payloads import Scrubber, redact
+from ..exceptions import LitejobsError
+from ..models import ImportRefusal, ImportRun, IngestCount, OverflowEvent, SetAsideRecord
+from . import operations
+from .declarations import pipelines
+from .errors import PipelineNotFound
+from .files import NAME_MAX
 
 OVERVIEW_TEMPLATE = "admin/litejobs/ingest/pipelines.html"
 PIPELINE_TEMPLATE = "admin/litejobs/ingest/pipeline.html"

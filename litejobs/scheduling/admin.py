@@ -21,12 +21,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from ..conf import settings
-from ..core import clock, times
-from ..core.retry import Retry
-from ..models import Job, Occurrence, OccurrenceReplay, Schedule
-from ..scheduling import health, operations
-from .base import (
+from ..admin.base import (
     ACTION_LIMIT,
     ReadOnlyAdmin,
     RecordInline,
@@ -34,8 +29,13 @@ from .base import (
     once_per,
     report,
 )
-from .jobs import CappedCountPaginator
-from .reasons import ask_reason, ask_reason_on_page, selected_hidden
+from ..admin.jobs import CappedCountPaginator
+from ..admin.reasons import ask_reason, ask_reason_on_page, selected_hidden
+from ..conf import settings
+from ..core import clock, times
+from ..core.retry import Retry
+from ..models import Job, Occurrence, OccurrenceReplay, Schedule
+from . import health, operations
 
 
 def _health(row: Schedule) -> health.Health:
