@@ -19,6 +19,7 @@ holds a value.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any, cast
 from urllib.parse import urlencode
@@ -27,7 +28,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import PermissionDenied
-from django.db.models import F, QuerySet, Window
+from django.db.models import F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -48,6 +49,8 @@ from ..models import ImportRefusal, ImportRun, IngestCount, OverflowEvent, SetAs
 from . import charts
 from .base import (
     ACTION_LIMIT,
+    ChoiceFilter,
+    NamedFilter,
     ReadOnlyAdmin,
     RecordInline,
     acted_by,
@@ -78,66 +81,46 @@ def _short_hour(hour: datetime) -> str:
     return timezone.localtime(hour).strftime("%H:00")
 
 
-class PipelineFilter(admin.SimpleListFilter):
+class PipelineFilter(NamedFilter):
     """Filter by pipeline; the choices are the declared pipelines (no DISTINCT over rows)."""
 
     title = "pipeline"
-    parameter_name = "pipeline"
+    parameter_name = field = "pipeline"
 
-    def lookups(
-        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
-    ) -> list[tuple[str, str]]:
-        """Declared pipelines (plus the one selected, such as one no longer declared)."""
-        names = {d.name for d in pipelines.all()}
-        if self.value():
-            names.add(str(self.value()))
-        return [(name, name) for name in sorted(names)]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        """Rows of the selected pipeline."""
-        return queryset.filter(pipeline=self.value()) if self.value() else queryset
+    def names(self, request: HttpRequest) -> Iterable[str]:
+        """Declared pipelines."""
+        return {d.name for d in pipelines.all()}
 
 
-class ReasonFilter(admin.SimpleListFilter):
+class ReasonFilter(NamedFilter):
     """Filter by drop reason: the reasons of the selected pipeline's set (of every declared
     pipeline's when none is selected)."""
 
     title = "reason"
-    parameter_name = "reason"
+    parameter_name = field = "reason"
 
-    def lookups(
-        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
-    ) -> list[tuple[str, str]]:
+    def names(self, request: HttpRequest) -> Iterable[str]:
         """The declared reason values."""
         chosen = request.GET.get(PipelineFilter.parameter_name)
         declared = [pipelines[chosen]] if chosen and chosen in pipelines else pipelines.all()
-        values = {str(r.value) for d in declared for r in d.drop_reasons}
-        if self.value():
-            values.add(str(self.value()))
-        return [(value, value) for value in sorted(values)]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        """Records dropped with the selected reason."""
-        return queryset.filter(reason=self.value()) if self.value() else queryset
+        return {str(r.value) for d in declared for r in d.drop_reasons}
 
 
-class ReplayedFilter(admin.SimpleListFilter):
+class ReplayedFilter(ChoiceFilter):
     """Waiting for a replay, or replayed already."""
 
     title = "replayed"
     parameter_name = "replayed"
 
-    def lookups(
-        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
-    ) -> list[tuple[str, str]]:
+    def options(self, request: HttpRequest) -> list[tuple[str, str]]:
         """The two states."""
         return [("no", "not yet"), ("yes", "replayed")]
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+    def rows(self, value: str) -> Q:
         """Records in the selected state."""
-        if self.value() in ("no", "yes"):
-            return queryset.filter(replayed_at__isnull=self.value() == "no")
-        return queryset
+        if value in ("no", "yes"):
+            return Q(replayed_at__isnull=value == "no")
+        return Q()
 
 
 # Pipelines ---------------------------------------------------------------------------------
