@@ -12,6 +12,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import DateTimeField, Model, Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.urls import URLPattern
 from django.utils.html import format_html
 
@@ -111,6 +112,29 @@ class AdminPages(admin.ModelAdmin):
             for pattern in self.get_urls()
             if isinstance(pattern, URLPattern)
         ]
+
+
+def admin_page(
+    model_admin: admin.ModelAdmin[Any],
+    request: HttpRequest,
+    template: str,
+    title: str,
+    context: dict[str, Any],
+    *,
+    status: int = 200,
+) -> TemplateResponse:
+    """A page of litejobs' own under ``model_admin``, in the admin's chrome: the site's
+    context, ``title`` and the model's ``opts``, then ``context``; its links reverse in the
+    admin site's own namespace."""
+    request.current_app = model_admin.admin_site.name
+    shown = {
+        **model_admin.admin_site.each_context(request),
+        "title": title,
+        "subtitle": None,
+        "opts": model_admin.opts,
+        **context,
+    }
+    return TemplateResponse(request, template, shown, status=status)
 
 
 def _instant_column(model: type[Model], name: str, ago: bool) -> Callable[[Any], str]:
@@ -313,6 +337,7 @@ __all__ = [
     "ReadOnlyAdmin",
     "RecordInline",
     "acted_by",
+    "admin_page",
     "duration_display",
     "field_display",
     "form_refused",

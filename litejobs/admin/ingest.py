@@ -31,7 +31,6 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
-from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
@@ -54,6 +53,7 @@ from .base import (
     ReadOnlyAdmin,
     RecordInline,
     acted_by,
+    admin_page,
     form_refused,
     refused_error,
 )
@@ -144,16 +144,6 @@ class PipelineAdmin(ReadOnlyAdmin):
             *super().get_urls(),
         ]
 
-    def _context(self, request: HttpRequest, title: str) -> dict[str, Any]:
-        request.current_app = self.admin_site.name
-        return {
-            **self.admin_site.each_context(request),
-            "title": title,
-            "subtitle": None,
-            "opts": self.opts,
-            "links": _links(request),
-        }
-
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
@@ -169,8 +159,8 @@ class PipelineAdmin(ReadOnlyAdmin):
             }
             for found in operations.summaries(now=now)
         ]
-        context = {**self._context(request, "Pipelines"), "rows": rows, **(extra_context or {})}
-        return TemplateResponse(request, OVERVIEW_TEMPLATE, context)
+        context = {"links": _links(request), "rows": rows, **(extra_context or {})}
+        return admin_page(self, request, OVERVIEW_TEMPLATE, "Pipelines", context)
 
     def pipeline_view(self, request: HttpRequest, name: str) -> HttpResponse:
         """A pipeline's page (GET) and its replay buttons (POST)."""
@@ -185,7 +175,7 @@ class PipelineAdmin(ReadOnlyAdmin):
             raise Http404(str(error)) from error
         hours = _hours(request)
         context = {
-            **self._context(request, f"Pipeline {name}"),
+            "links": _links(request),
             "details": found,
             "summary": found.summary,
             "reasons": _reason_rows(request, found),
@@ -201,7 +191,7 @@ class PipelineAdmin(ReadOnlyAdmin):
             "overview_url": reverse(f"{self.admin_site.name}:litejobs_ingestcount_changelist"),
             "import_url": _import_url(self.admin_site.name, name),
         }
-        return TemplateResponse(request, PIPELINE_TEMPLATE, context)
+        return admin_page(self, request, PIPELINE_TEMPLATE, f"Pipeline {name}", context)
 
     def _replay(self, request: HttpRequest, name: str) -> HttpResponse:
         """A reason's *Replay* button: confirm with the records it feeds back and a reason,
@@ -444,17 +434,12 @@ def confirm_replay(
         return None
     waiting = {name: operations.replayable(name) for name in {p for p, _ in groups}}
     context = {
-        **model_admin.admin_site.each_context(request),
-        "title": "Replay set-aside records",
-        "subtitle": None,
-        "opts": model_admin.opts,
         "groups": [(p, r, waiting[p].get(r, 0)) for p, r in groups],
         "hidden": hidden,
         "form": form,
         "cancel_url": cancel,
     }
-    request.current_app = model_admin.admin_site.name
-    return TemplateResponse(request, REPLAY_TEMPLATE, context)
+    return admin_page(model_admin, request, REPLAY_TEMPLATE, "Replay set-aside records", context)
 
 
 def _groups(queryset: QuerySet[Any]) -> list[tuple[str, str]]:
@@ -619,16 +604,8 @@ class ImportRunAdmin(ReadOnlyAdmin):
                 return HttpResponseRedirect(change)
         else:
             form = ImportForm(initial={"pipeline": request.GET.get("pipeline", "")})
-        context = {
-            **self.admin_site.each_context(request),
-            "title": "Import a file",
-            "subtitle": None,
-            "opts": self.opts,
-            "form": form,
-            **(extra_context or {}),
-        }
-        request.current_app = self.admin_site.name
-        return TemplateResponse(request, IMPORT_TEMPLATE, context)
+        context = {"form": form, **(extra_context or {})}
+        return admin_page(self, request, IMPORT_TEMPLATE, "Import a file", context)
 
     def _start(self, request: HttpRequest, form: ImportForm) -> ImportRun | None:
         data = form.cleaned_data
