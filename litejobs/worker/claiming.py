@@ -66,8 +66,7 @@ class Claimer:
             except Exception as error:
                 if not is_outage(error):
                     raise
-                connections[self.alias].close()
-                self.stop_event.wait(self.outage.failed(error))
+                self.outage.wait_out(error, connections[self.alias], self.stop_event)
                 continue
             self.outage.succeeded()
             return jobs
