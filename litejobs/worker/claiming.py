@@ -16,7 +16,6 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.db import connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -89,7 +88,7 @@ class Claimer:
             self.holdings.add(jobs, sent)
         return jobs
 
-    def arguments(self, limit: int) -> dict[str, Any]:
+    def arguments(self, limit: int) -> claims.Ask:
         """The claim statement's arguments: due at the clock's now, this worker's lease."""
         now = clock.now()
         return {
