@@ -1,15 +1,15 @@
 """The package does not write the same code twice: few pairs of places in ``litejobs/`` share
 a run of lines, and the count can only go down.
 
-A small, honest detector of its own (the suite cannot call a developer machine's tools):
+A small, honest detector of its own, so that it runs wherever the suite runs:
 each source file (``.py``, ``.html``, ``.sql``, ``.css``, ``.js``) is read as lines with
 whitespace folded, leaving out blank lines, comments, import statements (a parenthesised one
 over several lines too) and lines of lone punctuation (a closing bracket). Two places share a
 run when ``RUN`` such lines stand at both, identical; a pair is two files that share at least
 one run, or one file that holds a run twice without overlap. Identical lines only: code copied
-and then renamed is not seen here, so the count is lower than a detector that also matches
-lines of the same shape (``duplicates``, which counted 149 pairs where this counts
-``MOST_PAIRS``).
+and then renamed is not seen here, so the count is lower than a detector's that also matches
+lines of the same shape (on the tree where this counted 11 pairs, such a detector counted 148
+in ``litejobs/``, 58 of them between migrations).
 
 ``litejobs/migrations/`` is left out. Migrations are history: each is written once by
 ``makemigrations``, never edited after its release (a database that applied it would not
