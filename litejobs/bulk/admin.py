@@ -27,14 +27,13 @@ from django.http import (
     HttpResponseNotAllowed,
     HttpResponseRedirect,
 )
-from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils.html import format_html
 from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_post_parameters
 
 from .. import bulk
-from ..admin.base import ReadOnlyAdmin, once_per, refused_error
+from ..admin.base import ReadOnlyAdmin, admin_page, once_per, refused_error
 from ..exceptions import InvalidInput, LitejobsError
 from ..models import BulkAction, BulkActionItem, BulkConfirmationAttempt, BulkItemState
 from ..workqueues import admin as workqueue_admin
@@ -322,10 +321,6 @@ class BulkActionAdmin(_ByActionAdmin):
         devices = bulk.devices_for(request.user) if made is not None else []
         message, code = told or ((error.args[0], error.code) if error else ("", ""))
         context = {
-            **self.admin_site.each_context(request),
-            "title": f"Preview: {action.label}",
-            "subtitle": None,
-            "opts": self.opts,
             "action": action,
             "queue": action.queue(),
             "model_label": action.queue().model._meta.verbose_name,
@@ -339,8 +334,8 @@ class BulkActionAdmin(_ByActionAdmin):
             "error_code": code,
             "refused": error is not None and made is None,
         }
-        request.current_app = self.admin_site.name
-        return TemplateResponse(request, PREVIEW_TEMPLATE, context, status=status)
+        title = f"Preview: {action.label}"
+        return admin_page(self, request, PREVIEW_TEMPLATE, title, context, status=status)
 
     def _preview_context(self, action: bulk.BulkMoneyAction, made: bulk.Preview) -> dict[str, Any]:
         """The lines, the totals row per currency (count and sum), and the button's words,
@@ -394,10 +389,6 @@ class BulkActionAdmin(_ByActionAdmin):
             Q(bulk_action=record) | Q(confirmation=record.confirmation)
         ).order_by("at", "id")
         context = {
-            **self.admin_site.each_context(request),
-            "title": f"Bulk action #{record.pk}: {declared.label if declared else record.action}",
-            "subtitle": None,
-            "opts": self.opts,
             "original": record,
             "record": record,
             "declared": declared,
@@ -421,8 +412,8 @@ class BulkActionAdmin(_ByActionAdmin):
             "has_view_permission": True,
             **(extra_context or {}),
         }
-        request.current_app = self.admin_site.name
-        return TemplateResponse(request, DETAIL_TEMPLATE, context)
+        title = f"Bulk action #{record.pk}: {declared.label if declared else record.action}"
+        return admin_page(self, request, DETAIL_TEMPLATE, title, context)
 
 
 @admin.register(BulkConfirmationAttempt)

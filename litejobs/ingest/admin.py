@@ -19,6 +19,7 @@ holds a value.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any, cast
 from urllib.parse import urlencode
@@ -27,10 +28,9 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import PermissionDenied
-from django.db.models import F, QuerySet, Window
+from django.db.models import F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
-from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
@@ -38,9 +38,12 @@ from django.utils.html import format_html
 from ..admin import charts
 from ..admin.base import (
     ACTION_LIMIT,
+    ChoiceFilter,
+    NamedFilter,
     ReadOnlyAdmin,
     RecordInline,
     acted_by,
+    admin_page,
     form_refused,
     refused_error,
 )
@@ -78,66 +81,46 @@ def _short_hour(hour: datetime) -> str:
     return timezone.localtime(hour).strftime("%H:00")
 
 
-class PipelineFilter(admin.SimpleListFilter):
+class PipelineFilter(NamedFilter):
     """Filter by pipeline; the choices are the declared pipelines (no DISTINCT over rows)."""
 
     title = "pipeline"
-    parameter_name = "pipeline"
+    parameter_name = field = "pipeline"
 
-    def lookups(
-        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
-    ) -> list[tuple[str, str]]:
-        """Declared pipelines (plus the one selected, such as one no longer declared)."""
-        names = {d.name for d in pipelines.all()}
-        if self.value():
-            names.add(str(self.value()))
-        return [(name, name) for name in sorted(names)]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        """Rows of the selected pipeline."""
-        return queryset.filter(pipeline=self.value()) if self.value() else queryset
+    def names(self, request: HttpRequest) -> Iterable[str]:
+        """Declared pipelines."""
+        return {d.name for d in pipelines.all()}
 
 
-class ReasonFilter(admin.SimpleListFilter):
+class ReasonFilter(NamedFilter):
     """Filter by drop reason: the reasons of the selected pipeline's set (of every declared
     pipeline's when none is selected)."""
 
     title = "reason"
-    parameter_name = "reason"
+    parameter_name = field = "reason"
 
-    def lookups(
-        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
-    ) -> list[tuple[str, str]]:
+    def names(self, request: HttpRequest) -> Iterable[str]:
         """The declared reason values."""
         chosen = request.GET.get(PipelineFilter.parameter_name)
         declared = [pipelines[chosen]] if chosen and chosen in pipelines else pipelines.all()
-        values = {str(r.value) for d in declared for r in d.drop_reasons}
-        if self.value():
-            values.add(str(self.value()))
-        return [(value, value) for value in sorted(values)]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        """Records dropped with the selected reason."""
-        return queryset.filter(reason=self.value()) if self.value() else queryset
+        return {str(r.value) for d in declared for r in d.drop_reasons}
 
 
-class ReplayedFilter(admin.SimpleListFilter):
+class ReplayedFilter(ChoiceFilter):
     """Waiting for a replay, or replayed already."""
 
     title = "replayed"
     parameter_name = "replayed"
 
-    def lookups(
-        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
-    ) -> list[tuple[str, str]]:
+    def options(self, request: HttpRequest) -> list[tuple[str, str]]:
         """The two states."""
         return [("no", "not yet"), ("yes", "replayed")]
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+    def rows(self, value: str) -> Q:
         """Records in the selected state."""
-        if self.value() in ("no", "yes"):
-            return queryset.filter(replayed_at__isnull=self.value() == "no")
-        return queryset
+        if value in ("no", "yes"):
+            return Q(replayed_at__isnull=value == "no")
+        return Q()
 
 
 # Pipelines ---------------------------------------------------------------------------------
@@ -161,16 +144,6 @@ class PipelineAdmin(ReadOnlyAdmin):
             *super().get_urls(),
         ]
 
-    def _context(self, request: HttpRequest, title: str) -> dict[str, Any]:
-        request.current_app = self.admin_site.name
-        return {
-            **self.admin_site.each_context(request),
-            "title": title,
-            "subtitle": None,
-            "opts": self.opts,
-            "links": _links(request),
-        }
-
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
@@ -186,8 +159,8 @@ class PipelineAdmin(ReadOnlyAdmin):
             }
             for found in operations.summaries(now=now)
         ]
-        context = {**self._context(request, "Pipelines"), "rows": rows, **(extra_context or {})}
-        return TemplateResponse(request, OVERVIEW_TEMPLATE, context)
+        context = {"links": _links(request), "rows": rows, **(extra_context or {})}
+        return admin_page(self, request, OVERVIEW_TEMPLATE, "Pipelines", context)
 
     def pipeline_view(self, request: HttpRequest, name: str) -> HttpResponse:
         """A pipeline's page (GET) and its replay buttons (POST)."""
@@ -202,7 +175,7 @@ class PipelineAdmin(ReadOnlyAdmin):
             raise Http404(str(error)) from error
         hours = _hours(request)
         context = {
-            **self._context(request, f"Pipeline {name}"),
+            "links": _links(request),
             "details": found,
             "summary": found.summary,
             "reasons": _reason_rows(request, found),
@@ -218,7 +191,7 @@ class PipelineAdmin(ReadOnlyAdmin):
             "overview_url": reverse(f"{self.admin_site.name}:litejobs_ingestcount_changelist"),
             "import_url": _import_url(self.admin_site.name, name),
         }
-        return TemplateResponse(request, PIPELINE_TEMPLATE, context)
+        return admin_page(self, request, PIPELINE_TEMPLATE, f"Pipeline {name}", context)
 
     def _replay(self, request: HttpRequest, name: str) -> HttpResponse:
         """A reason's *Replay* button: confirm with the records it feeds back and a reason,
@@ -461,17 +434,12 @@ def confirm_replay(
         return None
     waiting = {name: operations.replayable(name) for name in {p for p, _ in groups}}
     context = {
-        **model_admin.admin_site.each_context(request),
-        "title": "Replay set-aside records",
-        "subtitle": None,
-        "opts": model_admin.opts,
         "groups": [(p, r, waiting[p].get(r, 0)) for p, r in groups],
         "hidden": hidden,
         "form": form,
         "cancel_url": cancel,
     }
-    request.current_app = model_admin.admin_site.name
-    return TemplateResponse(request, REPLAY_TEMPLATE, context)
+    return admin_page(model_admin, request, REPLAY_TEMPLATE, "Replay set-aside records", context)
 
 
 def _groups(queryset: QuerySet[Any]) -> list[tuple[str, str]]:
@@ -636,16 +604,8 @@ class ImportRunAdmin(ReadOnlyAdmin):
                 return HttpResponseRedirect(change)
         else:
             form = ImportForm(initial={"pipeline": request.GET.get("pipeline", "")})
-        context = {
-            **self.admin_site.each_context(request),
-            "title": "Import a file",
-            "subtitle": None,
-            "opts": self.opts,
-            "form": form,
-            **(extra_context or {}),
-        }
-        request.current_app = self.admin_site.name
-        return TemplateResponse(request, IMPORT_TEMPLATE, context)
+        context = {"form": form, **(extra_context or {})}
+        return admin_page(self, request, IMPORT_TEMPLATE, "Import a file", context)
 
     def _start(self, request: HttpRequest, form: ImportForm) -> ImportRun | None:
         data = form.cleaned_data

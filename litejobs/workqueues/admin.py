@@ -22,12 +22,18 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.db.models import F, Model
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
-from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
-from ..admin.base import ReadOnlyAdmin, field_display, once_per, refused, refused_error
+from ..admin.base import (
+    ReadOnlyAdmin,
+    admin_page,
+    field_display,
+    once_per,
+    refused,
+    refused_error,
+)
 from ..core import clock, times
 from ..core.enums import FINISHED_ITEM, LIVE_ITEM, WorkItemState
 from ..core.registry import Registry
@@ -230,16 +236,8 @@ class WorkItemAdmin(ReadOnlyAdmin):
                     "lease": lease_text(queue.claim_lease),
                 }
             )
-        context = {
-            **self.admin_site.each_context(request),
-            "title": "Work queues",
-            "subtitle": None,
-            "opts": self.opts,
-            "rows": rows,
-            **(extra_context or {}),
-        }
-        request.current_app = self.admin_site.name
-        return TemplateResponse(request, INDEX_TEMPLATE, context)
+        context = {"rows": rows, **(extra_context or {})}
+        return admin_page(self, request, INDEX_TEMPLATE, "Work queues", context)
 
     def _queue_url(self, name: str, **params: Any) -> str:
         url = reverse(
@@ -312,10 +310,6 @@ class WorkItemAdmin(ReadOnlyAdmin):
             )
         base = {"view": view, "tenant": tenant, "per_page": per_page}
         context = {
-            **self.admin_site.each_context(request),
-            "title": f"Work queue: {queue.label}",
-            "subtitle": None,
-            "opts": self.opts,
             "queue": queue,
             "model_label": model._meta.verbose_name,
             "resolution_labels": dict(queue.resolutions),
@@ -349,8 +343,7 @@ class WorkItemAdmin(ReadOnlyAdmin):
                 action for offer in money_actions.values() for action in offer(queue, request)
             ],
         }
-        request.current_app = self.admin_site.name
-        return TemplateResponse(request, QUEUE_TEMPLATE, context)
+        return admin_page(self, request, QUEUE_TEMPLATE, f"Work queue: {queue.label}", context)
 
     def _act(self, request: HttpRequest, queue: queues.WorkQueue) -> HttpResponse:
         post = request.POST
