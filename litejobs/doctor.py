@@ -1,10 +1,9 @@
 """``manage.py litejobs doctor``: everything that needs an operator, from every feature.
 
-Each feature answers its own ``problems(...)`` as ``Problem`` values — jobs (dead jobs, lapsed
-leases, jobs no worker can run), queues (backlogs, queues no worker serves, paused queues),
-schedules (overdue, no scheduler, disabled ones), the outbox (a backlog), webhooks
-(endpoints litejobs disabled) and ingest pipelines (a backlog, a buffer over capacity, an
-import whose job stopped). ``diagnose`` gathers them; notes are worth knowing, not wrong.
+Each feature answers its own problems as ``Problem`` values, and names the runbook section of
+each code (its ``Feature.problems`` and ``runbooks``, in its ``feature.py``: see
+``litejobs.core.features``). ``diagnose`` gathers them in the features' order, once the
+database answers; notes are worth knowing, not wrong.
 """
 
 from __future__ import annotations
@@ -14,43 +13,33 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from .conf import settings
-from .core import clock
+from .core import clock, features
 from .core.diagnostics import Problem
-from .ingest import health as ingest_health
-from .jobs import operations as job_operations
-from .jobs import queues
-from .outbox import operations as outbox_operations
+from .core.features import Checkup
 from .runtime.startup import database_checks
-from .scheduling import health
-from .webhooks import endpoints
 
 #: The runbook section (in docs/operating/runbooks.md) that says what to do about each code.
 RUNBOOK_PAGE = "operating/runbooks/"
+#: The runbook sections of doctor's own codes (each feature names those of its problems).
 RUNBOOKS = {
     "database-unreachable": "the-database-restarts-or-is-unreachable",
     "migrations-unapplied": "deploying",
-    "held-for-operator": "a-steps-outcome-is-unknown-held-for-operator",
-    "dead-jobs": "dead-jobs",
-    "lease-lapsed": "a-worker-was-killed-oom-sigkill-host-lost",
-    "unknown-job": "deploying",
-    "ready-backlog": "a-queue-is-backing-up",
-    "no-worker": "a-queue-is-backing-up",
-    "queue-paused": "stop-a-queue-during-an-incident",
-    "overdue-schedule": "a-schedule-did-not-run-overdue-schedule-no-scheduler",
-    "no-scheduler": "a-schedule-did-not-run-overdue-schedule-no-scheduler",
-    "outbox-backlog": "the-outbox-backs-up-outbox-backlog",
-    "webhook-disabled": "a-webhook-endpoint-was-disabled-webhook-disabled",
-    "ingest-backlog": "an-ingest-pipeline-backs-up-ingest-backlog-ingest-over-capacity-ingest-"
-    "import-stopped",
 }
-RUNBOOKS["ingest-over-capacity"] = RUNBOOKS["ingest-import-stopped"] = RUNBOOKS["ingest-backlog"]
 #: The database check ids (litejobs.E042, E043) as doctor's problem codes.
 DATABASE_CODES = {"litejobs.E042": "database-unreachable", "litejobs.E043": "migrations-unapplied"}
 
 
+def runbooks() -> dict[str, str]:
+    """Every code ``doctor`` answers -> its section's anchor in docs/operating/runbooks.md."""
+    found = dict(RUNBOOKS)
+    for feature in features.installed():
+        found.update(feature.runbooks)
+    return found
+
+
 def runbook(code: str) -> str:
     """Where the documentation says what to do about a problem ``code`` ("" if nowhere)."""
-    anchor = RUNBOOKS.get(code)
+    anchor = runbooks().get(code)
     return f"{RUNBOOK_PAGE}#{anchor}" if anchor else ""
 
 
@@ -80,34 +69,26 @@ class Diagnosis:
 
 
 def diagnose(*, max_ready_age: timedelta, now: datetime | None = None) -> Diagnosis:
-    """Look for what needs an operator: jobs held for an operator (``held-for-operator``),
-        recent dead jobs, lapsed leases, backlogs, no worker,
-        jobs waiting for a worker whose code can run them (``unknown-job``), overdue schedules
-        (``overdue-schedule``), active schedules no scheduler plans (``no-scheduler``), an outbox
-        backlog older than ``max_ready_age`` (``outbox-backlog``) and webhook endpoints litejobs
-        disabled after failures (``webhook-disabled``), an ingest buffer that waits too long or
-    holds more than its capacity (``ingest-backlog``, ``ingest-over-capacity``) and a stopped
-    file import (``ingest-import-stopped``). Leases are judged on the database's clock,
-        as the workers judge them.
+    """Look for what needs an operator: every feature's problems, in the features' order,
+    judged at ``now`` with ``max_ready_age`` as the longest wait of due work (a backlog
+    beyond it). Leases are judged on the database's clock, as the workers judge them.
 
-        First of all the database must answer (``database-unreachable``) with every litejobs
-        migration applied (``migrations-unapplied``); when it does not, only that is reported.
+    First of all the database must answer (``database-unreachable``) with every litejobs
+    migration applied (``migrations-unapplied``); when it does not, only that is reported.
 
-        Paused queues and disabled schedules are not problems (an operator switched them off on
-        purpose) but are noted with their reason, as a forgotten switch keeps work from running.
+    Paused queues and disabled schedules are not problems (an operator switched them off on
+    purpose) but are noted with their reason, as a forgotten switch keeps work from running.
     """
     now = now or clock.now()
     unusable = database_problems()
     if unusable:
         return Diagnosis(now, unusable)
-    lease_now = clock.database_now(settings.DATABASE)
+    checkup = Checkup(now, clock.database_now(settings.DATABASE), max_ready_age)
     found = [
-        *job_operations.problems(now=now, lease_now=lease_now),
-        *queues.problems(now=now, lease_now=lease_now, max_ready_age=max_ready_age),
-        *health.problems(now),
-        *outbox_operations.problems(now=now, max_age=max_ready_age),
-        *endpoints.problems(),
-        *ingest_health.problems(now=now, max_age=max_ready_age),
+        problem
+        for feature in features.installed()
+        if feature.problems is not None
+        for problem in feature.problems(checkup)
     ]
     noted = [problem for problem in found if problem.is_note]
     return Diagnosis(

@@ -10,9 +10,10 @@ from typing import Any, TypeVar
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
-from django.db.models import DateTimeField, Model
+from django.db.models import DateTimeField, Model, Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.http.response import HttpResponseBase
+from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
 from django.utils.html import format_html
 
@@ -136,6 +137,29 @@ class AdminPages(admin.ModelAdmin):
         ]
 
 
+def admin_page(
+    model_admin: admin.ModelAdmin[Any],
+    request: HttpRequest,
+    template: str,
+    title: str,
+    context: dict[str, Any],
+    *,
+    status: int = 200,
+) -> TemplateResponse:
+    """A page of litejobs' own under ``model_admin``, in the admin's chrome: the site's
+    context, ``title`` and the model's ``opts``, then ``context``; its links reverse in the
+    admin site's own namespace."""
+    request.current_app = model_admin.admin_site.name
+    shown = {
+        **model_admin.admin_site.each_context(request),
+        "title": title,
+        "subtitle": None,
+        "opts": model_admin.opts,
+        **context,
+    }
+    return TemplateResponse(request, template, shown, status=status)
+
+
 def _instant_column(model: type[Model], name: str, ago: bool) -> Callable[[Any], str]:
     """A column (or read-only field) showing the instant field ``name`` as ``instant_html``
     writes it; named as the field, so its cell keeps the field's CSS class."""
@@ -182,6 +206,54 @@ class RecordInline(NoHandEdits, admin.TabularInline):
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         """Whoever may view the parent row may read its records."""
         return request.user.has_perm(self.parent_view_permission)
+
+
+class ChoiceFilter(admin.SimpleListFilter):
+    """A list filter of a few options, each keeping the rows ``rows`` answers: a table rather
+    than a ``lookups`` and a ``queryset`` written again for each filter."""
+
+    def options(self, request: HttpRequest) -> list[tuple[str, str]]:
+        """(value, label) of each option, in the order shown."""
+        raise NotImplementedError
+
+    def rows(self, value: str) -> Q:
+        """The rows the option ``value`` keeps (all of them for a value it does not know)."""
+        raise NotImplementedError
+
+    def lookups(
+        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
+    ) -> list[tuple[str, str]]:
+        """The options."""
+        return self.options(request)
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+        """The rows of the selected option (every row when none is)."""
+        value = self.value()
+        return queryset.filter(self.rows(str(value))) if value else queryset
+
+
+class NamedFilter(ChoiceFilter):
+    """A filter by one field's value among declared names (``names``), plus the one selected
+    (a name no longer declared still filters): the choices come from declarations, never from
+    a DISTINCT over the table."""
+
+    #: The field whose value the filter matches.
+    field = ""
+
+    def names(self, request: HttpRequest) -> Iterable[str]:
+        """The declared names this user may pick."""
+        raise NotImplementedError
+
+    def options(self, request: HttpRequest) -> list[tuple[str, str]]:
+        """The declared names, sorted, with the selected one among them."""
+        names = set(self.names(request))
+        if self.value():
+            names.add(str(self.value()))
+        return [(name, name) for name in sorted(names)]
+
+    def rows(self, value: str) -> Q:
+        """The rows whose field holds ``value``."""
+        return Q(**{self.field: value})
 
 
 def field_display(
@@ -283,9 +355,12 @@ def report(
 __all__ = [
     "ACTION_LIMIT",
     "AdminPages",
+    "ChoiceFilter",
+    "NamedFilter",
     "ReadOnlyAdmin",
     "RecordInline",
     "acted_by",
+    "admin_page",
     "duration_display",
     "field_display",
     "form_refused",

@@ -24,8 +24,10 @@ from ..core import clock, times
 from ..core.diagnostics import Problem
 from ..core.durations import format_age
 from ..core.enums import JobState, MinuteOutcome
+from ..core.remedies import Seen
 from ..doctor import diagnose
 from ..jobs import minutes, queues
+from ..jobs.remedies import RESUMED
 from ..live.watcher import websocket_path
 from ..models import Job, Worker
 from . import charts, problems
@@ -107,7 +109,7 @@ def dashboard(site_name: str, user: Any) -> dict[str, Any]:
     now = clock.now()
     jobs_url = reverse(f"{site_name}:litejobs_job_changelist")
     rows = _queues(now, jobs_url)
-    seen = problems.Seen(
+    seen = Seen(
         user=user,
         site=site_name,
         jobs_url=lambda problem: _problem_jobs(problem, jobs_url),
@@ -124,7 +126,7 @@ def dashboard(site_name: str, user: Any) -> dict[str, Any]:
         "workers": _workers(site_name, user),
         "problems": _problems(now, seen),
         "may_resume": user.has_perm("litejobs.change_queuestate"),
-        "resumed": problems.RESUMED,
+        "resumed": RESUMED,
         "queues_url": reverse(f"{site_name}:litejobs_queuestate_changelist"),
         "refresh_seconds": REFRESH_SECONDS,
         "live_path": websocket_path(),
@@ -252,7 +254,7 @@ def _workers(site_name: str, user: Any) -> list[dict[str, Any]]:
     ]
 
 
-def _problems(now: datetime, seen: problems.Seen) -> list[problems.Remedy]:
+def _problems(now: datetime, seen: Seen) -> list[problems.Remedy]:
     """``doctor``'s problems, then its notes, each in the dashboard's words with its actions."""
     diagnosis = diagnose(max_ready_age=MAX_READY_AGE, now=now)
     return [problems.worded(problem, seen) for problem in (*diagnosis.problems, *diagnosis.noted)]

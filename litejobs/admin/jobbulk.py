@@ -15,14 +15,13 @@ from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
-from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
 from ..core.enums import OperatorVerb
 from ..exceptions import InvalidInput, LitejobsError
 from ..jobs import filtered
 from ..jobs.filtered import JobFilter
-from .base import ReadOnlyAdmin, acted_by, refused_error
+from .base import ReadOnlyAdmin, acted_by, admin_page, refused_error
 from .jobfilters import AFTER, BEFORE, IDS, NAME, QUEUE, STATE, check_state, parse_ids
 
 BULK_TEMPLATE = "admin/litejobs/job/bulk.html"
@@ -158,18 +157,14 @@ class BulkOverFilterAdmin(ReadOnlyAdmin):
         else:
             form = JobBulkForm(initial={**(again or {}), "seen": seen.seen})
         context = {
-            **self.admin_site.each_context(request),
-            "title": "Act on every job matching the filter",
-            "subtitle": None,
-            "opts": self.opts,
             "form": form,
             "described": _described(found),
             "matching": f"{seen.count}+" if seen.capped else str(seen.count),
             "matching_count": seen.count,
             "back": back,
         }
-        request.current_app = self.admin_site.name
-        return TemplateResponse(request, BULK_TEMPLATE, context)
+        title = "Act on every job matching the filter"
+        return admin_page(self, request, BULK_TEMPLATE, title, context)
 
     def _apply(self, request: HttpRequest, found: JobFilter, data: dict[str, Any]) -> None:
         """``filtered.bulk`` on the jobs the form's preview saw, and what it did in words."""

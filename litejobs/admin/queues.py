@@ -14,14 +14,13 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from ..core.durations import format_age
 from ..exceptions import LitejobsError
 from ..jobs import queues
 from ..models import QueueState
-from .base import ReadOnlyAdmin, acted_by, refused_error
+from .base import ReadOnlyAdmin, acted_by, admin_page, refused_error
 from .joblisting import listing_url
 
 
@@ -89,10 +88,6 @@ class QueueStateAdmin(ReadOnlyAdmin):
             for summary in summaries
         ]
         context = {
-            **self.admin_site.each_context(request),
-            "title": "Queues",
-            "subtitle": None,
-            "opts": self.opts,
             "app_label": self.opts.app_label,
             "states": [state.label for state in queues.OVERVIEW_STATES],
             "rows": rows,
@@ -100,8 +95,7 @@ class QueueStateAdmin(ReadOnlyAdmin):
             "can_operate": self.has_operate_permission(request),
             **(extra_context or {}),
         }
-        request.current_app = self.admin_site.name
-        return TemplateResponse(request, self.overview_template, context)
+        return admin_page(self, request, self.overview_template, "Queues", context)
 
     def _apply(self, request: HttpRequest, form: QueueActionForm) -> None:
         if not form.is_valid():

@@ -11,8 +11,9 @@ from django.contrib import admin
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.db.models import Model
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.template.response import TemplateResponse
 from django.urls import reverse
+
+from .base import admin_page
 
 REASON_TEMPLATE = "admin/litejobs/reason_form.html"
 
@@ -48,18 +49,8 @@ def ask_reason(
             return None
     else:
         form = ReasonForm()
-    context = {
-        **model_admin.admin_site.each_context(request),
-        "title": title,
-        "subtitle": None,
-        "intro": intro,
-        "objects": objects,
-        "opts": model_admin.opts,
-        "form": form,
-        "hidden": hidden,
-    }
-    request.current_app = model_admin.admin_site.name
-    return TemplateResponse(request, REASON_TEMPLATE, context)
+    context = {"intro": intro, "objects": objects, "form": form, "hidden": hidden}
+    return admin_page(model_admin, request, REASON_TEMPLATE, title, context)
 
 
 def selected_hidden(action: str, objects: Iterable[Any]) -> list[tuple[str, str]]:

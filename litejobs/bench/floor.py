@@ -245,7 +245,24 @@ def _noop() -> None:
     """The floor's job body."""
 
 
-class Drain:
+class Floor:
+    """A floor's part in a bench child (``children.Runtime``): it runs until done or stopped;
+    what it measured is none of litejobs' counts (a floor that measures says so)."""
+
+    def __init__(self) -> None:
+        self._stopping = threading.Event()
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    def count(self) -> int:
+        return 0
+
+    def report(self) -> Any:
+        return None
+
+
+class Drain(Floor):
     """W3's floor: ``threads`` connections, each running one transaction per job.
 
     Claim a row with ``FOR UPDATE SKIP LOCKED``, run the no-op, mark it done, commit; until no
@@ -253,8 +270,8 @@ class Drain:
     """
 
     def __init__(self, params: dict[str, Any], threads: int) -> None:
+        super().__init__()
         self.connections = [connect(params) for _ in range(threads)]
-        self._stopping = threading.Event()
 
     def run(self) -> None:
         threads = [threading.Thread(target=self._drain, args=(c,)) for c in self.connections]
@@ -270,19 +287,18 @@ class Drain:
                     row = conn.execute(CLAIM).fetchone()
                     if row is None:
                         return
-                    _noop()
-                    conn.execute(FINISH, row)
+                    self._claimed(conn, row)
+                self._after_claim(conn, row)
         finally:
             conn.close()
 
-    def stop(self) -> None:
-        self._stopping.set()
+    def _claimed(self, conn: psycopg.Connection, row: Any) -> None:
+        """In the claim's transaction: run the job and mark it done."""
+        _noop()
+        conn.execute(FINISH, row)
 
-    def count(self) -> int:
-        return 0
-
-    def report(self) -> None:
-        return None
+    def _after_claim(self, conn: psycopg.Connection, row: Any) -> None:
+        """After the claim's commit: nothing (W3's job is done in its claim's transaction)."""
 
 
 class StepsDrain(Drain):
@@ -292,32 +308,28 @@ class StepsDrain(Drain):
         super().__init__(params, threads)
         self.steps = steps
 
-    def _drain(self, conn: psycopg.Connection) -> None:
-        try:
-            while not self._stopping.is_set():
-                with conn.transaction():
-                    row = conn.execute(CLAIM).fetchone()
-                    if row is None:
-                        return
-                    conn.execute(START, row)
-                for number in range(self.steps):
-                    with conn.transaction():
-                        _noop()
-                        conn.execute(RECORD_STEP, (row[0], f"step-{number}"))
-                with conn.transaction():
-                    conn.execute(FINISH, row)
-        finally:
-            conn.close()
+    def _claimed(self, conn: psycopg.Connection, row: Any) -> None:
+        """In the claim's transaction: mark it started."""
+        conn.execute(START, row)
+
+    def _after_claim(self, conn: psycopg.Connection, row: Any) -> None:
+        """Each step in a transaction of its own, then the job done in another."""
+        for number in range(self.steps):
+            with conn.transaction():
+                _noop()
+                conn.execute(RECORD_STEP, (row[0], f"step-{number}"))
+        with conn.transaction():
+            conn.execute(FINISH, row)
 
 
-class Listen:
+class Listen(Floor):
     """W4's floor: a connection waiting on LISTEN; records each NOTIFY's delay in ms."""
 
     def __init__(self, params: dict[str, Any]) -> None:
+        super().__init__()
         self.conn = connect(params)
         self.conn.execute(f"LISTEN {CHANNEL}")
         self.latencies: list[float] = []
-        self._stopping = threading.Event()
 
     def run(self) -> None:
         try:
@@ -328,9 +340,6 @@ class Listen:
         finally:
             self.conn.close()
 
-    def stop(self) -> None:
-        self._stopping.set()
-
     def count(self) -> int:
         return len(self.latencies)
 
@@ -338,14 +347,14 @@ class Listen:
         return self.latencies
 
 
-class Idle:
+class Idle(Floor):
     """W5's floor: a connection waiting on LISTEN that looks for work once per heartbeat."""
 
     def __init__(self, params: dict[str, Any], heartbeat: float) -> None:
+        super().__init__()
         self.conn = connect(params)
         self.conn.execute(f"LISTEN {CHANNEL}")
         self.heartbeat = heartbeat
-        self._stopping = threading.Event()
 
     def run(self) -> None:
         try:
@@ -359,12 +368,3 @@ class Idle:
                     pass
         finally:
             self.conn.close()
-
-    def stop(self) -> None:
-        self._stopping.set()
-
-    def count(self) -> int:
-        return 0
-
-    def report(self) -> None:
-        return None

@@ -108,15 +108,7 @@ class Report:
     memory: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "environment": self.environment,
-            "settings": self.settings,
-            "parameters": self.parameters,
-            "floors": self.floors,
-            "durability": self.durability,
-            "memory": self.memory,
-            "rows": [row.as_dict() for row in self.rows],
-        }
+        return {**asdict(self), "rows": [row.as_dict() for row in self.rows]}
 
     def render(self) -> str:
         env, params = self.environment, self.parameters

@@ -350,6 +350,22 @@ class Bench:
                 )
             )
 
+    def _add_growth(
+        self, workload: str, whose: str, litejobs: dict[str, Stats], checkpoint: str
+    ) -> None:
+        """The memory rows of a soak: each RSS figure at the end beside itself at the
+        checkpoint (``checkpoint``: how far the soak was, ``"5,000 jobs"``)."""
+        for figure, what in (("peak RSS", "peak RSS"), ("RSS", "resident set")):
+            self._add(
+                workload,
+                f"{whose} {what} at the end",
+                {figure: litejobs[figure]},
+                {figure: litejobs[f"{figure} at checkpoint"]},
+                [(figure, "MB", LOWER, "<= 1.05x (growth <= 5 %)")],
+                kind=f"at {checkpoint}",
+                cpu=False,
+            )
+
     # Workloads ---------------------------------------------------------------------------
 
     def w1(self) -> None:
@@ -479,16 +495,7 @@ class Bench:
         litejobs, floor_stats = self._compare("W6", once)
         variant = f"{count:,} jobs, {SOAK_PROCESSES} worker processes x 1 thread"
         self._add("W6", variant, litejobs, floor_stats, [("drain rate", "jobs/s", HIGHER, "")])
-        for figure, what in (("peak RSS", "peak RSS"), ("RSS", "resident set")):
-            self._add(
-                "W6",
-                f"{variant}: the largest worker {what} at the end",
-                {figure: litejobs[figure]},
-                {figure: litejobs[f"{figure} at checkpoint"]},
-                [(figure, "MB", LOWER, "<= 1.05x (growth <= 5 %)")],
-                kind=f"at {checkpoint:,} jobs",
-                cpu=False,
-            )
+        self._add_growth("W6", f"{variant}: the largest worker", litejobs, f"{checkpoint:,} jobs")
 
     def w10(self) -> None:
         """W10: an idle worker; how late a delayed job's body starts after its run_at."""
@@ -626,16 +633,7 @@ class Bench:
             f"row), pages of {PAGE:,} rows, one worker"
         )
         self._add("W11", variant, litejobs, floor_stats, [("rate", "records/s", HIGHER, ">= 0.3x")])
-        for figure, what in (("peak RSS", "peak RSS"), ("RSS", "resident set")):
-            self._add(
-                "W11",
-                f"{variant}: the worker's {what} at the end",
-                {figure: litejobs[figure]},
-                {figure: litejobs[f"{figure} at checkpoint"]},
-                [(figure, "MB", LOWER, "<= 1.05x (growth <= 5 %)")],
-                kind=f"at {checkpoint:,} rows",
-                cpu=False,
-            )
+        self._add_growth("W11", f"{variant}: the worker's", litejobs, f"{checkpoint:,} rows")
 
     def w11f(self) -> None:
         """W11F: records buffered through one ``feed()`` call, beside one COPY of the same

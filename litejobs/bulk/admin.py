@@ -14,12 +14,11 @@ from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
-from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
 from .. import bulk
-from ..admin.base import ReadOnlyAdmin, once_per
+from ..admin.base import ReadOnlyAdmin, admin_page, once_per
 from ..models import BulkAction, BulkConfirmationAttempt, BulkItemState
 from ..workqueues.pages import row_url
 from .errors import BulkActionNotFound
@@ -132,10 +131,6 @@ class BulkActionAdmin(PreviewPages, _ByActionAdmin):
             Q(bulk_action=record) | Q(confirmation=record.confirmation)
         ).order_by("at", "id")
         context = {
-            **self.admin_site.each_context(request),
-            "title": f"Bulk action #{record.pk}: {declared.label if declared else record.action}",
-            "subtitle": None,
-            "opts": self.opts,
             "original": record,
             "record": record,
             "declared": declared,
@@ -159,8 +154,8 @@ class BulkActionAdmin(PreviewPages, _ByActionAdmin):
             "has_view_permission": True,
             **(extra_context or {}),
         }
-        request.current_app = self.admin_site.name
-        return TemplateResponse(request, DETAIL_TEMPLATE, context)
+        title = f"Bulk action #{record.pk}: {declared.label if declared else record.action}"
+        return admin_page(self, request, DETAIL_TEMPLATE, title, context)
 
 
 @admin.register(BulkConfirmationAttempt)

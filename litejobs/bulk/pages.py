@@ -23,13 +23,12 @@ from django.http import (
     HttpResponseNotAllowed,
     HttpResponseRedirect,
 )
-from django.template.response import TemplateResponse
 from django.urls import URLPattern, reverse
 from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_post_parameters
 
 from .. import bulk
-from ..admin.base import ReadOnlyAdmin, refused_error
+from ..admin.base import ReadOnlyAdmin, admin_page, refused_error
 from ..exceptions import InvalidInput, LitejobsError
 from ..models import BulkAction, BulkActionItem
 from ..workqueues import declarations as queues
@@ -236,10 +235,6 @@ class PreviewPages(ReadOnlyAdmin):
         devices = bulk.devices_for(request.user) if made is not None else []
         message, code = told or ((error.args[0], error.code) if error else ("", ""))
         context = {
-            **self.admin_site.each_context(request),
-            "title": f"Preview: {action.label}",
-            "subtitle": None,
-            "opts": self.opts,
             "action": action,
             "queue": action.queue(),
             "model_label": action.queue().model._meta.verbose_name,
@@ -253,8 +248,8 @@ class PreviewPages(ReadOnlyAdmin):
             "error_code": code,
             "refused": error is not None and made is None,
         }
-        request.current_app = self.admin_site.name
-        return TemplateResponse(request, PREVIEW_TEMPLATE, context, status=status)
+        title = f"Preview: {action.label}"
+        return admin_page(self, request, PREVIEW_TEMPLATE, title, context, status=status)
 
     def _preview_context(self, action: bulk.BulkMoneyAction, made: bulk.Preview) -> dict[str, Any]:
         """The lines, the totals row per currency (count and sum), and the button's words,

@@ -1,4 +1,7 @@
-"""Verbs of ``manage.py litejobs``: each module here defines ``register(subparsers)``.
+"""Verbs of ``manage.py litejobs``: each module here defines ``register(subparsers)``, and so
+does each feature's verbs module (its ``Feature.verbs``, such as ``litejobs.reports.cli``).
+This package holds what every verb shares and the job queue's own verbs, ``doctor`` and
+``purge``.
 
 A verb's handler is ``handler(command, options) -> int`` (the exit code); it prints through
 ``command.stdout`` and honours ``--json``. Exit codes: 0 done, 1 refused (a litejobs error,
@@ -21,6 +24,7 @@ import psycopg
 from django.db import DatabaseError, OperationalError
 
 from ..conf import settings
+from ..core import features
 from ..exceptions import DatabaseUnreachable, LitejobsError, MigrationsUnapplied
 from ..runtime.startup import database_checks
 
@@ -45,9 +49,12 @@ CHECKS_FAILED = "checks-failed"
 
 
 def register_all(subparsers: Subparsers) -> None:
-    """Let every verb module in this package add its subcommands."""
-    for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
-        importlib.import_module(f"{__name__}.{module}").register(subparsers)
+    """Let every verb module add its subcommands: this package's, and each feature's, in the
+    order of their names (a feature's is its name)."""
+    modules = {name: f"{__name__}.{name}" for _, name, _ in pkgutil.iter_modules(__path__)}
+    modules.update((f.name, f.verbs) for f in features.installed() if f.verbs)
+    for _, module in sorted(modules.items()):
+        importlib.import_module(module).register(subparsers)
 
 
 def common_options(parser: ArgumentParser) -> list[Action]:

@@ -25,6 +25,17 @@ def dumps(value: Any) -> str:
     return _ENCODER.encode(value)
 
 
+def round_trip(value: Any) -> str | None:
+    """``value`` as JSON text (``dumps``), or None when it is no JSON value that reads back as
+    itself: a tuple comes back a list, a dict's number keys come back text, and a date, a
+    Decimal or a model instance does not encode at all."""
+    try:
+        text = dumps(value)
+        return text if json.loads(text) == value else None
+    except (TypeError, ValueError):
+        return None
+
+
 def encode_payload(job_name: str, payload: Mapping[str, Any], max_bytes: int) -> str:
     """The payload as JSON text, or ``InvalidInput`` naming the argument that does not round-trip.
 
@@ -46,11 +57,7 @@ def encode_payload(job_name: str, payload: Mapping[str, Any], max_bytes: int) ->
         return _within_limit(job_name, text, max_bytes)
     # Something does not round-trip: find the argument to name it.
     for name, value in payload.items():
-        try:
-            same = json.loads(dumps(value)) == value
-        except (TypeError, ValueError):
-            same = False
-        if not same:
+        if round_trip(value) is None:
             raise InvalidInput(
                 f"Argument {name!r} of job {job_name!r} is a {type(value).__name__}, which does "
                 "not round-trip through JSON. Pass plain JSON values (str, int, float, bool, "

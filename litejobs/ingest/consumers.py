@@ -41,7 +41,7 @@ from django.db import connections, transaction
 
 from ..conf import settings
 from ..core import clock
-from ..core.payloads import dumps
+from ..core.payloads import round_trip
 from ..core.registry import Registry
 from ..exceptions import DeclarationError
 from ..jobs import catalog
@@ -244,12 +244,8 @@ def _kind(value: Any) -> str:
 def _json(consumer: Consumer, value: Any) -> str:
     """The position as JSON text, if it reads back as the same value (a tuple would come back a
     list, a dict's number keys as text)."""
-    try:
-        text = dumps(value)
-        same = json.loads(text) == value
-    except (TypeError, ValueError):
-        same = False
-    if not same:
+    text = round_trip(value)
+    if text is None:
         raise _refused(
             consumer,
             f"its next position, {_kind(value)}, is not a JSON value that reads back the same; "

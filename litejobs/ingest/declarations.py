@@ -351,14 +351,8 @@ D = TypeVar("D", bound=Declaration)
 
 #: The declared pipelines by name.
 pipelines: Registry[Declaration] = Registry("pipeline", duplicate=_duplicate, missing=_missing)
+#: Every installed app's ``pipelines.py``: ``autodiscover`` imports them, keeping refused
+#: declarations, which ``declaration_errors`` answers as (module, error).
 discovery = Discovery("pipelines")
-
-
-def autodiscover() -> None:
-    """Import every installed app's ``pipelines.py``, keeping refused declarations."""
-    discovery.run()
-
-
-def declaration_errors() -> list[tuple[str, Exception]]:
-    """The declarations autodiscovery refused, as (module, error)."""
-    return discovery.errors()
+autodiscover = discovery.run
+declaration_errors = discovery.errors

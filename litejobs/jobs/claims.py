@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any, NotRequired, TypedDict, Unpack, cast
 
 from ..core.clock import lease_instant
 from ..sql.cursors import Cursor, fetch_all, fetch_one, run_query
@@ -77,21 +77,25 @@ class ClaimedJob:
         )
 
 
-def _claim_params(
-    owner: str,
-    queues: Sequence[str],
-    limit: int,
-    now: datetime,
-    lease: timedelta,
-    avoid: Sequence[int],
-) -> dict[str, Any]:
+class Ask(TypedDict):
+    """What both claim statements are asked: for ``owner``, up to ``limit`` jobs of
+    ``queues`` (empty: every queue) due at ``now``, each leased for ``lease`` from the
+    database's clock, leaving the jobs whose ids are in ``avoid`` to other workers."""
+
+    owner: str
+    queues: Sequence[str]
+    limit: int
+    now: datetime
+    lease: timedelta
+    avoid: NotRequired[Sequence[int]]
+
+
+def _claim_params(ask: Ask) -> dict[str, Any]:
+    queues = ask["queues"]
     return {
-        "owner": owner,
+        **ask,
         "queues": list(queues) if queues else None,
-        "limit": limit,
-        "now": now,
-        "lease": lease,
-        "avoid": list(avoid),
+        "avoid": list(ask.get("avoid", ())),
         "db_now": lease_instant(),
     }
 
@@ -104,42 +108,23 @@ class Claim:
     limited_due: bool
 
 
-def claim(
-    cursor: Cursor,
-    *,
-    owner: str,
-    queues: Sequence[str],
-    limit: int,
-    now: datetime,
-    lease: timedelta,
-    avoid: Sequence[int] = (),
-) -> Claim:
-    """Claim up to ``limit`` due jobs without a concurrency limit (commits with the cursor).
+def claim(cursor: Cursor, **ask: Unpack[Ask]) -> Claim:
+    """Claim due jobs without a concurrency limit, as ``ask`` says (commits with the cursor).
 
-    ``now`` decides which jobs are due; each lease runs ``lease`` from the database's clock.
     The answer also says whether concurrency-limited jobs are due, so the (locking) limited
     claim runs only when it has something to take, and every worker takes every kind of job.
-    Jobs whose ids are in ``avoid`` are left to other workers.
     """
-    run_query(cursor, "claim", _claim_params(owner, queues, limit, now, lease, avoid))
+    run_query(cursor, "claim", _claim_params(ask))
     answered = fetch_all(cursor)
     jobs = [ClaimedJob.from_row(found) for found in answered if found["id"] is not None]
     return Claim(jobs, limited_due=len(jobs) < len(answered))
 
 
-def claim_limited(
-    cursor: Cursor,
-    *,
-    owner: str,
-    queues: Sequence[str],
-    limit: int,
-    now: datetime,
-    lease: timedelta,
-    avoid: Sequence[int] = (),
-) -> list[ClaimedJob]:
-    """Claim due concurrency-limited jobs; call in a transaction (the lock holds until its end)."""
+def claim_limited(cursor: Cursor, **ask: Unpack[Ask]) -> list[ClaimedJob]:
+    """Claim due concurrency-limited jobs, as ``ask`` says; call in a transaction (the lock
+    holds until its end)."""
     run_query(cursor, "lock_limited_claims", {"lock_id": LIMITED_CLAIM_LOCK})
-    run_query(cursor, "claim_limited", _claim_params(owner, queues, limit, now, lease, avoid))
+    run_query(cursor, "claim_limited", _claim_params(ask))
     return [replace(ClaimedJob.from_row(found), limited=True) for found in fetch_all(cursor)]
 
 

@@ -24,7 +24,7 @@ from ..conf import settings
 from ..core import clock, otel
 from ..core.durations import parse_duration
 from ..core.enums import StepKind, StepState
-from ..core.payloads import Scrubber, dumps
+from ..core.payloads import Scrubber, dumps, round_trip
 from ..exceptions import (
     InvalidInput,
     StaleFence,
@@ -413,12 +413,8 @@ class Steps:
 
 
 def _output_json(name: str, value: Any) -> str:
-    try:
-        text = dumps(value)
-        round_trips = json.loads(text) == value
-    except (TypeError, ValueError):
-        round_trips = False
-    if not round_trips:
+    text = round_trip(value)
+    if text is None:
         raise StepUsageError(
             f"Step {name!r} returned a {type(value).__name__}, which does not round-trip "
             "through JSON; return plain JSON values (ids, strings, numbers, lists, dicts).",

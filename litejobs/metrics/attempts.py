@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 
-#: The ``job`` label of every name that is not declared.
-OTHER = "other"
+from ..jobs import minutes
+from ..jobs.metrics import OTHER, declared_names
+
+__all__ = ["OTHER", "Tally", "counted_tallies", "declared_names", "families", "fold"]
 
 #: The default upper bounds (seconds) of the duration histogram's buckets.
 BOUNDS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 1800.0)
@@ -54,6 +56,15 @@ class _Totals:
             self.buckets.extend([0] * (width - len(self.buckets)))
         for index, value in enumerate(tally.buckets[:width]):
             self.buckets[index] += value
+
+
+def counted_tallies() -> list[Tally]:
+    """The attempts the settling statements counted (the per-minute job counters, with the
+    totals carried past their retention): the collector's source of tallies by default."""
+    return [
+        Tally(total.name, total.outcome, total.count, total.duration_sum, total.buckets)
+        for total in minutes.started_totals()
+    ]
 
 
 def fold(

@@ -15,6 +15,7 @@ from ..core.enums import (
     JobState,
     sql_list,
 )
+from .triggers import after_update, fence_never_decreases, notify_per_statement, refuse
 
 NOTIFY_CHANNEL = "litejobs_jobs"
 _FINISHED = Q(state__in=TERMINAL)
@@ -263,74 +264,44 @@ class Job(models.Model):
             models.CheckConstraint(condition=~Q(key=""), name="litejobs_job_key_not_empty"),
         ]
         triggers = [
-            pgtrigger.Trigger(
-                name="litejobs_fence_never_decreases",
-                when=pgtrigger.Before,
-                operation=pgtrigger.Update,
-                condition=pgtrigger.Condition("NEW.fence < OLD.fence"),
-                func="RAISE EXCEPTION 'litejobs: the fence of job % cannot decrease (% -> %)', "
-                "OLD.id, OLD.fence, NEW.fence USING ERRCODE = 'check_violation'; RETURN NULL;",
-            ),
-            pgtrigger.Trigger(
-                name="litejobs_terminal_only_retry",
-                when=pgtrigger.Before,
-                operation=pgtrigger.Update,
-                condition=pgtrigger.Condition(
-                    f"OLD.state IN ({sql_list(TERMINAL)}) "
-                    "AND NEW.state NOT IN ('ready', 'scheduled')"
-                ),
-                func="RAISE EXCEPTION 'litejobs: job % is % and changes only through retry', "
-                "OLD.id, OLD.state USING ERRCODE = 'check_violation'; RETURN NULL;",
+            fence_never_decreases("litejobs_fence_never_decreases", "job"),
+            refuse(
+                "litejobs_terminal_only_retry",
+                pgtrigger.Update,
+                "litejobs: job % is % and changes only through retry",
+                "OLD.id",
+                "OLD.state",
+                condition=f"OLD.state IN ({sql_list(TERMINAL)}) "
+                "AND NEW.state NOT IN ('ready', 'scheduled')",
             ),
             # One NOTIFY per queue per INSERT statement (enqueue_many inserts 1,000 rows).
-            pgtrigger.Trigger(
-                name="litejobs_notify_inserted",
-                level=pgtrigger.Statement,
-                when=pgtrigger.After,
-                operation=pgtrigger.Insert,
-                referencing=pgtrigger.Referencing(new="inserted"),
-                func=_NOTIFY_INSERTED,
+            notify_per_statement(
+                "litejobs_notify_inserted", pgtrigger.Insert, _NOTIFY_INSERTED, new="inserted"
             ),
-            pgtrigger.Trigger(
-                name="litejobs_notify_requeued",
-                when=pgtrigger.After,
-                operation=pgtrigger.Update,
-                condition=pgtrigger.Condition(
-                    f"NEW.state IN ({sql_list(CLAIMABLE)}) AND (OLD.state IS DISTINCT FROM "
-                    "NEW.state OR OLD.run_at IS DISTINCT FROM NEW.run_at)"
-                ),
-                func=_NOTIFY,
+            after_update(
+                "litejobs_notify_requeued",
+                f"NEW.state IN ({sql_list(CLAIMABLE)}) AND (OLD.state IS DISTINCT FROM "
+                "NEW.state OR OLD.run_at IS DISTINCT FROM NEW.run_at)",
+                _NOTIFY,
             ),
-            pgtrigger.Trigger(
-                name="litejobs_notify_slot_freed",
-                when=pgtrigger.After,
-                operation=pgtrigger.Update,
-                condition=pgtrigger.Condition(
-                    "OLD.state = 'running' AND NEW.state <> 'running' "
-                    "AND NEW.concurrency_key IS NOT NULL"
-                ),
-                func=_NOTIFY_NOW,
+            after_update(
+                "litejobs_notify_slot_freed",
+                "OLD.state = 'running' AND NEW.state <> 'running' "
+                "AND NEW.concurrency_key IS NOT NULL",
+                _NOTIFY_NOW,
             ),
-            pgtrigger.Trigger(
-                name="litejobs_bulk_item_follows_job",
-                when=pgtrigger.After,
-                operation=pgtrigger.Update,
-                condition=pgtrigger.Condition(
-                    f"NEW.name = '{BULK_ITEM_JOB}' AND NEW.state IN ('cancelled', 'dead') "
-                    "AND OLD.state IS DISTINCT FROM NEW.state"
-                ),
-                func=_BULK_ITEM_FOLLOWS_JOB,
+            after_update(
+                "litejobs_bulk_item_follows_job",
+                f"NEW.name = '{BULK_ITEM_JOB}' AND NEW.state IN ('cancelled', 'dead') "
+                "AND OLD.state IS DISTINCT FROM NEW.state",
+                _BULK_ITEM_FOLLOWS_JOB,
             ),
-            pgtrigger.Trigger(
-                name="litejobs_occurrence_follows_job",
-                when=pgtrigger.After,
-                operation=pgtrigger.Update,
-                condition=pgtrigger.Condition(
-                    "NEW.occurrence_id IS NOT NULL AND (OLD.state IS DISTINCT FROM NEW.state "
-                    "OR OLD.lease_expires_at IS DISTINCT FROM NEW.lease_expires_at "
-                    "OR OLD.run_at IS DISTINCT FROM NEW.run_at)"
-                ),
-                func=_OCCURRENCE_FOLLOWS_JOB,
+            after_update(
+                "litejobs_occurrence_follows_job",
+                "NEW.occurrence_id IS NOT NULL AND (OLD.state IS DISTINCT FROM NEW.state "
+                "OR OLD.lease_expires_at IS DISTINCT FROM NEW.lease_expires_at "
+                "OR OLD.run_at IS DISTINCT FROM NEW.run_at)",
+                _OCCURRENCE_FOLLOWS_JOB,
             ),
         ]
 

@@ -11,6 +11,8 @@ import pgtrigger
 from django.db import models
 from django.db.models import Q
 
+from .triggers import notify_per_statement, refuse
+
 __all__ = ["OUTBOX_CHANNEL", "OutboxMessage"]
 
 #: Idle relays LISTEN here; every INSERT statement into the outbox notifies it once.
@@ -67,28 +69,20 @@ class OutboxMessage(models.Model):
         ]
         triggers = [
             # One NOTIFY per INSERT statement, delivered at commit (never on rollback).
-            pgtrigger.Trigger(
-                name="litejobs_outbox_notify_staged",
-                level=pgtrigger.Statement,
-                when=pgtrigger.After,
-                operation=pgtrigger.Insert,
-                referencing=pgtrigger.Referencing(new="staged"),
-                func=_NOTIFY_STAGED,
+            notify_per_statement(
+                "litejobs_outbox_notify_staged", pgtrigger.Insert, _NOTIFY_STAGED, new="staged"
             ),
             # A message is what was staged: only the relay's mark may change a row, once.
-            pgtrigger.Trigger(
-                name="litejobs_outbox_immutable",
-                when=pgtrigger.Before,
-                operation=pgtrigger.Update,
-                condition=pgtrigger.Condition(
-                    "OLD.published_at IS NOT NULL OR NEW.topic IS DISTINCT FROM OLD.topic "
-                    "OR NEW.key IS DISTINCT FROM OLD.key OR NEW.tenant IS DISTINCT FROM OLD.tenant "
-                    "OR NEW.payload IS DISTINCT FROM OLD.payload "
-                    "OR NEW.created_at IS DISTINCT FROM OLD.created_at"
-                ),
-                func="RAISE EXCEPTION 'litejobs: outbox message % is immutable (published "
-                "messages change only by the retention purge)', OLD.id "
-                "USING ERRCODE = 'check_violation'; RETURN NULL;",
+            refuse(
+                "litejobs_outbox_immutable",
+                pgtrigger.Update,
+                "litejobs: outbox message % is immutable (published messages change only by the "
+                "retention purge)",
+                "OLD.id",
+                condition="OLD.published_at IS NOT NULL OR NEW.topic IS DISTINCT FROM OLD.topic "
+                "OR NEW.key IS DISTINCT FROM OLD.key OR NEW.tenant IS DISTINCT FROM OLD.tenant "
+                "OR NEW.payload IS DISTINCT FROM OLD.payload "
+                "OR NEW.created_at IS DISTINCT FROM OLD.created_at",
             ),
         ]
 

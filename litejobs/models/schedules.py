@@ -8,12 +8,12 @@ it, copied by a trigger on ``litejobs_job`` in the same statement as the job's f
 transition — so every occurrence completion is fenced by construction.
 """
 
-import pgtrigger
 from django.db import models
 from django.db.models import Q
 
 from ..core import times
 from ..core.enums import OCCURRENCE_FINISHED, OccurrenceState, ScheduleStatus
+from .triggers import fence_never_decreases
 
 __all__ = [
     "OCCURRENCE_FINISHED",
@@ -150,15 +150,7 @@ class Occurrence(models.Model):
             ),
         ]
         triggers = [
-            pgtrigger.Trigger(
-                name="litejobs_occurrence_fence_never_decreases",
-                when=pgtrigger.Before,
-                operation=pgtrigger.Update,
-                condition=pgtrigger.Condition("NEW.fence < OLD.fence"),
-                func="RAISE EXCEPTION 'litejobs: the fence of occurrence % cannot decrease "
-                "(% -> %)', OLD.id, OLD.fence, NEW.fence USING ERRCODE = 'check_violation'; "
-                "RETURN NULL;",
-            ),
+            fence_never_decreases("litejobs_occurrence_fence_never_decreases", "occurrence"),
         ]
 
     def __str__(self) -> str:

@@ -8,15 +8,12 @@ writable: deleting a user nulls it, and the name kept beside it still says who i
 
 import pgtrigger
 
+from .triggers import refuse
+
 
 def no_delete(name: str, message: str) -> pgtrigger.Trigger:
     """A trigger refusing every ``DELETE`` of the table's rows with ``message``."""
-    return pgtrigger.Trigger(
-        name=name,
-        when=pgtrigger.Before,
-        operation=pgtrigger.Delete,
-        func=f"RAISE EXCEPTION '{message}' USING ERRCODE = 'check_violation'; RETURN NULL;",
-    )
+    return refuse(name, pgtrigger.Delete, message)
 
 
 def append_only(table: str, noun: str) -> list[pgtrigger.Trigger]:

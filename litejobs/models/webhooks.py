@@ -17,12 +17,11 @@ validates its URL by it, so it lives beside the record.
 
 import ipaddress
 import socket
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Any, cast
 from urllib.parse import SplitResult, urlsplit
 
-from django.apps import apps
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
@@ -163,22 +162,18 @@ SECRET_MIN = 16
 SECRET_MAX = 200
 
 
-class _LitejobsApp(Protocol):
-    """What litejobs' app config answers the records (``litejobs.apps.LitejobsConfig``)."""
-
-    def declared_topic_names(self) -> list[str]: ...
-
-
-def _declared_topics() -> list[str]:
-    """The declared topics, by name. They are the outbox's declarations, and the outbox sits
-    above the records, so the record asks litejobs' app for them (as Django's records reach
-    another app's models through the app registry)."""
-    return cast(_LitejobsApp, apps.get_app_config("litejobs")).declared_topic_names()
-
-
-def check_endpoint_fields(*, url: Any, topics: Any, secret: Any, tenant: Any = "") -> list[str]:
+def check_endpoint_fields(
+    *,
+    url: Any,
+    topics: Any,
+    secret: Any,
+    tenant: Any = "",
+    declared: Collection[str] | None = None,
+) -> list[str]:
     """Everything an endpoint must satisfy to be saved (what delivery would refuse); answers
-    the topics, cleaned. ``create_endpoint`` and the model's ``clean`` both apply it.
+    the topics, cleaned. ``create_endpoint`` and the model's ``clean`` both apply it; with
+    ``declared`` (the outbox's declared topic names, which the webhooks feature passes: the
+    records sit below the outbox) a topic outside them is refused too.
 
     Raises ``WebhookError`` with ``field`` naming the field to fix. The secret is never
     quoted in a message.
@@ -195,10 +190,9 @@ def check_endpoint_fields(*, url: Any, topics: Any, secret: Any, tenant: Any = "
             code="webhook-topics-invalid",
             field="topics",
         )
-    declared = _declared_topics()
-    unknown = sorted({t for t in topics if t != "*" and t not in declared})
+    unknown = sorted({t for t in topics if t != "*" and t not in (declared or {t})})
     if unknown:
-        known = ", ".join(declared) or "none"
+        known = ", ".join(sorted(declared or ())) or "none"
         raise WebhookError(
             f"No installed app declares the {'topic' if len(unknown) == 1 else 'topics'} "
             f"{', '.join(map(repr, unknown))}. Use "
@@ -262,9 +256,9 @@ class WebhookEndpoint(models.Model):
         return f"#{self.pk} {display_url(self.url)}"
 
     def clean(self) -> None:
-        """Refuse what delivery would refuse: a malformed URL, a private address, an unknown
-        topic, a short secret (the admin's form and ``full_clean`` call this); topics are
-        kept sorted and unique."""
+        """Refuse what delivery would refuse: a malformed URL, a private address, topics that
+        are no list of names, a short secret (the admin's form, whose topics are chosen among
+        the declared ones, and ``full_clean`` call this); topics are kept sorted and unique."""
         try:
             self.topics = check_endpoint_fields(
                 url=self.url, topics=self.topics, secret=self.secret, tenant=self.tenant

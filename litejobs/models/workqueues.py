@@ -15,6 +15,7 @@ from django.db.models import F, Q
 
 from ..core.enums import FINISHED_ITEM, LIVE_ITEM, WorkItemState
 from .people import person
+from .triggers import notify_per_statement, refuse
 
 #: The NOTIFY channel of work-item changes; one LISTEN per web process
 #: (``litejobs.workqueues.live``).
@@ -168,36 +169,31 @@ class WorkItem(models.Model):
             ),
             # A finished item's record stays as resolved (deleting a user may still null the
             # user columns: the names stay).
-            pgtrigger.Trigger(
-                name="litejobs_workitem_finished_frozen",
-                when=pgtrigger.Before,
-                operation=pgtrigger.Update,
-                condition=pgtrigger.Condition(
-                    "OLD.state IN ('done', 'cancelled') AND (OLD.queue, OLD.content_type_id, "
-                    "OLD.object_id, OLD.resolution, OLD.resolution_note, OLD.resolved_by_name, "
-                    "OLD.resolved_at) IS DISTINCT FROM (NEW.queue, NEW.content_type_id, "
-                    "NEW.object_id, NEW.resolution, NEW.resolution_note, NEW.resolved_by_name, "
-                    "NEW.resolved_at)"
-                ),
-                func="RAISE EXCEPTION 'litejobs: work item % is % and no longer changes', "
-                "OLD.id, OLD.state USING ERRCODE = 'check_violation'; RETURN NULL;",
+            refuse(
+                "litejobs_workitem_finished_frozen",
+                pgtrigger.Update,
+                "litejobs: work item % is % and no longer changes",
+                "OLD.id",
+                "OLD.state",
+                condition="OLD.state IN ('done', 'cancelled') AND (OLD.queue, OLD.content_type_id, "
+                "OLD.object_id, OLD.resolution, OLD.resolution_note, OLD.resolved_by_name, "
+                "OLD.resolved_at) IS DISTINCT FROM (NEW.queue, NEW.content_type_id, "
+                "NEW.object_id, NEW.resolution, NEW.resolution_note, NEW.resolved_by_name, "
+                "NEW.resolved_at)",
             ),
             # Live updates: every new item, claim, renewal, release and resolution, at commit.
-            pgtrigger.Trigger(
-                name="litejobs_workitem_notify_inserted",
-                level=pgtrigger.Statement,
-                when=pgtrigger.After,
-                operation=pgtrigger.Insert,
-                referencing=pgtrigger.Referencing(new="inserted"),
-                func=_NOTIFY_INSERTED,
+            notify_per_statement(
+                "litejobs_workitem_notify_inserted",
+                pgtrigger.Insert,
+                _NOTIFY_INSERTED,
+                new="inserted",
             ),
-            pgtrigger.Trigger(
-                name="litejobs_workitem_notify_changed",
-                level=pgtrigger.Statement,
-                when=pgtrigger.After,
-                operation=pgtrigger.Update,
-                referencing=pgtrigger.Referencing(old="old_rows", new="new_rows"),
-                func=_NOTIFY_CHANGED,
+            notify_per_statement(
+                "litejobs_workitem_notify_changed",
+                pgtrigger.Update,
+                _NOTIFY_CHANGED,
+                old="old_rows",
+                new="new_rows",
             ),
         ]
 

@@ -174,8 +174,7 @@ class OutboxRelay:
             except Exception as error:
                 if not is_outage(error):
                     raise
-                connections[self.alias].close()
-                self.stop_event.wait(self.outage.failed(error))
+                self.outage.wait_out(error, connections[self.alias], self.stop_event)
                 continue
             return
 
@@ -204,9 +203,8 @@ class OutboxRelay:
                     raise
                 self.fence = None
                 self._listener.close()
-                connections[self.alias].close()
                 woken = False
-                self.stop_event.wait(self.outage.failed(error))
+                self.outage.wait_out(error, connections[self.alias], self.stop_event)
 
     def _pending(self) -> bool:
         """Whether any message waits (one read of the pending index)."""

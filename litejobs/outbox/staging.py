@@ -27,7 +27,7 @@ from django.db import connections
 
 from ..conf import settings
 from ..core import clock
-from ..core.payloads import dumps
+from ..core.payloads import dumps, round_trip
 from ..exceptions import InvalidInput
 from ..sql.cursors import fetch_one, hot_cursor, run_query
 from .topics import check_topic_name, declared_topics, is_declared
@@ -64,14 +64,8 @@ class StagedRow:
 
     def arguments(self) -> dict[str, Any]:
         """The same arguments as Python values (for a declared concurrency key callable)."""
-        return {
-            "message_id": self.id,
-            "topic": self.topic,
-            "key": self.key,
-            "tenant": self.tenant,
-            "created_at": self.created_at.isoformat(),
-            "payload": json.loads(self.payload),
-        }
+        arguments: dict[str, Any] = json.loads(self.envelope())
+        return arguments
 
 
 def _json_string(text: str) -> str:
@@ -105,13 +99,9 @@ def _encode(topic_name: str, payload: Any) -> str:
             f"{type(payload).__name__}. Wrap the value: stage(topic, {{'value': ...}}).",
             code="outbox-payload-invalid",
         )
-    try:
-        text = dumps(payload)
-        round_trips = json.loads(text) == payload
-    except (TypeError, ValueError):
-        round_trips = False
-    if not round_trips:
-        culprit = next((name for name, value in payload.items() if not _round_trips(value)), None)
+    text = round_trip(payload)
+    if text is None:
+        culprit = next((name for name, value in payload.items() if round_trip(value) is None), None)
         where = (
             f"field {culprit!r} is a {type(payload[culprit]).__name__}, which"
             if culprit is not None
@@ -133,13 +123,6 @@ def _encode(topic_name: str, payload: Any) -> str:
             code="outbox-payload-too-large",
         )
     return text
-
-
-def _round_trips(value: Any) -> bool:
-    try:
-        return json.loads(dumps(value)) == value and not isinstance(value, tuple)
-    except (TypeError, ValueError):
-        return False
 
 
 def stage(

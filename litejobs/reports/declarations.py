@@ -375,14 +375,8 @@ def _missing(name: str) -> ReportNotFound:
 
 #: The declared reports by name.
 reports: Registry[Declaration] = Registry("report", duplicate=_duplicate, missing=_missing)
+#: Every installed app's ``reports.py``: ``autodiscover`` imports them, keeping refused
+#: declarations, which ``declaration_errors`` answers as (module, error).
 discovery = Discovery("reports")
-
-
-def autodiscover() -> None:
-    """Import every installed app's ``reports.py``, keeping refused declarations."""
-    discovery.run()
-
-
-def declaration_errors() -> list[tuple[str, Exception]]:
-    """The declarations autodiscovery refused, as (module, error)."""
-    return discovery.errors()
+autodiscover = discovery.run
+declaration_errors = discovery.errors

@@ -5,12 +5,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from typing import TYPE_CHECKING
 
 import psycopg
 from django.db import InterfaceError as DjangoInterfaceError
 from django.db import OperationalError as DjangoOperationalError
 
 from ..conf import settings
+
+if TYPE_CHECKING:
+    from django.db.backends.base.base import BaseDatabaseWrapper
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +87,15 @@ class Outage:
         self._streak.count = streak
         cap = settings.duration("OUTAGE_BACKOFF_MAX").total_seconds()
         return min(cap, 0.25 * 2.0 ** min(streak - 1, 20))
+
+    def wait_out(
+        self, error: BaseException, connection: BaseDatabaseWrapper, stop: threading.Event
+    ) -> bool:
+        """After a call on ``connection`` failed with the outage ``error``: close it (the next
+        call opens a new one) and wait the backoff, or until ``stop`` is set; answers whether
+        it was."""
+        connection.close()
+        return stop.wait(self.failed(error))
 
     def succeeded(self) -> None:
         """Record a successful database call; logs the recovery once."""

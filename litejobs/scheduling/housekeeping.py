@@ -1,14 +1,13 @@
 """litejobs' own schedules (declared when litejobs' app is ready): daily housekeeping, and the
 rollup of the dashboard's per-minute job counters every ten minutes.
 
-It purges finished occurrences past each schedule's retention, then finished jobs past
-``LITEJOBS["RETENTION"]`` (``litejobs.jobs.operations.purge``), then published outbox messages
-and finished webhook deliveries past ``LITEJOBS["OUTBOX_RETENTION"]``
-(``litejobs.outbox.operations.purge``), then what ingest pipelines keep past
-``LITEJOBS["INGEST_RETENTION"]`` (``litejobs.ingest.retention.purge``), in bounded batches,
-stopping between batches when its timeout fires (the next day's run carries on). Disable it
-with ``manage.py litejobs disable litejobs.housekeeping --reason ...`` if you purge another
-way.
+It runs every feature's purges (its ``Feature.purges``, see ``litejobs.core.features``), in
+the features' order: finished jobs past ``LITEJOBS["RETENTION"]``, finished occurrences past
+each schedule's retention, published outbox messages and finished webhook deliveries past
+``LITEJOBS["OUTBOX_RETENTION"]``, what ingest pipelines keep past
+``LITEJOBS["INGEST_RETENTION"]``. Each deletes in bounded batches, stopping between batches
+when the job's timeout fires (the next day's run carries on). Disable it with ``manage.py
+litejobs disable litejobs.housekeeping --reason ...`` if you purge another way.
 
 ``litejobs.minutes_rollup`` folds the counters of minutes past the dashboard's last hour into
 one row per hour, queue, job name and outcome (``litejobs.jobs.minutes.fold_minutes``, one
@@ -19,15 +18,12 @@ many worker sessions wrote them. Without it the charts stay right, only slower.
 from datetime import timedelta
 
 from ..conf import settings
-from ..core import clock
+from ..core import clock, features
 from ..core.retry import Retry
-from ..ingest import retention as ingest_retention
-from ..jobs import minutes, operations
+from ..jobs import minutes
 from ..jobs.context import JobContext
 from ..jobs.declarations import job
-from ..outbox import operations as outbox_operations
 from .declarations import schedule
-from .retention import purge_occurrences
 
 #: Below the lease, as every schedule's timeout must be (the run stops between batches). Read
 #: while litejobs gets ready: an invalid LEASE falls back to its default (litejobs.E004).
@@ -41,14 +37,13 @@ HOUSEKEEPING_TIMEOUT = max(settings.duration_or_default("LEASE") * 3 / 4, timede
     retry=Retry(attempts=3, backoff="exponential", base="1m", max="10m"),
 )
 def housekeeping(ctx: JobContext) -> dict[str, dict[str, int]]:
-    """Purge occurrences, jobs, the outbox, then ingest records, past their retention;
-    answers the counts."""
+    """Run every feature's purges, in the features' order; answers their counts by name."""
     stop = ctx.cancelled.is_set
-    occurrences = purge_occurrences(should_stop=stop)
-    jobs = operations.purge(by="litejobs.housekeeping", should_stop=stop)
-    published = outbox_operations.purge(by="litejobs.housekeeping", should_stop=stop)
-    ingested = ingest_retention.purge(should_stop=stop)
-    return {"occurrences": occurrences, "jobs": jobs, "outbox": published, "ingest": ingested}
+    return {
+        name: dict(purge(by="litejobs.housekeeping", should_stop=stop))
+        for feature in features.installed()
+        for name, purge in feature.purges.items()
+    }
 
 
 schedule(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -223,14 +223,7 @@ class ReplayOutcome:
 
     def as_dict(self) -> dict[str, Any]:
         """The outcome as plain JSON values."""
-        return {
-            "occurrence_id": self.occurrence_id,
-            "schedule": self.schedule,
-            "scheduled_for": iso(self.scheduled_for),
-            "job_id": self.job_id,
-            "replay_id": self.replay_id,
-            "message": self.message,
-        }
+        return {**asdict(self), "scheduled_for": iso(self.scheduled_for)}
 
 
 def replay(
@@ -348,16 +341,10 @@ class SwitchOutcome:
     message: str
 
     def as_dict(self) -> dict[str, Any]:
-        """The outcome as plain JSON values."""
-        return {
-            "schedule": self.schedule,
-            "enabled": self.enabled,
-            "reason": self.reason,
-            "changed_by": self.changed_by,
-            "changed_at": iso(self.changed_at),
-            "skipped_occurrences": self.skipped,
-            "message": self.message,
-        }
+        """The outcome as plain JSON values (``skipped`` named for what it counts)."""
+        plain = {**asdict(self), "changed_at": iso(self.changed_at)}
+        plain["skipped_occurrences"] = plain.pop("skipped")
+        return plain
 
 
 def disable(name: str, *, reason: str, by: str, user_id: int | None = None) -> SwitchOutcome:

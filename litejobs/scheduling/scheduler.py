@@ -143,8 +143,7 @@ class Scheduler:
                     if not is_outage(error):
                         raise
                     self.fence = None  # the lease may have moved meanwhile: take it again
-                    connections[self.alias].close()
-                    self.stop_event.wait(self.outage.failed(error))
+                    self.outage.wait_out(error, connections[self.alias], self.stop_event)
                     continue
                 self.outage.succeeded()
                 self.stop_event.wait(self.tick)

@@ -20,6 +20,7 @@ from ..core.diagnostics import Problem, note
 from ..core.enums import OperatorVerb
 from ..core.payloads import display_url
 from ..exceptions import InvalidInput, WebhookEndpointNotFound
+from ..outbox.topics import declared_topics
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -64,7 +65,10 @@ def create_endpoint(
     from ..models.webhooks import WebhookEndpoint, check_endpoint_fields  # once apps are ready
 
     secret = new_secret() if secret is None else secret
-    cleaned = check_endpoint_fields(url=url, topics=topics, secret=secret, tenant=tenant)
+    declared = {topic.name for topic in declared_topics()}
+    cleaned = check_endpoint_fields(
+        url=url, topics=topics, secret=secret, tenant=tenant, declared=declared
+    )
     endpoint = WebhookEndpoint(
         url=url,
         topics=cleaned,

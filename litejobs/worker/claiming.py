@@ -16,7 +16,6 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.db import connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -66,8 +65,7 @@ class Claimer:
             except Exception as error:
                 if not is_outage(error):
                     raise
-                connections[self.alias].close()
-                self.stop_event.wait(self.outage.failed(error))
+                self.outage.wait_out(error, connections[self.alias], self.stop_event)
                 continue
             self.outage.succeeded()
             return jobs
@@ -90,7 +88,7 @@ class Claimer:
             self.holdings.add(jobs, sent)
         return jobs
 
-    def arguments(self, limit: int) -> dict[str, Any]:
+    def arguments(self, limit: int) -> claims.Ask:
         """The claim statement's arguments: due at the clock's now, this worker's lease."""
         now = clock.now()
         return {

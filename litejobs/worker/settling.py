@@ -199,8 +199,7 @@ class Settler:
             except Exception as error:
                 if not is_outage(error):
                     raise
-                connections[self.alias].close()
-                if self.stop_event.wait(self.outage.failed(error)):
+                if self.outage.wait_out(error, connections[self.alias], self.stop_event):
                     return False
                 continue
             self.outage.succeeded()

@@ -22,11 +22,10 @@ from django.contrib.admin import AdminSite
 from django.core.exceptions import PermissionDenied
 from django.db.models import Model
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
-from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, URLPattern, reverse
 from django.utils import timezone
 
-from ..admin.base import ReadOnlyAdmin, once_per, refused, refused_error
+from ..admin.base import ReadOnlyAdmin, admin_page, once_per, refused, refused_error
 from ..core import clock, times
 from ..core.registry import Registry
 from ..exceptions import InvalidInput, LitejobsError
@@ -156,16 +155,8 @@ class QueuePages(ReadOnlyAdmin):
                     "lease": lease_text(queue.claim_lease),
                 }
             )
-        context = {
-            **self.admin_site.each_context(request),
-            "title": "Work queues",
-            "subtitle": None,
-            "opts": self.opts,
-            "rows": rows,
-            **(extra_context or {}),
-        }
-        request.current_app = self.admin_site.name
-        return TemplateResponse(request, INDEX_TEMPLATE, context)
+        context = {"rows": rows, **(extra_context or {})}
+        return admin_page(self, request, INDEX_TEMPLATE, "Work queues", context)
 
     def _queue_url(self, name: str, **params: Any) -> str:
         url = reverse(
@@ -240,10 +231,6 @@ class QueuePages(ReadOnlyAdmin):
             )
         base = {"view": view, "tenant": tenant, "per_page": per_page}
         context = {
-            **self.admin_site.each_context(request),
-            "title": f"Work queue: {queue.label}",
-            "subtitle": None,
-            "opts": self.opts,
             "queue": queue,
             "model_label": model._meta.verbose_name,
             "resolution_labels": dict(queue.resolutions),
@@ -277,8 +264,7 @@ class QueuePages(ReadOnlyAdmin):
                 action for offer in money_actions.values() for action in offer(queue, request)
             ],
         }
-        request.current_app = self.admin_site.name
-        return TemplateResponse(request, QUEUE_TEMPLATE, context)
+        return admin_page(self, request, QUEUE_TEMPLATE, f"Work queue: {queue.label}", context)
 
     def _act(self, request: HttpRequest, queue: queues.WorkQueue) -> HttpResponse:
         post = request.POST

@@ -7,7 +7,8 @@ import pytest
 
 from litejobs.admin import problems
 from litejobs.core.diagnostics import Problem, note
-from litejobs.doctor import RUNBOOKS
+from litejobs.core.remedies import Seen
+from litejobs.doctor import runbooks
 
 #: Codes the page never shows: without a database there is no dashboard to draw.
 UNDRAWN = {"database-unreachable", "migrations-unapplied"}
@@ -24,8 +25,8 @@ class Operator:
         return self.allowed
 
 
-def _seen(allowed: bool) -> problems.Seen:
-    return problems.Seen(
+def _seen(allowed: bool) -> Seen:
+    return Seen(
         user=Operator(allowed),
         site="admin",
         jobs_url=lambda problem: f"/admin/litejobs/job/?ids={problem.job_ids[0]}",
@@ -41,7 +42,7 @@ def _found(code: str) -> Problem:
     return Problem(code, f"`manage.py litejobs {code}`", **details)
 
 
-@pytest.mark.parametrize("code", sorted({*RUNBOOKS, *NOTES} - UNDRAWN))
+@pytest.mark.parametrize("code", sorted({*runbooks(), *NOTES} - UNDRAWN))
 def test_every_code_is_said_in_words_with_an_action_only_for_who_may_take_it(code):
     remedy = problems.worded(_found(code), _seen(allowed=True))
     assert "`" not in remedy.text and "manage.py" not in remedy.text

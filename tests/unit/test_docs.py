@@ -160,7 +160,7 @@ def test_every_runbook_doctor_names_is_a_section_of_the_runbooks_page():
     anchor is a heading's, as the docs' table of contents makes them."""
     from markdown.extensions.toc import slugify
 
-    from litejobs.doctor import RUNBOOKS
+    from litejobs.doctor import runbooks
 
     page = (DOCS / "operating" / "runbooks.md").read_text()
     anchors = {
@@ -168,7 +168,7 @@ def test_every_runbook_doctor_names_is_a_section_of_the_runbooks_page():
         for line in page.splitlines()
         if line.startswith("## ")
     }
-    assert {code: anchor for code, anchor in RUNBOOKS.items() if anchor not in anchors} == {}
+    assert {code: anchor for code, anchor in runbooks().items() if anchor not in anchors} == {}
 
 
 def resolves(dotted: str) -> bool:

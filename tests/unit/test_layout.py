@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import re
 import sys
 from pathlib import Path
@@ -320,6 +321,77 @@ def test_the_core_check_finds_an_import_and_a_name(tmp_path):
         ("litejobs.core.topics", "litejobs.outbox"),
         ("litejobs.core.links", "litejobs.reports"),
     }
+
+
+#: The parts that serve every feature, each with the features it may still name: they read
+#: what each feature contributes from the features litejobs' app loaded
+#: (``litejobs.core.features``), so a new feature is added without editing them.
+SERVE_EVERY_FEATURE = {
+    "litejobs.apps": set(),
+    "litejobs.doctor": set(),
+    "litejobs.cli": set(),
+    "litejobs.metrics.collector": set(),
+    "litejobs.admin.problems": set(),
+    # litejobs' own schedules run jobs (``@job``, ``JobContext``), one of them the job counters'
+    # rollup.
+    "litejobs.scheduling.housekeeping": {"litejobs.jobs"},
+    # The queue table, the charts and the live workers are the job queue's own panels.
+    "litejobs.admin.dashboard": {"litejobs.jobs"},
+}
+
+
+def feature_packages() -> set[str]:
+    """Every feature's package: those litejobs' app loads, and the optional ones."""
+    from litejobs.apps import FEATURES, OPTIONAL
+
+    return {f"litejobs.{name}" for name in (*FEATURES, *OPTIONAL)}
+
+
+def features_named(edges: dict[str, set[str]], packages: set[str]) -> set[tuple[str, str]]:
+    """(module, feature module) of each part of ``SERVE_EVERY_FEATURE`` importing a feature
+    other than its own and those it may name."""
+
+    def feature_of(module: str) -> str | None:
+        return next((p for p in packages if module == p or module.startswith(f"{p}.")), None)
+
+    return {
+        (module, imported)
+        for module, allowed in SERVE_EVERY_FEATURE.items()
+        for imported in edges.get(module, ())
+        if feature_of(imported) not in {None, feature_of(module), *allowed}
+    }
+
+
+def test_the_parts_that_serve_every_feature_import_none_by_name():
+    assert features_named(graph(), feature_packages()) == set()
+
+
+def test_the_feature_check_finds_a_feature_imported_by_name(tmp_path):
+    # The check's own proof: doctor importing ingest's health is found; ingest's own is not.
+    package = tmp_path / "litejobs"
+    (package / "ingest").mkdir(parents=True)
+    for name in ("__init__.py", "ingest/__init__.py", "ingest/health.py"):
+        (package / name).write_text("")
+    (package / "doctor.py").write_text("from .ingest import health\n")
+    (package / "ingest" / "feature.py").write_text("from . import health\n")
+    found = features_named(graph(package), {"litejobs.ingest"})
+    assert found == {("litejobs.doctor", "litejobs.ingest.health")}
+
+
+def test_each_feature_plugs_in_from_its_own_package():
+    """Each package's ``feature.py`` holds its ``Feature``, named after the package, and the
+    modules it names (its verbs, its admin pages) are its own."""
+    from litejobs.apps import FEATURES
+    from litejobs.core import features
+
+    loaded = {feature.name: feature for feature in features.installed()}
+    assert set(FEATURES) <= loaded.keys()
+    for name, feature in loaded.items():
+        package = f"litejobs.{name}"
+        assert importlib.import_module(f"{package}.feature").feature is feature
+        for module in filter(None, (feature.verbs, feature.admin)):
+            assert module.startswith(f"{package}."), (name, module)
+            assert importlib.util.find_spec(module) is not None, module
 
 
 def test_the_optional_packages_are_imported_only_by_their_features():

@@ -11,21 +11,20 @@ from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
-from django.template.response import TemplateResponse
 from django.urls import URLPattern, reverse
 
+from ..admin.base import admin_page, form_refused
 from ..conf import settings
 from ..core import clock
 from ..core.durations import format_duration
 from ..exceptions import LitejobsError
 from ..models import ReportLimits, ReportRun
-from ..reports import auditing, limits, requesting
-from ..reports.declarations import Declaration, reports
-from ..reports.output import ReportOutput
-from ..reports.params import VALUE_MAX, widest
-from .base import form_refused
-from .reportlimits import duration_text
-from .reportscope import ScopedAdmin, refusal
+from . import auditing, limits, requesting
+from .adminlimits import duration_text
+from .adminscope import ScopedAdmin, refusal
+from .declarations import Declaration, reports
+from .output import ReportOutput
+from .params import VALUE_MAX, widest
 
 REQUEST_TEMPLATE = "admin/litejobs/reportrun/request.html"
 
@@ -92,13 +91,8 @@ class RequestPages(ScopedAdmin):
         return HttpResponseRedirect(self._run_url(answer))
 
     def _render_request(self, request: HttpRequest, title: str, **context: Any) -> HttpResponse:
-        request.current_app = self.admin_site.name
         choosing = reverse(f"{self.admin_site.name}:litejobs_reportrun_request")
         page = {
-            **self.admin_site.each_context(request),
-            "title": title,
-            "subtitle": None,
-            "opts": self.opts,
             "request_url": choosing,
             **(
                 {"parent_url": choosing, "parent_title": "Request a report"}
@@ -107,7 +101,7 @@ class RequestPages(ScopedAdmin):
             ),
             **context,
         }
-        return TemplateResponse(request, REQUEST_TEMPLATE, page)
+        return admin_page(self, request, REQUEST_TEMPLATE, title, page)
 
 
 def _choices(request: HttpRequest) -> list[dict[str, Any]]:

@@ -21,22 +21,23 @@ from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count
 
+from ..cli import EXIT_OK, EXIT_USAGE, add_json_flag, emit, refuse
+from ..cli.jobs import acting_user, add_by_flag, add_reason_flag, iso, row_id
 from ..conf import settings
 from ..core.durations import format_duration
 from ..core.enums import REPORT_LIVE, PagingMode, ReportState
 from ..core.sizes import format_size
 from ..jobs.actionlog import Actor
 from ..models import ReportLimits, ReportRun
-from ..reports import ReportNotFound, explaining, limits, operations
-from ..reports.declarations import Declaration, reports
-from ..reports.params import stored
-from . import EXIT_OK, EXIT_USAGE, add_json_flag, emit, refuse
-from .jobs import acting_user, add_by_flag, add_reason_flag, iso, row_id
+from . import explaining, limits, operations
+from .declarations import Declaration, reports
+from .errors import ReportNotFound
+from .params import stored
 
 if TYPE_CHECKING:
     from django.core.management.base import BaseCommand
 
-    from . import Subparsers
+    from ..cli import Subparsers
 
 logger = logging.getLogger(__name__)
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from ..bench import DURABILITY, PROCESSES, SIZES, WORKLOADS, BenchOptions, run
-from . import EXIT_OK, add_json_flag, emit
+from ..cli import EXIT_OK, add_json_flag, emit
+from . import DURABILITY, PROCESSES, SIZES, WORKLOADS, BenchOptions, run
 
 if TYPE_CHECKING:
     from django.core.management.base import BaseCommand
 
-    from . import Subparsers
+    from ..cli import Subparsers
 
 
 def _positive_int(value: str) -> int:

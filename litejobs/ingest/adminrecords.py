@@ -11,25 +11,33 @@ aside.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
-from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+from ..admin.base import (
+    ACTION_LIMIT,
+    ChoiceFilter,
+    NamedFilter,
+    ReadOnlyAdmin,
+    acted_by,
+    admin_page,
+    refused_error,
+)
+from ..admin.jobs import CappedCountPaginator
+from ..admin.reasons import ReasonForm
 from ..core.enums import IngestOutcome
 from ..core.payloads import Scrubber, redact
 from ..exceptions import LitejobsError
-from ..ingest import operations
-from ..ingest.declarations import pipelines
 from ..models import OverflowEvent, SetAsideRecord
-from .base import ACTION_LIMIT, ReadOnlyAdmin, acted_by, refused_error
-from .jobs import CappedCountPaginator
-from .reasons import ReasonForm
+from . import operations
+from .declarations import pipelines
 
 REPLAY_TEMPLATE = "admin/litejobs/ingest/replay_confirm.html"
 #: What a viewer without the change permission reads instead of a record's values.
@@ -39,66 +47,46 @@ HIDDEN = "hidden: needs the change permission on set-aside records"
 UNDECLARED = "hidden: its pipeline is no longer declared"
 
 
-class PipelineFilter(admin.SimpleListFilter):
+class PipelineFilter(NamedFilter):
     """Filter by pipeline; the choices are the declared pipelines (no DISTINCT over rows)."""
 
     title = "pipeline"
-    parameter_name = "pipeline"
+    parameter_name = field = "pipeline"
 
-    def lookups(
-        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
-    ) -> list[tuple[str, str]]:
-        """Declared pipelines (plus the one selected, such as one no longer declared)."""
-        names = {d.name for d in pipelines.all()}
-        if self.value():
-            names.add(str(self.value()))
-        return [(name, name) for name in sorted(names)]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        """Rows of the selected pipeline."""
-        return queryset.filter(pipeline=self.value()) if self.value() else queryset
+    def names(self, request: HttpRequest) -> Iterable[str]:
+        """Declared pipelines."""
+        return {d.name for d in pipelines.all()}
 
 
-class ReasonFilter(admin.SimpleListFilter):
+class ReasonFilter(NamedFilter):
     """Filter by drop reason: the reasons of the selected pipeline's set (of every declared
     pipeline's when none is selected)."""
 
     title = "reason"
-    parameter_name = "reason"
+    parameter_name = field = "reason"
 
-    def lookups(
-        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
-    ) -> list[tuple[str, str]]:
+    def names(self, request: HttpRequest) -> Iterable[str]:
         """The declared reason values."""
         chosen = request.GET.get(PipelineFilter.parameter_name)
         declared = [pipelines[chosen]] if chosen and chosen in pipelines else pipelines.all()
-        values = {str(r.value) for d in declared for r in d.drop_reasons}
-        if self.value():
-            values.add(str(self.value()))
-        return [(value, value) for value in sorted(values)]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        """Records dropped with the selected reason."""
-        return queryset.filter(reason=self.value()) if self.value() else queryset
+        return {str(r.value) for d in declared for r in d.drop_reasons}
 
 
-class ReplayedFilter(admin.SimpleListFilter):
+class ReplayedFilter(ChoiceFilter):
     """Waiting for a replay, or replayed already."""
 
     title = "replayed"
     parameter_name = "replayed"
 
-    def lookups(
-        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
-    ) -> list[tuple[str, str]]:
+    def options(self, request: HttpRequest) -> list[tuple[str, str]]:
         """The two states."""
         return [("no", "not yet"), ("yes", "replayed")]
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
+    def rows(self, value: str) -> Q:
         """Records in the selected state."""
-        if self.value() in ("no", "yes"):
-            return queryset.filter(replayed_at__isnull=self.value() == "no")
-        return queryset
+        if value in ("no", "yes"):
+            return Q(replayed_at__isnull=value == "no")
+        return Q()
 
 
 @admin.register(SetAsideRecord)
@@ -249,17 +237,12 @@ def confirm_replay(
         return None
     waiting = {name: operations.replayable(name) for name in {p for p, _ in groups}}
     context = {
-        **model_admin.admin_site.each_context(request),
-        "title": "Replay set-aside records",
-        "subtitle": None,
-        "opts": model_admin.opts,
         "groups": [(p, r, waiting[p].get(r, 0)) for p, r in groups],
         "hidden": hidden,
         "form": form,
         "cancel_url": cancel,
     }
-    request.current_app = model_admin.admin_site.name
-    return TemplateResponse(request, REPLAY_TEMPLATE, context)
+    return admin_page(model_admin, request, REPLAY_TEMPLATE, "Replay set-aside records", context)
 
 
 def _groups(queryset: QuerySet[Any]) -> list[tuple[str, str]]:

@@ -1,8 +1,8 @@
 """Reports and exports in the admin: the runs the worker writes (their progress, a Download
-button once done, cancel), and beside them a page to request a report (``reportrequests``),
-each report's limits as setting rows an operator changes without a deploy (``reportlimits``)
-and the audit record of every read (``reportaudit``); each user sees the records of the
-reports they may read, for their tenant (``reportscope``).
+button once done, cancel), and beside them a page to request a report (``adminrequests``),
+each report's limits as setting rows an operator changes without a deploy (``adminlimits``)
+and the audit record of every read (``adminaudit``); each user sees the records of the
+reports they may read, for their tenant (``adminscope``).
 
 Cancelling needs the change permission on report runs; it asks why, and goes to the operator
 action log (``litejobs.reports.operations``) with who and why.
@@ -22,18 +22,22 @@ from django.http.response import HttpResponseBase
 from django.urls import URLPattern
 from django.utils.html import format_html
 
+from ..admin.base import ACTION_LIMIT, report
+from ..admin.counting import CappedCountPaginator
+from ..admin.reasons import ask_reason, ask_reason_on_page, selected_hidden
 from ..core import clock
 from ..core.enums import REPORT_LIVE, ReportState
 from ..core.sizes import format_size
 from ..jobs.actionlog import Actor
 from ..models import ReportRun
-from ..reports import operations, views
-from . import reportaudit, reportlimits  # noqa: F401 - their admins register themselves
-from .base import ACTION_LIMIT, report
-from .counting import CappedCountPaginator
-from .reasons import ask_reason, ask_reason_on_page, selected_hidden
-from .reportrequests import RequestPages
-from .reportscope import STYLE, ReportFilter, ago_or_in, as_pairs, readable, record_link
+from . import (
+    adminaudit,  # noqa: F401 - the audit records' admin registers itself
+    adminlimits,  # noqa: F401 - the report limits' admin registers itself
+    operations,
+    views,
+)
+from .adminrequests import RequestPages
+from .adminscope import STYLE, ReportFilter, ago_or_in, as_pairs, readable, record_link
 
 CANCEL_INTRO = (
     "A queued run never starts; a running one is stopped by its worker at its next page. "

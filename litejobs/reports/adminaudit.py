@@ -1,6 +1,6 @@
 """The audit record of every report read in the admin: who read which report, why, with which
 parameters and how many rows, and the code of a refused request or a stopped run; each user
-sees the records of their own reports and tenant (``reportscope``)."""
+sees the records of their own reports and tenant (``adminscope``)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
+from ..admin.counting import CappedCountPaginator
 from ..core import times
 from ..core.enums import ReportState
 from ..models import ReportAudit
-from ..reports import auditing
-from .counting import CappedCountPaginator
-from .reportscope import STYLE, ReportFilter, ScopedAdmin, as_pairs, record_link
+from . import auditing
+from .adminscope import STYLE, ReportFilter, ScopedAdmin, as_pairs, record_link
 
 
 class OutcomeFilter(admin.SimpleListFilter):

@@ -14,10 +14,10 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import URLPattern, reverse
 
+from ..admin.base import ACTION_LIMIT, ReadOnlyAdmin, report
+from ..admin.reasons import ask_reason, ask_reason_on_page, selected_hidden
 from ..models import Occurrence, Schedule
-from ..scheduling import operations
-from .base import ACTION_LIMIT, ReadOnlyAdmin, report
-from .reasons import ask_reason, ask_reason_on_page, selected_hidden
+from . import operations
 
 
 class OperatedPages(ReadOnlyAdmin):

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..ingest import operations
-from . import EXIT_OK, add_json_flag, emit
-from .jobs import acting_user, add_by_flag, add_reason_flag, table
+from ..cli import EXIT_OK, add_json_flag, emit
+from ..cli.jobs import acting_user, add_by_flag, add_reason_flag, table
+from . import operations
 
 if TYPE_CHECKING:
     from django.core.management.base import BaseCommand
 
-    from . import Subparsers
+    from ..cli import Subparsers
 
 
 def register(subparsers: Subparsers) -> None:

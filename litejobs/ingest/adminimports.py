@@ -12,18 +12,17 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import F, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.template.response import TemplateResponse
 from django.urls import reverse
 
+from ..admin.base import ReadOnlyAdmin, RecordInline, acted_by, admin_page, form_refused
+from ..admin.jobs import CappedCountPaginator
+from ..admin.reasons import ReasonForm
 from ..exceptions import LitejobsError
-from ..ingest import operations
-from ..ingest.declarations import pipelines
-from ..ingest.files import NAME_MAX
 from ..models import ImportRefusal, ImportRun
-from .base import ReadOnlyAdmin, RecordInline, acted_by, form_refused
-from .ingestrecords import PipelineFilter
-from .jobs import CappedCountPaginator
-from .reasons import ReasonForm
+from . import operations
+from .adminrecords import PipelineFilter
+from .declarations import pipelines
+from .files import NAME_MAX
 
 IMPORT_TEMPLATE = "admin/litejobs/ingest/import_form.html"
 
@@ -142,16 +141,8 @@ class ImportRunAdmin(ReadOnlyAdmin):
                 return HttpResponseRedirect(change)
         else:
             form = ImportForm(initial={"pipeline": request.GET.get("pipeline", "")})
-        context = {
-            **self.admin_site.each_context(request),
-            "title": "Import a file",
-            "subtitle": None,
-            "opts": self.opts,
-            "form": form,
-            **(extra_context or {}),
-        }
-        request.current_app = self.admin_site.name
-        return TemplateResponse(request, IMPORT_TEMPLATE, context)
+        context = {"form": form, **(extra_context or {})}
+        return admin_page(self, request, IMPORT_TEMPLATE, "Import a file", context)
 
     def _start(self, request: HttpRequest, form: ImportForm) -> ImportRun | None:
         data = form.cleaned_data

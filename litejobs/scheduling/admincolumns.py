@@ -14,12 +14,12 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
+from ..admin.base import ReadOnlyAdmin, duration_display, once_per
 from ..conf import settings
 from ..core import clock, times
 from ..core.retry import Retry
 from ..models import Schedule
-from ..scheduling import health, operations
-from .base import ReadOnlyAdmin, duration_display, once_per
+from . import health, operations
 
 
 def _health(row: Schedule) -> health.Health:

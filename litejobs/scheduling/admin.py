@@ -1,10 +1,10 @@
 """Schedules and occurrences in the admin: inspect, replay and disable / enable.
 
 Each schedule's page shows its declaration, its next five run times, its last success, whether
-it is overdue, the scheduler leader, and the runbook commands (``schedulecolumns``); its
+it is overdue, the scheduler leader, and the runbook commands (``admincolumns``); its
 actions (disable with a reason, enable) and the occurrences' replay action (with a reason) call
 ``litejobs.scheduling.operations`` — the functions ``manage.py litejobs`` calls
-(``scheduleactions``).
+(``adminactions``).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
+from ..admin.base import RecordInline
+from ..admin.counting import CappedCountPaginator
 from ..models import Job, Occurrence, OccurrenceReplay, Schedule
-from .base import RecordInline
-from .jobs import CappedCountPaginator
-from .scheduleactions import OccurrenceReplays, ScheduleSwitches
-from .schedulecolumns import ScheduleColumns
+from .adminactions import OccurrenceReplays, ScheduleSwitches
+from .admincolumns import ScheduleColumns
 
 
 @admin.register(Schedule)

@@ -18,13 +18,13 @@ from django.http import Http404, HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
+from ..admin.base import ReadOnlyAdmin
 from ..core import clock, times
 from ..core.durations import format_age
 from ..exceptions import LitejobsError
-from ..reports import requesting
-from ..reports.declarations import Declaration, reports
-from ..reports.errors import ReportDenied
-from .base import ReadOnlyAdmin
+from . import requesting
+from .declarations import Declaration, reports
+from .errors import ReportDenied
 
 #: The stylesheet of the reports' pages: state colours, the Download and Cancel buttons.
 STYLE = {"all": ("litejobs/reports.css",)}

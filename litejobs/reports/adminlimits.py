@@ -14,14 +14,14 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 
+from ..admin.base import AdminPages, acted_by
 from ..core.durations import format_duration, parse_duration
 from ..core.errors import InvalidInput
 from ..core.sizes import format_size, parse_size
 from ..jobs.actionlog import REASON_MAX, Actor
 from ..models import ReportLimits
-from ..reports import limits, operations
-from ..reports.declarations import DURATION_MOST, reports
-from .base import AdminPages, acted_by
+from . import limits, operations
+from .declarations import DURATION_MOST, reports
 
 
 def duration_text(value: timedelta | None) -> str:

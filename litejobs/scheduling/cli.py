@@ -11,17 +11,17 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from ..cli import EXIT_OK, add_json_flag, emit
+from ..cli.jobs import acting_user, add_by_flag, add_reason_flag, iso, row_id, table
 from ..core import clock
 from ..core.durations import format_seconds
 from ..core.enums import ScheduleStatus
-from ..scheduling import health, manual, operations
-from . import EXIT_OK, add_json_flag, emit
-from .jobs import acting_user, add_by_flag, add_reason_flag, iso, row_id, table
+from . import health, manual, operations
 
 if TYPE_CHECKING:
     from django.core.management.base import BaseCommand
 
-    from . import Subparsers
+    from ..cli import Subparsers
 
 
 def _json_object(value: str) -> dict[str, Any]:

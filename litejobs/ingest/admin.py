@@ -1,7 +1,7 @@
 """Ingest pipelines in the admin: what each declared pipeline took in, dropped (per reason,
 per hour) and errored, how full its buffer is, its overflows, its file imports and their
-error reports; the records set aside, replayed by reason after a fix (``ingestrecords``);
-file imports started (``ingestimports``).
+error reports; the records set aside, replayed by reason after a fix (``adminrecords``);
+file imports started (``adminimports``).
 
 Pipelines are declarations, not rows, so the pipelines' overview takes the place of the
 hourly counts' change list (as the queue overview does for queue switches), and each
@@ -26,20 +26,22 @@ from urllib.parse import urlencode
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
-from django.template.response import TemplateResponse
 from django.urls import URLPattern, reverse
 from django.utils import timezone
 
+from ..admin import charts
+from ..admin.base import ReadOnlyAdmin, admin_page, refused_error
 from ..core import clock
 from ..core.durations import format_age
 from ..exceptions import LitejobsError
-from ..ingest import operations
-from ..ingest.declarations import pipelines
-from ..ingest.errors import PipelineNotFound
 from ..models import IngestCount, OverflowEvent
-from . import charts, ingestimports  # noqa: F401 - the file imports' admin registers itself
-from .base import ReadOnlyAdmin, refused_error
-from .ingestrecords import confirm_replay
+from . import (
+    adminimports,  # noqa: F401 - the file imports' admin registers itself
+    operations,
+)
+from .adminrecords import confirm_replay
+from .declarations import pipelines
+from .errors import PipelineNotFound
 
 OVERVIEW_TEMPLATE = "admin/litejobs/ingest/pipelines.html"
 PIPELINE_TEMPLATE = "admin/litejobs/ingest/pipeline.html"
@@ -68,16 +70,6 @@ class PipelineAdmin(ReadOnlyAdmin):
             *super().get_urls(),
         ]
 
-    def _context(self, request: HttpRequest, title: str) -> dict[str, Any]:
-        request.current_app = self.admin_site.name
-        return {
-            **self.admin_site.each_context(request),
-            "title": title,
-            "subtitle": None,
-            "opts": self.opts,
-            "links": _links(request),
-        }
-
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
@@ -93,8 +85,8 @@ class PipelineAdmin(ReadOnlyAdmin):
             }
             for found in operations.summaries(now=now)
         ]
-        context = {**self._context(request, "Pipelines"), "rows": rows, **(extra_context or {})}
-        return TemplateResponse(request, OVERVIEW_TEMPLATE, context)
+        context = {"links": _links(request), "rows": rows, **(extra_context or {})}
+        return admin_page(self, request, OVERVIEW_TEMPLATE, "Pipelines", context)
 
     def pipeline_view(self, request: HttpRequest, name: str) -> HttpResponse:
         """A pipeline's page (GET) and its replay buttons (POST)."""
@@ -109,7 +101,7 @@ class PipelineAdmin(ReadOnlyAdmin):
             raise Http404(str(error)) from error
         hours = _hours(request)
         context = {
-            **self._context(request, f"Pipeline {name}"),
+            "links": _links(request),
             "details": found,
             "summary": found.summary,
             "reasons": _reason_rows(request, found),
@@ -125,7 +117,7 @@ class PipelineAdmin(ReadOnlyAdmin):
             "overview_url": reverse(f"{self.admin_site.name}:litejobs_ingestcount_changelist"),
             "import_url": _import_url(self.admin_site.name, name),
         }
-        return TemplateResponse(request, PIPELINE_TEMPLATE, context)
+        return admin_page(self, request, PIPELINE_TEMPLATE, f"Pipeline {name}", context)
 
     def _replay(self, request: HttpRequest, name: str) -> HttpResponse:
         """A reason's *Replay* button: confirm with the records it feeds back and a reason,
