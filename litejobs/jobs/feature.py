@@ -6,12 +6,12 @@ from collections.abc import Iterable
 
 from ..core.diagnostics import Problem
 from ..core.features import Checkup, Feature
-from . import catalog, metrics, operations, queues, remedies
+from . import catalog, health, metrics, queues, remedies, retention
 
 
 def problems(checkup: Checkup) -> Iterable[Problem]:
-    """The jobs' problems (``operations.problems``), then the queues' (``queues.problems``)."""
-    yield from operations.problems(now=checkup.now, lease_now=checkup.lease_now)
+    """The jobs' problems (``health.problems``), then the queues' (``queues.problems``)."""
+    yield from health.problems(now=checkup.now, lease_now=checkup.lease_now)
     yield from queues.problems(
         now=checkup.now, lease_now=checkup.lease_now, max_ready_age=checkup.max_ready_age
     )
@@ -30,7 +30,7 @@ feature = Feature(
         "queue-paused": "stop-a-queue-during-an-incident",
     },
     metrics=metrics.families,
-    purges={"jobs": operations.purge},
+    purges={"jobs": retention.purge},
     words=remedies.WORDS,
     autodiscover=catalog.autodiscover,
 )

@@ -7,7 +7,7 @@ raises ``TransitionRefused`` naming the state and what to do instead. A missing 
 ``JobNotFound``. Every verb logs who asked (``by``) as ``key=value`` pairs.
 
 The same verbs over a filter are ``filtered``; the purge of finished jobs ``retention``; what
-``doctor`` finds ``health`` (both also read here, where ``doctor`` and housekeeping find them).
+``doctor`` finds ``health``.
 """
 
 from __future__ import annotations
@@ -29,8 +29,6 @@ from ..exceptions import InvalidInput, JobNotFound, TransitionRefused
 from ..models import Job
 from ..sql.cursors import fetch_one, run_query
 from .actionlog import Actor, record
-from .health import problems as problems
-from .retention import purge as purge
 
 logger = logging.getLogger(__name__)
 
