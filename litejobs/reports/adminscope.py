@@ -9,6 +9,7 @@ tenant again.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -18,7 +19,7 @@ from django.http import Http404, HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
-from ..admin.base import ReadOnlyAdmin
+from ..admin.base import NamedFilter, ReadOnlyAdmin
 from ..core import clock, times
 from ..core.durations import format_age
 from ..exceptions import LitejobsError
@@ -71,27 +72,17 @@ def refusal(declaration: Declaration, user: Any) -> LitejobsError | None:
     return None
 
 
-class ReportFilter(admin.SimpleListFilter):
+class ReportFilter(NamedFilter):
     """Filter by report; the choices are the declared reports this user may read."""
 
     title = "report"
-    parameter_name = "report"
+    parameter_name = field = "report"
 
-    def lookups(
-        self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
-    ) -> list[tuple[str, str]]:
+    def names(self, request: HttpRequest) -> Iterable[str]:
         """Every declared report for a superuser, the readable ones for others."""
         if request.user.is_superuser:
-            names = {d.name for d in reports.all()}
-        else:
-            names = set(readable(request))
-        if self.value():
-            names.add(str(self.value()))
-        return [(name, name) for name in sorted(names)]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any] | None:
-        """Rows of the selected report."""
-        return queryset.filter(report=self.value()) if self.value() else queryset
+            return {d.name for d in reports.all()}
+        return readable(request)
 
 
 class ScopedAdmin(ReadOnlyAdmin):
