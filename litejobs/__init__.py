@@ -11,6 +11,7 @@ from .jobs.context import JobContext
 from .jobs.declarations import JobDefinition, job
 from .jobs.enqueue import Enqueued
 from .jobs.events import event, publish_event
+from .locks import HeldLock, LockLost, LockWaitTimeout, lock
 from .reports import Audit, Limits, Need, Paging, Report, report
 from .scheduling.declarations import ScheduleDefinition, schedule
 from .scheduling.identity import OccurrenceRef
@@ -26,10 +27,13 @@ __all__ = [
     "Enqueued",
     "Files",
     "Freshness",
+    "HeldLock",
     "JobContext",
     "JobDefinition",
     "Limits",
     "LitejobsError",
+    "LockLost",
+    "LockWaitTimeout",
     "ManualJob",
     "Need",
     "OccurrenceRef",
@@ -45,6 +49,7 @@ __all__ = [
     "enrich",
     "event",
     "job",
+    "lock",
     "manual",
     "pipeline",
     "publish_event",

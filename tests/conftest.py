@@ -22,6 +22,7 @@ import pytest
 from django.db import connection
 
 from litejobs.clock import FrozenClock, use_clock
+from litejobs.locks.connections import close_idle
 from litejobs.worker import Worker
 from tests import database
 
@@ -102,6 +103,13 @@ def pytest_sessionfinish(session, exitstatus):
         nothing_asked or config.stash[_DESELECTED]
     ):
         session.exitstatus = pytest.ExitCode.OK
+
+
+@pytest.fixture(autouse=True)
+def _lock_connections_closed():
+    """Close the idle connections the locks kept: none may outlive the test database."""
+    yield
+    close_idle()
 
 
 @pytest.fixture

@@ -48,6 +48,7 @@ from .ingest import (
 )
 from .jobs import Job, JobAttempt, QueueState, Worker
 from .leases import LeaderLease
+from .locks import Lock, LockCounter
 from .minutes import BUCKET_BOUNDS, JobMinute
 from .operators import OperatorAction
 from .outbox import OutboxMessage
@@ -86,6 +87,8 @@ __all__ = [
     "JobStep",
     "LeaderLease",
     "LeaderRole",
+    "Lock",
+    "LockCounter",
     "MinuteOutcome",
     "Occurrence",
     "OccurrenceReplay",
