@@ -117,16 +117,17 @@ def _duration(value: object, name: str, code: str, low: timedelta, high: timedel
 
 
 def _acquire(key: str, ttl: timedelta, wait: timedelta, alias: str) -> HeldLock:
-    """Take the key, waiting up to ``wait`` for its holder; the held lock."""
+    """Take the key, waiting up to ``wait`` for its holder; the held lock (which keeps the
+    connection until its release)."""
     conn = borrow(alias)
     try:
-        return _take(conn, key, ttl, wait, alias)
-    except psycopg.OperationalError:
-        # A kept connection the server dropped meanwhile (a restart): once more on a new one.
-        conn.close()
-        conn = connect(alias)
-    try:
-        return _take(conn, key, ttl, wait, alias)
+        try:
+            return _take(conn, key, ttl, wait, alias)
+        except psycopg.OperationalError:
+            # A kept connection the server dropped meanwhile (a restart): once more on a new one.
+            conn.close()
+            conn = connect(alias)
+            return _take(conn, key, ttl, wait, alias)
     except LockWaitTimeout:
         give_back(alias, conn)
         raise
