@@ -22,8 +22,8 @@ import psycopg
 from ..conf import settings
 from ..core.durations import format_duration, parse_duration
 from ..core.errors import InvalidInput
-from ..sql.cursors import fetch_one, run_query
 from ..runtime.listening import connect
+from ..sql.cursors import fetch_one, run_query
 from .connections import borrow, give_back
 from .errors import LockWaitTimeout
 from .holding import HeldLock

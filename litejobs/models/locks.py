@@ -18,9 +18,6 @@ from .triggers import refuse
 
 __all__ = ["Lock", "LockCounter"]
 
-#: The sequence every lock token is drawn from.
-TOKEN_SEQUENCE = "litejobs_lock_token"
-
 
 class Lock(models.Model):
     """Who holds (or last held) a lock key, under which token, and until when."""

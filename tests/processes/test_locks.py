@@ -16,9 +16,9 @@ from tests.testapp.models import Mark
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
-#: A holder: says it is trying (NAME.trying), takes the lock, writes its token to NAME.token, waits for NAME.go, then writes
-#: the ``fenced`` mark under its token (the pattern the how-to shows) and how many rows that
-#: changed to NAME.wrote; a lost lock's code goes to NAME.lost.
+#: A holder: says it is trying (NAME.trying), takes the lock, writes its token to NAME.token,
+#: waits for NAME.go, then writes the ``fenced`` mark under its token (the pattern the how-to
+#: shows) and how many rows that changed to NAME.wrote; a lost lock's code goes to NAME.lost.
 HOLDER = """
 import time
 from pathlib import Path
@@ -40,7 +40,8 @@ try:
         put("token", str(held.token))
         while not (folder / f"{{name}}.go").exists():
             time.sleep(0.02)
-        put("wrote", str(held.update(Mark.objects.filter(label="fenced"), fence="value", note=name)))
+        rows = Mark.objects.filter(label="fenced")
+        put("wrote", str(held.update(rows, fence="value", note=name)))
 except litejobs.LockLost as lost:
     put("lost", lost.code)
 """
