@@ -49,6 +49,9 @@ DESCRIPTIONS = {
     "W12": "COPY (SELECT the report's columns FROM the same table WHERE tenant = ... ORDER BY id) "
     "TO STDOUT (FORMAT csv, HEADER) streamed to a file through psycopg; litejobs' figure is from "
     "the request to the run's end",
+    "W13": "a session advisory lock: SELECT pg_try_advisory_lock(hashtext(key)), then SELECT "
+    "pg_advisory_unlock(hashtext(key)), on one autocommit connection (no ttl, no fencing token: "
+    "it frees only when the session ends)",
 }
 
 TABLE = "litejobs_bench_floor"

@@ -41,7 +41,7 @@ from ..models import Worker as WorkerRow
 from ..outbox.relay import OutboxRelay
 from ..reports import storage
 from ..reports.reports import Report as Declared
-from . import exports, files, floor, sales
+from . import exports, files, floor, locking, sales
 from .children import Child, ChildSpec, DjangoTarget, Usage, started
 from .errors import BenchError
 from .jobs import QUEUE, STEPS, delayed, five_steps, noop, noop_unfenced, on_paid, pickup
@@ -695,6 +695,29 @@ class Bench:
         )
 
     # litejobs' side ----------------------------------------------------------------------
+
+    def w13(self) -> None:
+        """W13: a fenced lock taken and released, pair after pair, from one process."""
+        count = self.sizes["W13"]
+
+        def once() -> tuple[Figures, Figures]:
+            self._reset()
+            litejobs = locking.lock_pairs(self.scratch.alias, count)
+            return litejobs, locking.floor_pairs(self.sql, count)
+
+        litejobs, floor_stats = self._compare("W13", once)
+        self._add(
+            "W13",
+            f"{count:,} litejobs.lock() blocks, acquire + release",
+            litejobs,
+            floor_stats,
+            [
+                ("round trips", "per pair", LOWER, "<= 2"),
+                ("p50", "ms", LOWER, ""),
+                ("p95", "ms", LOWER, ""),
+            ],
+            cpu=False,
+        )
 
     def _reset(self) -> None:
         """Empty the litejobs tables (W9: down to its history rows)."""

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 from django.core.mail import EmailMessage, send_mail
 from django.db.models import Sum
 
-from litejobs import Retry, clock, job
+from litejobs import Retry, clock, job, lock
 from litejobs.outbox import subscriber
 
 from . import fulfilment
@@ -51,21 +51,28 @@ def _day_before(ctx, zone: str) -> date:
 def reconcile_orders(ctx, day: str | None = None) -> dict:
     """Reconcile one UTC day of orders (the day before the occurrence unless ``day`` is given).
 
-    Database-only and answered as the job's result, so a replay has exactly one effect.
+    Database-only and answered as the job's result, so a replay has exactly one effect. The
+    nightly run and an operator's run of the same day (two jobs: their keys differ) never
+    reconcile it at once: the day's lock is held across every worker, and a run that finds it
+    held fails its attempt and retries later. The result carries the lock's token.
     """
     when = date.fromisoformat(day) if day else _day_before(ctx, "UTC")
     start = datetime.combine(when, time.min, tzinfo=UTC)
-    orders = Order.objects.filter(created_at__gte=start, created_at__lt=start + timedelta(days=1))
-    totals = {
-        row["currency"]: str(row["total"])
-        for row in orders.values("currency").annotate(total=Sum("total")).order_by("currency")
-    }
-    return {
-        "day": when.isoformat(),
-        "orders": orders.count(),
-        "totals": totals,
-        "receipts_missing": orders.filter(receipt_sent_at__isnull=True).count(),
-    }
+    with lock(f"orders.reconcile:{when.isoformat()}", ttl="10s", wait="1s") as held:
+        orders = Order.objects.filter(
+            created_at__gte=start, created_at__lt=start + timedelta(days=1)
+        )
+        totals = {
+            row["currency"]: str(row["total"])
+            for row in orders.values("currency").annotate(total=Sum("total")).order_by("currency")
+        }
+        return {
+            "day": when.isoformat(),
+            "orders": orders.count(),
+            "totals": totals,
+            "receipts_missing": orders.filter(receipt_sent_at__isnull=True).count(),
+            "lock_token": held.token,
+        }
 
 
 @job(key=lambda: "statement", timeout="2s", retry=Retry(attempts=3, base="1m", max="10m"))
