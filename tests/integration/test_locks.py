@@ -86,7 +86,7 @@ def test_a_waiter_takes_the_lock_as_soon_as_the_holder_releases_it():
     first, ended_at = found
     assert second.token > first.token
     # The release's NOTIFY woke the waiter: no backoff pause between the release and the take.
-    assert taken_at - ended_at < 0.1
+    assert taken_at - ended_at < 0.25
 
 
 def test_wait_bounds_the_wait_for_a_holder_with_a_coded_error():
@@ -110,11 +110,11 @@ def test_wait_bounds_the_wait_for_a_holder_with_a_coded_error():
 
 
 def test_the_hold_is_renewed_past_its_ttl_while_the_block_runs():
-    with litejobs.lock("renewed", ttl="1s") as held:
-        for _ in range(5):
-            time.sleep(0.5)
+    with litejobs.lock("renewed", ttl="2s") as held:
+        for _ in range(6):
+            time.sleep(0.8)
             assert held_row("renewed") == (held.token, True)
-            with pytest.raises(LockWaitTimeout), litejobs.lock("renewed", ttl="1s", wait=0):
+            with pytest.raises(LockWaitTimeout), litejobs.lock("renewed", ttl="2s", wait=0):
                 pytest.fail("taken while renewed")
         assert not held.lost
     assert LockCounter.objects.filter(name="lost").first() is None
@@ -145,13 +145,13 @@ def test_a_body_error_is_kept_when_the_lock_was_lost_too():
 
 
 def test_a_killed_connection_is_replaced_and_the_hold_kept():
-    with litejobs.lock("reconnects", ttl="1s") as held:
+    with litejobs.lock("reconnects", ttl="2s") as held:
         query(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE pid <> pg_backend_pid() AND application_name = 'litejobs' "
             "AND datname = current_database() AND query LIKE '%%litejobs_lock%%'"
         )
-        time.sleep(1.5)
+        time.sleep(3)
         assert held_row("reconnects") == (held.token, True)
     assert not held.lost
 
@@ -161,16 +161,17 @@ def test_a_hold_no_renewal_reaches_within_its_ttl_is_lost(monkeypatch):
         raise psycopg.OperationalError("the database is out of reach")
 
     with pytest.raises(LockLost), litejobs.lock("unreachable", ttl="1s") as held:
+        taken_at = time.monotonic()
         monkeypatch.setattr(holding, "connect", unreachable)
         query(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE pid <> pg_backend_pid() AND application_name = 'litejobs' "
             "AND datname = current_database()"
         )
-        time.sleep(0.8)
-        assert not held.lost
-        time.sleep(0.4)
-        assert held.lost
+        while not held.lost and time.monotonic() - taken_at < 5:
+            time.sleep(0.01)
+        # Lost one ttl after the last renewal that landed: never sooner than the ttl.
+        assert 0.9 <= time.monotonic() - taken_at < 3
 
 
 class Counting(psycopg.Cursor):
