@@ -101,7 +101,8 @@ def register(subparsers: Subparsers) -> None:
         default={},
         help=f"Sizes: jobs for W1-W3 and W6, pickups for W4, five-step jobs for W7, staged "
         f"outbox rows for W8, history rows for W9, delayed jobs for W10, CSV rows imported for "
-        f"W11, records fed for W11F, rows exported for W12, lock pairs for W13 (default {defaults}).",
+        f"W11, records fed for W11F, rows exported for W12, lock pairs for W13 "
+        f"(default {defaults}).",
     )
     parser.add_argument(
         "--processes",

@@ -4,7 +4,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-WORKLOADS = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10", "W11", "W11F", "W12", "W13")
+WORKLOADS = (
+    "W1",
+    "W2",
+    "W3",
+    "W4",
+    "W5",
+    "W6",
+    "W7",
+    "W8",
+    "W9",
+    "W10",
+    "W11",
+    "W11F",
+    "W12",
+    "W13",
+)
 #: The default sizes: jobs for W1-W3 and W6, pickup samples for W4, five-step jobs for W7,
 #: staged outbox rows for W8, history rows for W9, delayed jobs for W10, CSV rows imported for
 #: W11, records fed for W11F, rows exported for W12, lock acquire + release pairs for W13.
