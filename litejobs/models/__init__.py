@@ -31,6 +31,7 @@ from ..core.enums import (
     StepState,
     WorkItemState,
 )
+from .batches import Batch, JobDependency
 from .bulk import (
     UNFINISHED_ITEM_CONSTRAINT,
     BulkAction,
@@ -68,6 +69,7 @@ __all__ = [
     "UNFINISHED_BULK_ITEM",
     "UNFINISHED_ITEM_CONSTRAINT",
     "AttemptOutcome",
+    "Batch",
     "BufferedRecord",
     "BulkAction",
     "BulkActionItem",
@@ -81,6 +83,7 @@ __all__ = [
     "IngestPosition",
     "Job",
     "JobAttempt",
+    "JobDependency",
     "JobMinute",
     "JobState",
     "JobStep",
