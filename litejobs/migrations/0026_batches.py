@@ -254,7 +254,7 @@ class Migration(migrations.Migration):
                 ('upstream_id', models.BigIntegerField()),
                 ('policy', models.CharField(choices=[('cancel', 'Cancel it (and what waits on it)'), ('run', 'Run it anyway'), ('skip', 'Skip it (what waits on it goes on)')], default='cancel', max_length=8)),
                 ('run_at', models.DateTimeField()),
-                ('upstream_state', models.CharField(blank=True, default='', max_length=16)),
+                ('upstream_state', models.CharField(blank=True, db_default='', max_length=16)),
                 ('succeeded', models.BooleanField(blank=True, null=True)),
                 ('resolved_at', models.DateTimeField(blank=True, null=True)),
             ],

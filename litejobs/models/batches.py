@@ -132,7 +132,7 @@ class JobDependency(models.Model):
         max_length=8, choices=UpstreamPolicy.choices, default=UpstreamPolicy.CANCEL
     )
     run_at = models.DateTimeField()
-    upstream_state = models.CharField(max_length=16, blank=True, default="")
+    upstream_state = models.CharField(max_length=16, blank=True, db_default="")
     succeeded = models.BooleanField(null=True, blank=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
 
