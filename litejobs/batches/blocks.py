@@ -107,7 +107,8 @@ class BatchBlock:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        assert self._batch is not None
+        if self._batch is None:
+            return
         self._batch.__exit__()
         if exc is None:
             try:
@@ -132,7 +133,9 @@ class BatchBlock:
         try:
             for role, callback in self._callbacks.items():
                 if callback is not None:
-                    held[f"{role}_job_id"] = _held_callback(role, callback, record.pk, self._arguments)
+                    held[f"{role}_job_id"] = _held_callback(
+                        role, callback, record.pk, self._arguments
+                    )
         finally:
             _OPEN.reset(token)
         _hold(list(held.values()))

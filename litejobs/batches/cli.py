@@ -45,8 +45,10 @@ def show_text(data: dict[str, Any]) -> str:
         f"  children: {data['total']} ({data['pending']} left; {counts['done']} done, "
         f"{counts['dead']} dead, {counts['cancelled']} cancelled)",
         "  now: "
-        + (", ".join(f"{n} {state}" for state, n in sorted(data["children_by_state"].items()))
-           or "no children"),
+        + (
+            ", ".join(f"{n} {state}" for state, n in sorted(data["children_by_state"].items()))
+            or "no children"
+        ),
     ]
     if data["retried_after_callback"]:
         lines.append(f"  retried after its callback: {data['retried_after_callback']}")

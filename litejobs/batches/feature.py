@@ -14,4 +14,5 @@ feature = Feature(
     "batches",
     metrics=metrics.families,
     verbs=f"{__package__}.cli",
+    admin=f"{__package__}.admin",
 )

@@ -55,6 +55,7 @@ def completion_latencies(now: datetime) -> dict[int, float]:
     )
     found = {}
     for batch_id, completed_at, job_id in recent:
-        began = started.get(job_id) or now
-        found[batch_id] = max((began - completed_at).total_seconds(), 0.0)
+        began = (started.get(job_id) if job_id is not None else None) or now
+        if completed_at is not None:
+            found[batch_id] = max((began - completed_at).total_seconds(), 0.0)
     return found

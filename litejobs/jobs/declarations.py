@@ -307,7 +307,8 @@ class JobDefinition:
         placer = placement.placer_for()
         if placer is None:
             return insert()
-        return list(placer.place(insert, depends_on=None, on_upstream_failure=None, run_at=timing[1]))
+        placed = placer.place(insert, depends_on=None, on_upstream_failure=None, run_at=timing[1])
+        return list(placed)
 
     def _inputs(self, arguments: Any) -> list[Any]:
         """``enqueue_many``'s inputs as a list; anything but an iterable of them (``None``, one

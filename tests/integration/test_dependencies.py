@@ -50,7 +50,7 @@ def test_waits_until_every_upstream_has_ended(clock, run_worker):
 def test_upstream_failure_policies(clock, run_worker, policy, ends, ran, downstream_runs):
     upstream = child.enqueue(label="bad", outcome="fail")
     middle = after.enqueue(label="m", depends_on=[upstream], on_upstream_failure=policy)
-    last = after.enqueue(label="last", depends_on=[middle])
+    after.enqueue(label="last", depends_on=[middle])
     run_worker()
     run_worker()
     assert state(upstream) == "dead"
