@@ -9,17 +9,14 @@ until each of the named jobs has ended.
 """
 
 from ..core.enums import UpstreamPolicy
-from .blocks import COUNTS, Batch, BatchBlock, BatchOpener, batch
+from .blocks import Batch, batch
 from .errors import BatchClosed, BatchInvalid, BatchNotFound, DependencyCycle, DependencyInvalid
 
 __all__ = [
-    "COUNTS",
     "Batch",
-    "BatchBlock",
     "BatchClosed",
     "BatchInvalid",
     "BatchNotFound",
-    "BatchOpener",
     "DependencyCycle",
     "DependencyInvalid",
     "UpstreamPolicy",
