@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 
 from ..admin.base import ReadOnlyAdmin
 from ..models import Batch
@@ -69,4 +70,4 @@ class BatchAdmin(ReadOnlyAdmin):
                 shown.append((role, url, callback["job"], callback["job_id"], callback["state"]))
         if not shown:
             return format_html("{}", "none")
-        return format_html_join(format_html("<br>"), '{}: <a href="{}">{} #{}</a> ({})', shown)
+        return format_html_join(mark_safe("<br>"), '{}: <a href="{}">{} #{}</a> ({})', shown)

@@ -13,7 +13,7 @@ import litejobs
 from litejobs.batches import BatchClosed, BatchInvalid
 from litejobs.jobs import operations
 from litejobs.models import Batch, Job
-from tests.testapp.batchjobs import alarm, child, parent, summary
+from tests.testapp.batchjobs import alarm, child, dropped, parent, summary
 from tests.testapp.models import Mark
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -144,3 +144,16 @@ def test_two_last_children_ending_at_once_call_back_once(clock, run_worker):
     run_worker()
     assert marks("summary:") == [f"summary:{b.id}:0:0:2"]
     assert Job.objects.filter(name=summary.name, state="done").count() == 1
+
+
+def test_a_dropped_child_counts_dead_and_a_purge_counts_nothing(clock, run_worker):
+    with litejobs.batch(on_complete=summary) as b:
+        gone = dropped.enqueue(label="d")
+        child.enqueue(label="kept")
+    run_worker()
+    run_worker()
+    assert not Job.objects.filter(pk=gone.id).exists()
+    assert marks("summary:") == [f"summary:{b.id}:1:1:0"]
+    Job.objects.filter(batch_id=b.id).delete()  # what a purge does: ended jobs only
+    record = b.record()
+    assert (record.done, record.dead, record.retried_after) == (1, 1, 0)

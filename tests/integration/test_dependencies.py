@@ -4,7 +4,11 @@ jobs resolved at enqueue; a cycle refused."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
+from django.db import connection, transaction
 
 from litejobs.batches import DependencyCycle, DependencyInvalid
 from litejobs.jobs import holdups, operations
@@ -96,3 +100,29 @@ def test_bad_depends_on_is_refused_before_anything_is_written(clock):
         after.enqueue(label="x", depends_on=[1], on_upstream_failure="maybe")
     assert refused.value.code == "upstream-policy-invalid"
     assert not Job.objects.exists()
+
+
+def test_two_upstreams_ending_at_once_release_their_dependant(clock, run_worker):
+    first = child.enqueue(label="race1")
+    second = child.enqueue(label="race2")
+    waiting = after.enqueue(label="both", depends_on=[first, second])
+    began = threading.Event()
+
+    def cancel(job_id: int, hold: float) -> None:
+        try:
+            with transaction.atomic():
+                operations.cancel(job_id, by="race")
+                began.set()
+                time.sleep(hold)
+        finally:
+            connection.close()
+
+    one = threading.Thread(target=cancel, args=(first.id, 0.5))
+    one.start()
+    assert began.wait(5)
+    two = threading.Thread(target=cancel, args=(second.id, 0.0))
+    two.start()
+    one.join(10)
+    two.join(10)
+    assert state(waiting) == "cancelled"
+    assert Job.objects.get(pk=waiting.id).error_class == "litejobs.UpstreamFailed"

@@ -44,3 +44,9 @@ def alarm(ctx, batch_id: int, done: int, dead: int, cancelled: int) -> None:
 def after(ctx, label: str) -> None:
     """A job that waits on others: one Mark when it runs."""
     Mark.objects.create(label=f"after:{label}")
+
+
+@job(key=lambda label: f"dropped:{label}", dead_letter=False, retry=Retry(attempts=1))
+def dropped(ctx, label: str) -> None:
+    """A child that fails for good and is dropped, not kept dead (``dead_letter=False``)."""
+    raise Permanent(f"dropped {label}")
