@@ -46,3 +46,23 @@ WITH RECURSIVE downstream (id) AS (
     JOIN downstream ON dependency.upstream_id = downstream.id
 )
 SELECT id FROM downstream WHERE id = ANY(%(upstreams)s::bigint[]) LIMIT 1
+
+-- name: batches_purge
+-- One bounded batch of completed batches whose last child ended before `before`.
+WITH doomed AS (
+    SELECT id FROM litejobs_batch
+    WHERE state = 'completed' AND completed_at < %(before)s
+    ORDER BY completed_at
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+DELETE FROM litejobs_batch WHERE id IN (SELECT id FROM doomed)
+
+-- name: dependencies_purge
+-- One bounded batch of the dependencies of jobs that are gone (purged after they ended).
+WITH doomed AS (
+    SELECT dependency.id FROM litejobs_jobdependency AS dependency
+    WHERE NOT EXISTS (SELECT 1 FROM litejobs_job AS job WHERE job.id = dependency.job_id)
+    LIMIT %(limit)s
+)
+DELETE FROM litejobs_jobdependency WHERE id IN (SELECT id FROM doomed)

@@ -157,3 +157,28 @@ def test_a_dropped_child_counts_dead_and_a_purge_counts_nothing(clock, run_worke
     Job.objects.filter(batch_id=b.id).delete()  # what a purge does: ended jobs only
     record = b.record()
     assert (record.done, record.dead, record.retried_after) == (1, 1, 0)
+
+
+def test_housekeeping_purges_completed_batches_and_the_dependencies_of_purged_jobs(
+    clock, run_worker
+):
+    from datetime import timedelta
+
+    from litejobs.batches import retention
+    from litejobs.models import JobDependency
+    from tests.testapp.batchjobs import after
+
+    with litejobs.batch(on_complete=summary) as b:
+        upstream = child.enqueue(label="u")
+    after.enqueue(label="w", depends_on=[upstream])
+    run_worker()
+    run_worker()
+    assert b.record().state == "completed" and JobDependency.objects.count() == 1
+    later = clock.now() + timedelta(days=31)
+    assert retention.purge(by="test", should_stop=lambda: False, now=later) == {
+        "batches": 1,
+        "dependencies": 0,
+    }
+    Job.objects.all().delete()
+    counts = retention.purge(by="test", should_stop=lambda: False, now=later)
+    assert counts == {"batches": 0, "dependencies": 1}
