@@ -51,7 +51,7 @@ class Batch:
     (``BatchClosed``)."""
 
     id: int
-    _tokens: list[Token[Batch | None]] = field(default_factory=list, repr=False)
+    _tokens: list[Token[Batch | None]] = field(default_factory=list, repr=False, compare=False)
 
     def add(self, job: JobDefinition, /, **arguments: Any) -> Enqueued:
         """Enqueue one run of ``job`` as a child of this batch."""
