@@ -14,11 +14,12 @@ from litejobs.bench.report import Report, Row, Stats, percentile
 @pytest.mark.parametrize(
     "args",
     [
-        ["--only", "W13"],
+        ["--only", "W14"],
         ["--only", "W11G"],
         ["--jobs", "W3=0"],
         ["--jobs", "W11F=0"],
         ["--jobs", "W12=0"],
+        ["--jobs", "W13=0"],
         ["--jobs", "W5=10"],
         ["--durability", "sometimes"],
         ["--processes", "0"],
