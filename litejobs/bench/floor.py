@@ -49,7 +49,7 @@ DESCRIPTIONS = {
     "W12": "COPY (SELECT the report's columns FROM the same table WHERE tenant = ... ORDER BY id) "
     "TO STDOUT (FORMAT csv, HEADER) streamed to a file through psycopg; litejobs' figure is from "
     "the request to the run's end",
-    "W13": "no floor: the baseline is one job enqueued to the same worker once it is idle (its "
+    "W14": "no floor: the baseline is one job enqueued to the same worker once it is idle (its "
     "pickup, enqueue to body); litejobs' figure is from the last child's finished_at to the "
     "callback's started_at",
 }

@@ -60,7 +60,7 @@ def delayed(ctx: JobContext, n: int, due: float) -> float:
     key=lambda batch_id, done, dead, cancelled: f"batch-done:{batch_id}",
 )
 def batch_done(ctx: JobContext, batch_id: int, done: int, dead: int, cancelled: int) -> float:
-    """W13's batch callback: answers when its body started."""
+    """W14's batch callback: answers when its body started."""
     # A measurement, not product code: beside the children's finished_at, on the same host.
     return time.time()
 

@@ -713,12 +713,12 @@ class Bench:
         )
 
     def w13(self) -> None:
-        """W13: a batch's children drained by a worker; from its last child's end to its
+        """W14: a batch's children drained by a worker; from its last child's end to its
         callback's start, beside one job's pickup by the same worker once it is idle."""
-        count = self.sizes["W13"]
-        litejobs, baseline = self._compare("W13", self._batch_callback)
+        count = self.sizes["W14"]
+        litejobs, baseline = self._compare("W14", self._batch_callback)
         self._add(
-            "W13",
+            "W14",
             f"{count:,}-child batch, {DEFAULT_THREADS} threads: last child's end to its callback",
             litejobs,
             baseline,
@@ -995,10 +995,10 @@ class Bench:
         return _latency_figures([row[0] for row in self.sql.execute(LATENCIES, (first,))])
 
     def _batch_callback(self) -> tuple[Figures, Figures]:
-        """W13 on litejobs: enqueue a batch of no-op children (untimed), drain it, and read
+        """W14 on litejobs: enqueue a batch of no-op children (untimed), drain it, and read
         how long after its last child ended its callback started; then one job's pickup."""
         self._reset()
-        count = self.sizes["W13"]
+        count = self.sizes["W14"]
         with batch(on_complete=batch_done) as opened:
             for start in range(0, count, MAX_BATCH):
                 noop.enqueue_many([{"n": n} for n in range(start, min(count, start + MAX_BATCH))])
