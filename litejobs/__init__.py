@@ -3,6 +3,7 @@
 The user-facing surface; everything else is an implementation detail.
 """
 
+from .batches import batch
 from .core.retry import Retry
 from .exceptions import Cancelled, LitejobsError, Permanent, RetryAfter, WaitTimedOut
 from .ingest import Buffer, Files, Freshness, Pipeline, drop, enrich, pipeline
@@ -45,6 +46,7 @@ __all__ = [
     "RetryAfter",
     "ScheduleDefinition",
     "WaitTimedOut",
+    "batch",
     "drop",
     "enrich",
     "event",

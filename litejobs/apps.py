@@ -23,6 +23,7 @@ FEATURES = (
     "ingest",
     "reports",
     "locks",
+    "batches",
     "bench",
 )
 #: Add-ons loaded only when one of the packages they need is installed.

@@ -1,4 +1,4 @@
-"""``manage.py litejobs bench``: the workloads W1-W12, each beside its plain-SQL floor.
+"""``manage.py litejobs bench``: the workloads W1-W14, each beside its plain-SQL floor.
 
 ``run(options)`` creates a scratch database beside the project's (``<name>_litejobs_bench``,
 same server, so the same ``fsync`` and ``synchronous_commit``), runs the chosen workloads there
@@ -9,7 +9,7 @@ project's settings pointed at the scratch database.
 Each workload runs in the durability variants asked for (``synchronous_commit`` on, off, or
 both), on every connection of litejobs and of the floor alike.
 
-Modules: ``options`` (what a run is asked), ``workloads`` (W1-W12), ``floor`` (the plain-SQL
+Modules: ``options`` (what a run is asked), ``workloads`` (W1-W14), ``floor`` (the plain-SQL
 floors), ``children`` (worker and floor processes), ``scratch`` (the scratch database),
 ``report`` (figures, table, JSON), ``errors`` (``BenchError``), ``jobs`` (the bench's no-op job
 declarations), ``pipeline`` and ``files`` (W11's ingest pipeline, its records and its CSV),

@@ -1,4 +1,4 @@
-"""``manage.py litejobs bench``: the workloads W1-W12 beside their plain-SQL floors.
+"""``manage.py litejobs bench``: the workloads W1-W14 beside their plain-SQL floors.
 
 Runs in a scratch database ``<name>_litejobs_bench`` on the project's server (created,
 migrated, dropped; ``--keep-db`` keeps it), never on the project's own rows. Progress goes to
@@ -81,7 +81,7 @@ def register(subparsers: Subparsers) -> None:
         "bench",
         help="Measure litejobs beside a plain-SQL floor in a scratch database.",
         description=(
-            "Runs the workloads W1-W12 against litejobs and against plain SQL over psycopg, in "
+            "Runs the workloads W1-W14 against litejobs and against plain SQL over psycopg, in "
             "a scratch database on the same server, and prints median [min-max] over the rounds "
             "with the ratio litejobs / floor and each side's client CPU per job."
         ),
@@ -101,7 +101,8 @@ def register(subparsers: Subparsers) -> None:
         default={},
         help=f"Sizes: jobs for W1-W3 and W6, pickups for W4, five-step jobs for W7, staged "
         f"outbox rows for W8, history rows for W9, delayed jobs for W10, CSV rows imported for "
-        f"W11, records fed for W11F, rows exported for W12, lock pairs for W13 "
+        f"W11, records fed for W11F, rows exported for W12, lock pairs for W13, children of "
+        f"W14's batch "
         f"(default {defaults}).",
     )
     parser.add_argument(

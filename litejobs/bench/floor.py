@@ -52,6 +52,9 @@ DESCRIPTIONS = {
     "W13": "a session advisory lock: SELECT pg_try_advisory_lock(hashtext(key)), then SELECT "
     "pg_advisory_unlock(hashtext(key)), on one autocommit connection (no ttl, no fencing token: "
     "it frees only when the session ends)",
+    "W14": "no floor: the baseline is one job enqueued to the same worker once it is idle (its "
+    "pickup, enqueue to body); litejobs' figure is from the last child's finished_at to the "
+    "callback's started_at",
 }
 
 TABLE = "litejobs_bench_floor"

@@ -54,6 +54,17 @@ def delayed(ctx: JobContext, n: int, due: float) -> float:
     return time.time()
 
 
+@job(
+    name="litejobs.bench.batch_done",
+    queue=QUEUE,
+    key=lambda batch_id, done, dead, cancelled: f"batch-done:{batch_id}",
+)
+def batch_done(ctx: JobContext, batch_id: int, done: int, dead: int, cancelled: int) -> float:
+    """W14's batch callback: answers when its body started."""
+    # A measurement, not product code: beside the children's finished_at, on the same host.
+    return time.time()
+
+
 @subscriber("litejobs.bench.paid", name="litejobs.bench.on_paid", queue=QUEUE)
 def on_paid(ctx: JobContext, message: Message) -> None:
     """W8's subscriber: the relay publishes each staged message to it (it never runs there)."""

@@ -19,10 +19,12 @@ WORKLOADS = (
     "W11F",
     "W12",
     "W13",
+    "W14",
 )
 #: The default sizes: jobs for W1-W3 and W6, pickup samples for W4, five-step jobs for W7,
 #: staged outbox rows for W8, history rows for W9, delayed jobs for W10, CSV rows imported for
-#: W11, records fed for W11F, rows exported for W12, lock acquire + release pairs for W13.
+#: W11, records fed for W11F, rows exported for W12, lock acquire + release pairs for W13,
+#: children of W14's batch.
 SIZES = {
     "W1": 2000,
     "W2": 10_000,
@@ -37,6 +39,7 @@ SIZES = {
     "W11F": 10_000,
     "W12": 1_000_000,
     "W13": 2000,
+    "W14": 10_000,
 }
 #: The two durability variants: ``synchronous_commit`` on (durable commits, the default) or
 #: off, set on every connection the bench, its workers and its floors open.

@@ -1,4 +1,4 @@
-"""The bench's workloads W1-W11, each beside its plain-SQL floor, in the scratch database.
+"""The bench's workloads W1-W14, each beside its plain-SQL floor, in the scratch database.
 
 Every round starts from empty litejobs tables (W9: from its history rows alone) and times only
 its measured part; rounds alternate litejobs and floor so drift on a shared machine hits both.
@@ -30,6 +30,7 @@ from django.conf import settings as django_settings
 from django.db import DatabaseError, connections, transaction
 from psycopg import sql
 
+from ..batches import batch
 from ..conf import DEFAULTS
 from ..conf import settings as litejobs_settings
 from ..core import clock
@@ -44,7 +45,17 @@ from ..reports.reports import Report as Declared
 from . import exports, files, floor, locking, sales
 from .children import Child, ChildSpec, DjangoTarget, Usage, started
 from .errors import BenchError
-from .jobs import QUEUE, STEPS, delayed, five_steps, noop, noop_unfenced, on_paid, pickup
+from .jobs import (
+    QUEUE,
+    STEPS,
+    batch_done,
+    delayed,
+    five_steps,
+    noop,
+    noop_unfenced,
+    on_paid,
+    pickup,
+)
 from .options import SIZES, WORKLOADS, BenchOptions
 from .pipeline import PAGE, declared
 from .report import (
@@ -99,6 +110,13 @@ FROM {table} WHERE id >= %s
 LATENCIES = """
 SELECT ((result #>> '{}')::float8 - (payload ->> 'sent')::float8) * 1000
 FROM litejobs_job WHERE id >= %s
+"""
+CALLBACK_GAP = """
+SELECT extract(epoch FROM callback.started_at - (
+           SELECT max(finished_at) FROM litejobs_job WHERE batch_id = batch.id
+       )) * 1000
+FROM litejobs_batch AS batch JOIN litejobs_job AS callback ON callback.id = batch.on_complete_job_id
+WHERE batch.id = %s AND callback.state = 'done'
 """
 LATENESS = """
 SELECT ((result #>> '{}')::float8 - (payload ->> 'due')::float8) * 1000
@@ -694,6 +712,21 @@ class Bench:
             cpu=False,
         )
 
+    def w13(self) -> None:
+        """W14: a batch's children drained by a worker; from its last child's end to its
+        callback's start, beside one job's pickup by the same worker once it is idle."""
+        count = self.sizes["W14"]
+        litejobs, baseline = self._compare("W14", self._batch_callback)
+        self._add(
+            "W14",
+            f"{count:,}-child batch, {DEFAULT_THREADS} threads: last child's end to its callback",
+            litejobs,
+            baseline,
+            [("latency", "ms", LOWER, "<= 1000 ms")],
+            kind="one job's pickup (enqueue to body) by the idle worker",
+            cpu=False,
+        )
+
     # litejobs' side ----------------------------------------------------------------------
 
     def w13(self) -> None:
@@ -983,6 +1016,35 @@ class Bench:
             self._wait_finished(Job._meta.db_table, first, samples, children)
             children[0].stop()
         return _latency_figures([row[0] for row in self.sql.execute(LATENCIES, (first,))])
+
+    def _batch_callback(self) -> tuple[Figures, Figures]:
+        """W14 on litejobs: enqueue a batch of no-op children (untimed), drain it, and read
+        how long after its last child ended its callback started; then one job's pickup."""
+        self._reset()
+        count = self.sizes["W14"]
+        with batch(on_complete=batch_done) as opened:
+            for start in range(0, count, MAX_BATCH):
+                noop.enqueue_many([{"n": n} for n in range(start, min(count, start + MAX_BATCH))])
+        with self._started([self._spec("worker", DEFAULT_THREADS)]) as children:
+            children[0].go()
+            gap = self._wait(
+                f"batch {opened.id}'s callback",
+                lambda: self._callback_gap(opened.id),
+                children,
+                60 + count / 20,
+            )
+            # A measurement: the worker compares its time.time() with this one.
+            enqueued = pickup.enqueue(n=0, sent=time.time())
+            self._wait_finished(Job._meta.db_table, enqueued.id, 1, children)
+            children[0].stop()
+        [picked] = [row[0] for row in self.sql.execute(LATENCIES, (enqueued.id,))]
+        return {"latency": gap}, {"latency": float(picked)}
+
+    def _callback_gap(self, batch_id: int) -> float | None:
+        """Milliseconds from the batch's last child's end to its callback's start, once its
+        callback has run."""
+        row = self.sql.execute(CALLBACK_GAP, (batch_id,)).fetchone()
+        return None if row is None else float(row[0])
 
     def _delayed_pickups(self) -> Figures:
         """W10 on litejobs: jobs with staggered run_at enqueued to an idle worker."""

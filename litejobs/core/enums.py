@@ -44,6 +44,21 @@ TERMINAL = (JobState.DONE, JobState.DEAD, JobState.CANCELLED)
 UNCLAIMABLE = (JobState.RUNNING, *TERMINAL)
 
 
+class UpstreamPolicy(models.TextChoices):
+    """What a job waiting on others (``depends_on``) does when one of them did not succeed."""
+
+    CANCEL = "cancel", "Cancel it (and what waits on it)"
+    RUN = "run", "Run it anyway"
+    SKIP = "skip", "Skip it (what waits on it goes on)"
+
+
+class BatchState(models.TextChoices):
+    """Where a batch of jobs is (``litejobs.batch``)."""
+
+    OPEN = "open", "Open (children left)"
+    COMPLETED = "completed", "Completed (its callback released)"
+
+
 class AttemptOutcome(models.TextChoices):
     """How an attempt that did not succeed ended (a ``JobAttempt`` row)."""
 

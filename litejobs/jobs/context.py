@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from ..core.enums import CancelReason
@@ -73,3 +74,12 @@ class JobContext:
             self._progress_sink(
                 self.job_id, {"done": done, "total": total, "note": str(note)[:200]}
             )
+
+
+#: The context of the job body running on this thread (``None`` outside a body).
+RUNNING: ContextVar[JobContext | None] = ContextVar("litejobs_running_job", default=None)
+
+
+def running() -> JobContext | None:
+    """The context of the job body running here, if any."""
+    return RUNNING.get()

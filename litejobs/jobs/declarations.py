@@ -16,11 +16,12 @@ from ..core.retry import Retry
 from ..core.spelling import unknown_option
 from ..core.tracing import current_traceparent
 from ..exceptions import DeclarationError, InvalidInput, LitejobsError
-from . import catalog, versions
+from . import catalog, placement, versions
 from .arguments import ArgumentPicker, Concurrency, check_limit
+from .context import RUNNING
 from .enqueue import CHUNK, Enqueued, PreparedRow, insert_many, insert_one
 
-RESERVED_OPTIONS = ("delay", "run_at", "priority")
+RESERVED_OPTIONS = ("delay", "run_at", "priority", "depends_on", "on_upstream_failure")
 MAX_BATCH = 10_000
 QUEUE_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 
@@ -216,7 +217,11 @@ class JobDefinition:
         when they were stored at an older ``version``."""
         if version is not None and version < self.version:
             payload = self.upgraded(payload, version)
-        return self.func(ctx, **payload)
+        token = RUNNING.set(ctx)
+        try:
+            return self.func(ctx, **payload)
+        finally:
+            RUNNING.reset(token)
 
     # Enqueueing ---------------------------------------------------------------------------
 
@@ -226,17 +231,33 @@ class JobDefinition:
         delay: timedelta | str | float | None = None,
         run_at: datetime | None = None,
         priority: int | None = None,
+        depends_on: Iterable[int | Enqueued] | None = None,
+        on_upstream_failure: str | None = None,
         **arguments: Any,
     ) -> Enqueued:
         """Enqueue one run; joins the caller's transaction (rollback: it never existed).
 
         Arguments are given by name (they are stored as a JSON object). A live job with the
-        same key answers ``Enqueued(its_id, deduped=True)`` instead.
+        same key answers ``Enqueued(its_id, deduped=True)`` instead. Inside an open batch the
+        job joins it; ``depends_on`` (job ids or ``Enqueued``) makes it wait until each of
+        those has ended, ``on_upstream_failure`` saying what it does when one did not succeed
+        (``litejobs.batches``).
         """
         if positional:
             self._refuse_positional(len(positional))
         row = self.prepare(arguments)
-        return insert_one(self, row, self.timing(delay, run_at), self.priority_for(priority))
+        timing = self.timing(delay, run_at)
+        priority = self.priority_for(priority)
+        placer = placement.placer_for(depends_on, on_upstream_failure)
+        if placer is None:
+            return insert_one(self, row, timing, priority)
+        placed = placer.place(
+            lambda: [insert_one(self, row, timing, priority)],
+            depends_on=depends_on,
+            on_upstream_failure=on_upstream_failure,
+            run_at=timing[1],
+        )
+        return placed[0]
 
     def enqueue_many(
         self,
@@ -272,13 +293,22 @@ class JobDefinition:
             return []
         # Each input is validated as its chunk is made, while the previous chunk is inserted;
         # past the first chunk a bad input rolls the call back to a savepoint.
-        return insert_many(
-            self,
-            (self.prepare(dict(item), max_bytes) for item in inputs),
-            self.timing(delay, run_at),
-            self.priority_for(priority),
-            savepoint=len(inputs) > CHUNK,
-        )
+        timing = self.timing(delay, run_at)
+
+        def insert() -> list[Enqueued]:
+            return insert_many(
+                self,
+                (self.prepare(dict(item), max_bytes) for item in inputs),
+                timing,
+                self.priority_for(priority),
+                savepoint=len(inputs) > CHUNK,
+            )
+
+        placer = placement.placer_for()
+        if placer is None:
+            return insert()
+        placed = placer.place(insert, depends_on=None, on_upstream_failure=None, run_at=timing[1])
+        return list(placed)
 
     def _inputs(self, arguments: Any) -> list[Any]:
         """``enqueue_many``'s inputs as a list; anything but an iterable of them (``None``, one

@@ -18,7 +18,7 @@ because"); the ``waiting`` state is one of its kinds (``step-waiting``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -71,6 +71,8 @@ class HoldUpCode(StrEnum):
     NO_WORKER = "no-worker"
     CONCURRENCY_FULL = "concurrency-full"
     NEXT_IN_LINE = "next-in-line"
+    WAITING_FOR_DEPENDENCIES = "waiting-for-dependencies"
+    BATCH_CALLBACK = "batch-callback"
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,11 @@ class HoldUp:
     #: The steps whose outcome an operator must settle, and the command that does it.
     steps: tuple[str, ...] = ()
     action: str = ""
+    #: The jobs it waits on that have not ended, each with its state (``depends_on``).
+    upstream: tuple[tuple[int, str], ...] = ()
+    #: The batch whose callback it is, and that batch's children not ended yet.
+    batch: int | None = None
+    children_left: int | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The reason as plain JSON values (instants as ISO 8601, holders and steps as lists)."""
@@ -113,6 +120,7 @@ class HoldUp:
         data["code"] = self.code.value
         data["holders"] = list(self.holders)
         data["steps"] = list(self.steps)
+        data["upstream"] = [{"id": job_id, "state": state} for job_id, state in self.upstream]
         for name in ("until", "paused_at", "handed_back_at"):
             data[name] = clock.iso(data[name])
         return data
@@ -162,6 +170,12 @@ def is_held(job: Job) -> bool:
     return job.state == JobState.WAITING and job.run_at >= HELD
 
 
+#: What features hold jobs back for (a job waiting on others, a batch's callback): each reads
+#: the jobs of a page and answers the hold-ups of those it holds, in a statement or two when
+#: one of them is its own and none otherwise. Asked before the claim's own conditions.
+READERS: list[Callable[[Sequence[Job], datetime], dict[int, HoldUp]]] = []
+
+
 def holdup_of(job: Job, *, now: datetime | None = None) -> HoldUp | None:
     """What holds ``job`` up, or ``None`` when it is running or finished."""
     return holdups_of([job], now=now).get(job.pk)
@@ -169,14 +183,17 @@ def holdup_of(job: Job, *, now: datetime | None = None) -> HoldUp | None:
 
 def holdups_of(jobs: Iterable[Job], *, now: datetime | None = None) -> dict[int, HoldUp]:
     """Job id -> its hold-up, for each of ``jobs`` that has not started, in at most five
-    statements whatever their number (none when every job has started)."""
+    statements whatever their number (none when every job has started), plus the few of a
+    feature's ``READERS`` when it holds one of them."""
     unstarted = [job for job in jobs if not_started(job)]
     if not unstarted:
         return {}
     conditions = read_conditions(unstarted, now=now or clock.now())
     found: dict[int, HoldUp] = {}
+    for reader in READERS:
+        found.update(reader(unstarted, conditions.now))
     in_line: list[Job] = []
-    for job in unstarted:
+    for job in (job for job in unstarted if job.pk not in found):
         blocked = held_back(job, conditions)
         if blocked is None:
             in_line.append(job)

@@ -31,6 +31,7 @@ from ..core.enums import (
     StepState,
     WorkItemState,
 )
+from .batches import Batch, JobDependency
 from .bulk import (
     UNFINISHED_ITEM_CONSTRAINT,
     BulkAction,
@@ -69,6 +70,7 @@ __all__ = [
     "UNFINISHED_BULK_ITEM",
     "UNFINISHED_ITEM_CONSTRAINT",
     "AttemptOutcome",
+    "Batch",
     "BufferedRecord",
     "BulkAction",
     "BulkActionItem",
@@ -82,6 +84,7 @@ __all__ = [
     "IngestPosition",
     "Job",
     "JobAttempt",
+    "JobDependency",
     "JobMinute",
     "JobState",
     "JobStep",

@@ -15,6 +15,7 @@ from ..core.enums import (
     JobState,
     sql_list,
 )
+from .batches import member_triggers
 from .triggers import after_update, fence_never_decreases, notify_per_statement, refuse
 
 NOTIFY_CHANNEL = "litejobs_jobs"
@@ -176,6 +177,10 @@ class Job(models.Model):
         db_index=False,
         related_name="jobs",
     )
+    # A batch's child (litejobs.batches), and a job others wait on: NULL and false outside
+    # them, so the triggers settling batches and dependants skip every other job.
+    batch_id = models.BigIntegerField(null=True, blank=True)
+    has_dependants = models.BooleanField(db_default=False)
 
     class Meta:
         db_table = "litejobs_job"
@@ -235,6 +240,11 @@ class Job(models.Model):
             models.Index(fields=["name", "id"], name="litejobs_job_done_name", condition=_FINISHED),
             models.Index(
                 fields=["queue", "id"], name="litejobs_job_done_queue", condition=_FINISHED
+            ),
+            models.Index(
+                fields=["batch_id", "state"],
+                name="litejobs_job_batch",
+                condition=Q(batch_id__isnull=False),
             ),
             JsonGinIndex(
                 fields=["payload"],
@@ -303,6 +313,7 @@ class Job(models.Model):
                 "OR OLD.run_at IS DISTINCT FROM NEW.run_at)",
                 _OCCURRENCE_FOLLOWS_JOB,
             ),
+            *member_triggers(),
         ]
 
     def __str__(self) -> str:

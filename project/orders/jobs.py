@@ -1,5 +1,5 @@
-"""The orders app's background work: receipts, the nightly reconciliation, the statement, and
-the warehouse's ``orders.paid`` subscriber."""
+"""The orders app's background work: receipts, the nightly reconciliation, the nightly receipts
+batch and its summary, the statement, and the warehouse's ``orders.paid`` subscriber."""
 
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 from django.core.mail import EmailMessage, send_mail
 from django.db.models import Sum
 
+import litejobs
 from litejobs import Retry, clock, job, lock
 from litejobs.outbox import subscriber
 
@@ -73,6 +74,34 @@ def reconcile_orders(ctx, day: str | None = None) -> dict:
             "receipts_missing": orders.filter(receipt_sent_at__isnull=True).count(),
             "lock_token": held.token,
         }
+
+
+@job(key=lambda batch_id, done, dead, cancelled: f"receipts-summary:{batch_id}", timeout="2s")
+def receipts_summary(ctx, batch_id: int, done: int, dead: int, cancelled: int) -> dict:
+    """The nightly receipts batch ended (every child, however it ended): email ops the counts."""
+    send_mail(
+        subject=f"Nightly receipts: {done} sent, {dead} failed, {cancelled} cancelled",
+        message=f"Batch {batch_id}: manage.py litejobs batch show {batch_id}",
+        from_email="shop@example.com",
+        recipient_list=["ops@example.com"],
+    )
+    return {"batch": batch_id, "done": done, "dead": dead, "cancelled": cancelled}
+
+
+@job(key=lambda day=None: f"receipts-batch:{day or 'scheduled'}", timeout="2s")
+def send_missing_receipts(ctx, day: str | None = None) -> dict:
+    """Send every receipt still missing for one UTC day as one batch, whose summary
+    (``receipts_summary``) is enqueued once, when the last of them has ended."""
+    when = date.fromisoformat(day) if day else _day_before(ctx, "UTC")
+    start = datetime.combine(when, time.min, tzinfo=UTC)
+    missing = Order.objects.filter(
+        created_at__gte=start,
+        created_at__lt=start + timedelta(days=1),
+        receipt_sent_at__isnull=True,
+    ).values_list("pk", flat=True)
+    with litejobs.batch(on_complete=receipts_summary, label=f"receipts {when}") as batch:
+        send_receipt.enqueue_many([{"order_id": pk} for pk in missing])
+    return {"day": when.isoformat(), "batch": batch.id}
 
 
 @job(key=lambda: "statement", timeout="2s", retry=Retry(attempts=3, base="1m", max="10m"))

@@ -3,6 +3,8 @@
 - ``orders.nightly-reconcile`` runs at 02:00 UTC: reconciliation has no local meaning, so
   it is a UTC schedule and daylight saving never moves it. Every missed night must be
   reconciled, so after downtime it catches up the last seven (``run_all``).
+- ``orders.nightly-receipts`` runs at 03:00 UTC: the receipts still missing for the day
+  before go out as one batch, and its summary reaches ops once, when the last has ended.
 - ``orders.statement-9am`` is business-local: finance in Berlin reads the statement at 9:00
   their time all year. 09:00 is never inside Berlin's DST gap or overlap (02:00-03:00), but the
   behaviour is stated so a change of time or zone stays reviewable: a 9:00 that did not exist
@@ -15,7 +17,7 @@
 
 from litejobs import manual, schedule
 
-from .jobs import reconcile_orders, send_statement
+from .jobs import reconcile_orders, send_missing_receipts, send_statement
 
 DEMO_OPERATORS = frozenset({"admin", "ops"})
 
@@ -28,6 +30,19 @@ schedule(
     overlap="forbid",
     misfire="run_all",
     max_catchup=7,
+    retention="90d",
+    operating_owner="ops@example.com",
+    record_owner="finance@example.com",
+    status="active",
+)
+
+schedule(
+    "orders.nightly-receipts",
+    job=send_missing_receipts,
+    cron="0 3 * * *",
+    timezone="UTC",
+    overlap="forbid",
+    misfire="run_once",
     retention="90d",
     operating_owner="ops@example.com",
     record_owner="finance@example.com",
