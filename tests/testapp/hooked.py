@@ -2,6 +2,7 @@
 
 import os
 import time
+from pathlib import Path
 
 from litejobs import Retry, job
 
@@ -23,11 +24,13 @@ def failing_hook(settled) -> None:
 
 
 def slow_hook(settled) -> None:
-    """Records its start, then sleeps (long enough for a test to kill its worker) and
-    records its end."""
-    Mark.objects.create(label="hook-start", value=os.getpid(), note=settled.key)
-    time.sleep(float(os.environ.get("LITEJOBS_TEST_HOOK_SLEEP", "0")))
-    Mark.objects.create(label="hook-end", value=os.getpid(), note=settled.key)
+    """Says it started (a file ``<HOOK_GATE>.started.<attempt>``), sleeps ``HOOK_SLEEP``
+    seconds (long enough for a test to kill its worker), then records its run."""
+    gate = os.environ.get("HOOK_GATE")
+    if gate:
+        Path(f"{gate}.started.{settled.attempt}").touch()
+    time.sleep(float(os.environ.get("HOOK_SLEEP", "0")))
+    Mark.objects.create(label="hook-ran", value=os.getpid(), note=f"{settled.key}:{settled.attempt}")
 
 
 @job(
