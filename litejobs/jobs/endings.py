@@ -10,7 +10,7 @@ import inspect
 import sys
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from ..core.durations import format_duration, parse_duration
 from ..exceptions import DeclarationError, InvalidInput
@@ -33,7 +33,7 @@ def check_on_settled(job: str, hook: Any) -> Callable[[Any], Any] | None:
         raise _invalid_hook(job, f"{path} is not found at its dotted path")
     if not _takes_one_argument(hook):
         raise _invalid_hook(job, f"{path} must take one argument, the Settled value")
-    return hook
+    return cast("Callable[[Any], Any]", hook)
 
 
 def dotted_path(hook: Callable[..., Any]) -> str:

@@ -80,7 +80,12 @@ def fail(
 
 
 def discard(
-    cursor: Cursor, job: ClaimedJob, *, now: datetime, error_class: str = "", error_message: str = ""
+    cursor: Cursor,
+    job: ClaimedJob,
+    *,
+    now: datetime,
+    error_class: str = "",
+    error_message: str = "",
 ) -> bool:
     """Delete a spent job whose declaration keeps no dead letters (counted dead at ``now``);
     fenced. A job with a settle hook first keeps its final error, which its hook is told."""

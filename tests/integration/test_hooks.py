@@ -6,8 +6,10 @@ from datetime import timedelta
 
 import pytest
 
+from litejobs import job
+from litejobs.exceptions import DeclarationError
 from litejobs.hooks import SettleOutcome, metrics
-from litejobs.jobs import operations
+from litejobs.jobs import catalog, operations
 from litejobs.models import Job, JobAttempt, JobState
 from litejobs.models.hooks import HOOK_ATTEMPTS, SETTLED_JOB
 from tests.testapp.hooked import hooked, hooked_dropped, hooked_failing_hook
@@ -150,3 +152,31 @@ def test_the_hook_runs_under_the_jobs_tenant_and_queue(clock, run_worker):
     run_worker()
     hook_job = settled_jobs().get()
     assert (hook_job.tenant, hook_job.queue) == ("acme", "default")
+
+
+def _nested_hook():
+    def hook(settled):
+        return None
+
+    return hook
+
+
+def _two_arguments(settled, extra):
+    return None
+
+
+@pytest.mark.parametrize(
+    ("hook", "problem"),
+    [
+        (lambda settled: None, "lambda or a nested function"),
+        (_nested_hook(), "lambda or a nested function"),
+        ("tests.testapp.hooked.note_settled", "not callable"),
+        (_two_arguments, "must take one argument"),
+    ],
+)
+def test_a_settle_hook_must_be_a_module_level_function_of_one_argument(hook, problem):
+    with pytest.raises(DeclarationError) as refused:
+        job(lambda ctx: None, name="tests.bad_hook", key=lambda: "k", on_settled=hook)
+    assert refused.value.code == "on-settled-invalid"
+    assert problem in str(refused.value)
+    assert "tests.bad_hook" not in {d.name for d in catalog.all_jobs()}

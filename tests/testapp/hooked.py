@@ -30,7 +30,9 @@ def slow_hook(settled) -> None:
     if gate:
         Path(f"{gate}.started.{settled.attempt}").touch()
     time.sleep(float(os.environ.get("HOOK_SLEEP", "0")))
-    Mark.objects.create(label="hook-ran", value=os.getpid(), note=f"{settled.key}:{settled.attempt}")
+    Mark.objects.create(
+        label="hook-ran", value=os.getpid(), note=f"{settled.key}:{settled.attempt}"
+    )
 
 
 @job(
@@ -48,8 +50,12 @@ def hooked(ctx, label: str, fail: bool = False, nap: bool = False) -> int:
     return 42
 
 
-@job(key=lambda label: f"hooked-dropped:{label}", dead_letter=False, on_settled=note_settled,
-     retry=Retry(attempts=1))
+@job(
+    key=lambda label: f"hooked-dropped:{label}",
+    dead_letter=False,
+    on_settled=note_settled,
+    retry=Retry(attempts=1),
+)
 def hooked_dropped(ctx, label: str) -> None:
     """Fails its only attempt: removed, not kept dead."""
     raise ValueError(f"dropped {label}")
