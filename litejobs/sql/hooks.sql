@@ -8,15 +8,7 @@
 -- tenant, key) that has not started yet (scheduled or ready) is moved to this run_at with these
 -- arguments instead; one already running is left as it is and answers nothing (the caller
 -- then reads it as deduplicated). `added`: whether the row is new.
-INSERT INTO litejobs_job (
-    name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
-    concurrency_key, concurrency_limit, created_at, traceparent, occurrence_id, version, module,
-    settle_hook
-) VALUES (
-    %(name)s, %(queue)s, %(key)s, %(tenant)s, %(payload)s::jsonb, %(state)s, %(priority)s,
-    %(run_at)s, %(max_attempts)s, %(concurrency_key)s, %(concurrency_limit)s, %(now)s,
-    %(traceparent)s, %(occurrence_id)s, %(version)s, %(module)s, %(settle_hook)s
-)
+{insert_job}
 ON CONFLICT (name, tenant, key) WHERE state IN ({live}) DO UPDATE
 SET payload = EXCLUDED.payload, run_at = EXCLUDED.run_at, state = EXCLUDED.state,
     priority = EXCLUDED.priority, concurrency_key = EXCLUDED.concurrency_key,

@@ -5,15 +5,7 @@
 -- name: enqueue
 -- prepared
 -- One job; a live job with the same (name, tenant, key) makes this a no-op (deduplicated).
-INSERT INTO litejobs_job (
-    name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
-    concurrency_key, concurrency_limit, created_at, traceparent, occurrence_id, version, module,
-    settle_hook
-) VALUES (
-    %(name)s, %(queue)s, %(key)s, %(tenant)s, %(payload)s::jsonb, %(state)s, %(priority)s,
-    %(run_at)s, %(max_attempts)s, %(concurrency_key)s, %(concurrency_limit)s, %(now)s,
-    %(traceparent)s, %(occurrence_id)s, %(version)s, %(module)s, %(settle_hook)s
-)
+{insert_job}
 ON CONFLICT (name, tenant, key) WHERE state IN ({live}) DO NOTHING
 RETURNING id
 
