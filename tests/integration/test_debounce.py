@@ -12,6 +12,7 @@ from django.db import connections, transaction
 from litejobs import job
 from litejobs.exceptions import DeclarationError, InvalidInput
 from litejobs.jobs import catalog
+from litejobs.jobs.holdups import HoldUpCode, holdup_of
 from litejobs.models import Job, JobState
 from tests.testapp.hooked import reindex
 from tests.testapp.models import Mark
@@ -143,3 +144,11 @@ def test_a_debounce_must_be_a_duration_above_zero_of_at_most_a_day(debounce):
         job(lambda ctx: None, name="tests.bad_debounce", key=lambda: "k", debounce=debounce)
     assert refused.value.code == "debounce-invalid"
     assert "tests.bad_debounce" not in {d.name for d in catalog.all_jobs()}
+
+
+def test_why_a_debounced_job_waits_is_its_quiet_period(clock):
+    enqueued = reindex.enqueue(doc_id=8, text="x")
+    reason = holdup_of(Job.objects.get(pk=enqueued.id))
+    assert reason is not None
+    assert (reason.code, reason.until) == (HoldUpCode.DEBOUNCED, clock.now() + QUIET)
+    assert reason.as_json()["code"] == "debounced"
