@@ -15,6 +15,7 @@ from django.apps import AppConfig, apps
 #: the autodiscovery read them: the job queue first, what builds on it after.
 FEATURES = (
     "jobs",
+    "hooks",
     "scheduling",
     "outbox",
     "webhooks",

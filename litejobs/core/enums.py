@@ -78,6 +78,16 @@ class MinuteOutcome(models.TextChoices):
     LAPSED = "lapsed", "Lease lapsed (worker lost)"
 
 
+class SettleOutcome(StrEnum):
+    """How a job ended, as its settle hook is told (``Settled.outcome``): the final states'
+    words, plus ``dropped`` for a spent ``dead_letter=False`` job removed instead of kept."""
+
+    DONE = "done"  # its body returned and the completion was written
+    DEAD = "dead"  # failed for good (out of attempts, or not retryable), kept as dead
+    CANCELLED = "cancelled"  # an operator cancelled it, before it ran or while it ran
+    DROPPED = "dropped"  # failed for good and removed: its declaration keeps no dead letters
+
+
 class CancelReason(StrEnum):
     """Why a run's cancellation fired (``ctx.cancel_reason``)."""
 

@@ -6,7 +6,7 @@ import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
-from typing import Any, overload
+from typing import Any, cast, overload
 
 from ..conf import settings
 from ..core import clock
@@ -16,7 +16,7 @@ from ..core.retry import Retry
 from ..core.spelling import unknown_option
 from ..core.tracing import current_traceparent
 from ..exceptions import DeclarationError, InvalidInput, LitejobsError
-from . import catalog, placement, versions
+from . import catalog, endings, placement, versions
 from .arguments import ArgumentPicker, Concurrency, check_limit
 from .context import RUNNING
 from .enqueue import CHUNK, Enqueued, PreparedRow, insert_many, insert_one
@@ -46,6 +46,8 @@ class JobDefinition:
         dead_letter: bool = True,
         version: int = 1,
         upgrade: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] | None = None,
+        on_settled: Callable[[Any], Any] | None = None,
+        debounce: timedelta | str | float | None = None,
     ) -> None:
         self.func = func
         self.name = name or default_name(func)
@@ -65,6 +67,8 @@ class JobDefinition:
         self.sensitive = tuple(sensitive)
         self.dead_letter = bool(dead_letter)
         self.version, self.upgrade = versions.check_version(self.name, version, upgrade)
+        self.on_settled = endings.check_on_settled(self.name, on_settled)
+        self.debounce = endings.check_debounce(self.name, debounce)
         self._read_signature(func)
         # The callables over the arguments, checked against the signature.
         self._key = ArgumentPicker(self.key, "key", self)
@@ -238,26 +242,39 @@ class JobDefinition:
         """Enqueue one run; joins the caller's transaction (rollback: it never existed).
 
         Arguments are given by name (they are stored as a JSON object). A live job with the
-        same key answers ``Enqueued(its_id, deduped=True)`` instead. Inside an open batch the
-        job joins it; ``depends_on`` (job ids or ``Enqueued``) makes it wait until each of
+        same key answers ``Enqueued(its_id, deduped=True)`` instead; with ``debounce=``, one
+        not started yet is moved to now + debounce with these arguments. Inside an open batch
+        the job joins it; ``depends_on`` (job ids or ``Enqueued``) makes it wait until each of
         those has ended, ``on_upstream_failure`` saying what it does when one did not succeed
         (``litejobs.batches``).
         """
         if positional:
             self._refuse_positional(len(positional))
         row = self.prepare(arguments)
-        timing = self.timing(delay, run_at)
+        debounce = self.debounce is not None
+        timing = self._debounced(delay, run_at) if debounce else self.timing(delay, run_at)
         priority = self.priority_for(priority)
         placer = placement.placer_for(depends_on, on_upstream_failure)
         if placer is None:
-            return insert_one(self, row, timing, priority)
+            return insert_one(self, row, timing, priority, debounce=debounce)
         placed = placer.place(
-            lambda: [insert_one(self, row, timing, priority)],
+            lambda: [insert_one(self, row, timing, priority, debounce=debounce)],
             depends_on=depends_on,
             on_upstream_failure=on_upstream_failure,
             run_at=timing[1],
         )
         return placed[0]
+
+    def _debounced(self, delay: object, run_at: datetime | None) -> tuple[datetime, datetime]:
+        """``(now, now + debounce)``: a debounced job's quiet period sets when it runs."""
+        if delay is not None or run_at is not None:
+            raise InvalidInput(
+                f"Job {self.name!r} declares debounce=, which sets when it runs (its quiet "
+                "period after the last enqueue of its key): drop delay= and run_at=.",
+                code="option-conflict",
+            )
+        now = clock.now()
+        return now, now + cast(timedelta, self.debounce)
 
     def enqueue_many(
         self,
@@ -273,6 +290,12 @@ class JobDefinition:
         leaves nothing written; the whole call is one transaction (it commits or rolls back
         with the caller's).
         """
+        if self.debounce is not None:
+            raise InvalidInput(
+                f"Job {self.name!r} declares debounce=, which moves one waiting job per key: "
+                "enqueue its runs one at a time with enqueue(...).",
+                code="debounce-many",
+            )
         inputs = self._inputs(arguments)
         if len(inputs) > MAX_BATCH:
             raise InvalidInput(
@@ -486,7 +509,9 @@ def job(
 
     Options: ``key`` (required), ``name``, ``queue``, ``retry``, ``timeout``, ``priority``,
     ``tenant``, ``concurrency``, ``atomic``, ``sensitive``, ``dead_letter``, ``version`` and
-    ``upgrade`` (the payload's schema version and the functions lifting older payloads).
+    ``upgrade`` (the payload's schema version and the functions lifting older payloads),
+    ``on_settled`` (a hook told how each run ended) and ``debounce`` (a quiet period: an
+    enqueue moves the job of its key not started yet instead of adding one).
     See the README.
     """
     if func is not None:

@@ -82,6 +82,8 @@ def common_columns(
         "traceparent": definition.traceparent(),
         "version": definition.version,
         "module": definition.module,
+        # Its settle hook's call is written with its final state (litejobs.hooks).
+        "settle_hook": getattr(definition, "on_settled", None) is not None,
     }
 
 
@@ -92,16 +94,19 @@ def insert_one(
     priority: int,
     *,
     occurrence_id: int | None = None,
+    debounce: bool = False,
 ) -> Enqueued:
     """Insert one job, or answer the live job that holds its key.
 
     ``occurrence_id`` links the job to the scheduled occurrence it runs (the scheduler and a
-    manual replay pass it); the occurrence then follows the job's state. With OpenTelemetry,
+    manual replay pass it); the occurrence then follows the job's state. ``debounce``: a live
+    job of the key that has not started yet is moved to this one's ``run_at`` and arguments
+    instead (``deduped=True``); a running one is answered as it is. With OpenTelemetry,
     inside a producer span whose context the row stores. Before ``migrate``,
     ``MigrationsUnapplied``.
     """
     with enqueue_span(definition.name, definition.queue), migrated(connections[settings.DATABASE]):
-        return _insert_one(definition, row, timing, priority, occurrence_id)
+        return _insert_one(definition, row, timing, priority, occurrence_id, debounce)
 
 
 def _insert_one(
@@ -110,6 +115,7 @@ def _insert_one(
     timing: tuple[datetime, datetime],
     priority: int,
     occurrence_id: int | None,
+    debounce: bool,
 ) -> Enqueued:
     params = {
         **common_columns(definition, timing, priority),
@@ -121,10 +127,10 @@ def _insert_one(
     }
     with hot_cursor(connections[settings.DATABASE]) as cursor:
         for _ in range(_RACE_RETRIES):
-            run_query(cursor, "enqueue", params)
+            run_query(cursor, "enqueue_debounced" if debounce else "enqueue", params)
             inserted = fetch_one(cursor)
             if inserted:
-                return Enqueued(inserted["id"], deduped=False)
+                return Enqueued(inserted["id"], deduped=not inserted.get("added", True))
             run_query(
                 cursor,
                 "live_by_keys",

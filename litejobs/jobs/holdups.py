@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -33,8 +33,10 @@ from ..conf import settings
 from ..core import clock, times
 from ..core.durations import format_duration
 from ..core.enums import CLAIMABLE, JobState, StepState
+from ..exceptions import UnknownJob
 from ..models import Job, JobStep, QueueState, Worker
 from ..sql.cursors import run_query
+from . import catalog
 from .steps import HELD
 
 #: Jobs ahead of one in line are counted up to this many ("more than 1,000").
@@ -67,6 +69,7 @@ class HoldUpCode(StrEnum):
     HANDED_BACK = "handed-back"
     RETRY_PENDING = "retry-pending"
     STEP_WAITING = "step-waiting"
+    DEBOUNCED = "debounced"
     NOT_DUE = "not-due"
     NO_WORKER = "no-worker"
     CONCURRENCY_FULL = "concurrency-full"
@@ -414,6 +417,16 @@ def _not_due(job: Job, conditions: Conditions) -> HoldUp | None:
             summary=f"In a step until {at}",
             until=job.run_at,
         )
+    quiet = _debounce_of(job.name)
+    if quiet is not None and job.state == JobState.SCHEDULED:
+        return HoldUp(
+            HoldUpCode.DEBOUNCED,
+            f"Debounced: due at {at}, {format_duration(quiet)} after the last enqueue of its "
+            "key; another enqueue of the key before then moves it later, with its arguments.",
+            job.queue,
+            summary=f"Debounced until {at}",
+            until=job.run_at,
+        )
     return HoldUp(
         HoldUpCode.NOT_DUE,
         f"Not due until {at}.",
@@ -421,6 +434,15 @@ def _not_due(job: Job, conditions: Conditions) -> HoldUp | None:
         summary=f"Not due until {at}",
         until=job.run_at,
     )
+
+
+def _debounce_of(name: str) -> timedelta | None:
+    """The quiet period the job's declaration debounces it by, if it declares one here."""
+    try:
+        definition = catalog.get(name)
+    except UnknownJob:
+        return None
+    return getattr(definition, "debounce", None)
 
 
 def _no_worker(job: Job, conditions: Conditions) -> HoldUp | None:

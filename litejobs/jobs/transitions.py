@@ -79,10 +79,23 @@ def fail(
     return fetch_one(cursor) is not None
 
 
-def discard(cursor: Cursor, job: ClaimedJob, *, now: datetime) -> bool:
+def discard(
+    cursor: Cursor,
+    job: ClaimedJob,
+    *,
+    now: datetime,
+    error_class: str = "",
+    error_message: str = "",
+) -> bool:
     """Delete a spent job whose declaration keeps no dead letters (counted dead at ``now``);
-    fenced."""
-    run_query(cursor, "discard", {"id": job.id, "fence": job.fence, "now": now})
+    fenced. A job with a settle hook first keeps its final error, which its hook is told."""
+    params = {"id": job.id, "fence": job.fence, "now": now}
+    run_query(
+        cursor,
+        "note_drop",
+        {**params, "error_class": error_class, "error_message": error_message},
+    )
+    run_query(cursor, "discard", params)
     return fetch_one(cursor) is not None
 
 

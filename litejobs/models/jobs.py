@@ -16,6 +16,7 @@ from ..core.enums import (
     sql_list,
 )
 from .batches import member_triggers
+from .hooks import settle_triggers
 from .triggers import after_update, fence_never_decreases, notify_per_statement, refuse
 
 NOTIFY_CHANNEL = "litejobs_jobs"
@@ -164,6 +165,10 @@ class Job(models.Model):
         blank=True,
         help_text="When a worker first handed it back because its code could not run it (an "
         "unknown name, or a newer payload version); dead once UNKNOWN_JOB_GRACE passes.",
+    )
+    settle_hook = models.BooleanField(
+        db_default=False,
+        help_text="Its declaration has a settle hook: its ending writes the hook's call.",
     )
     # The scheduled occurrence this job runs, if any. No database constraint: the job hot path
     # pays nothing for it, and occurrences are purged by their own retention (a purged
@@ -314,6 +319,7 @@ class Job(models.Model):
                 _OCCURRENCE_FOLLOWS_JOB,
             ),
             *member_triggers(),
+            *settle_triggers(),
         ]
 
     def __str__(self) -> str:

@@ -164,6 +164,12 @@ class SubscriberDefinition(JobDefinition):
                 "the message id, the tenant the message's); remove them.",
                 code="subscriber-invalid",
             )
+        if options.get("debounce") is not None:
+            raise DeclarationError(
+                f"Subscriber {label} of {topic!r}: debounce= moves a job of a key not started "
+                "yet, and each message is its own key; remove it.",
+                code="subscriber-invalid",
+            )
         if not callable(handler) or not _takes_ctx_and_message(handler):
             raise DeclarationError(
                 f"Subscriber {label} of {topic!r} must take (ctx, message): "

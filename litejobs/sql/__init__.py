@@ -3,13 +3,14 @@ conditional claims of work items), one file per feature family, and how it runs.
 
 Each ``.sql`` file here holds statements under ``-- name: <statement>`` lines (``jobs.sql``,
 ``leases.sql``, ``leadership.sql``, ``steps.sql``, ``scheduling.sql``, ``outbox.sql``,
-``webhooks.sql``, ``workqueues.sql``, ``holdups.sql``); a name is used by exactly one
-function. ``{claimable}``,
-``{unclaimable}``, ``{live}``, ``{terminal}``, ``{finished_occurrences}``, ``{live_items}``
-and ``{finished_items}`` expand to the state lists of ``litejobs.core.enums``; ``{db_now}`` to
-the instant lease arithmetic runs at (the ``db_now`` parameter, from
-``litejobs.core.clock.lease_instant()``: NULL means the database's own clock). Values are always
-bound parameters (``%(name)s``). ``{count_settled}`` is the per-minute counters' upsert
+``webhooks.sql``, ``workqueues.sql``, ``holdups.sql``, ``hooks.sql``); a name is used by
+exactly one function. ``{claimable}``, ``{unclaimable}``, ``{live}``, ``{terminal}``,
+``{finished_occurrences}``, ``{live_items}`` and ``{finished_items}`` expand to the state
+lists of ``litejobs.core.enums``; ``{db_now}`` to the instant lease arithmetic runs at (the
+``db_now`` parameter, from ``litejobs.core.clock.lease_instant()``: NULL means the database's
+own clock). Values are always
+bound parameters (``%(name)s``). ``{insert_job}`` is the insert of one new job
+(``INSERT_JOB``) the enqueues share. ``{count_settled}`` is the per-minute counters' upsert
 (``COUNT_SETTLED``) that every statement settling jobs runs as a CTE after one named
 ``settled`` (``{count_completed}``, ``COUNT_COMPLETED``, where that is one started job).
 How they run — the cursors, ``run_query`` (the one way any of them runs) and reading rows by
@@ -143,6 +144,20 @@ COUNT_COMPLETED = f"""INSERT INTO litejobs_jobminute AS counter (
 DB_NOW = "COALESCE(%(db_now)s::timestamptz, statement_timestamp())"
 
 
+#: The insert of one new job, its values the bound parameters of ``common_columns`` and one
+#: row's (``litejobs.jobs.enqueue``): ``enqueue`` and ``enqueue_debounced`` differ only in what
+#: a live job of the same key makes of it.
+INSERT_JOB = """INSERT INTO litejobs_job (
+    name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
+    concurrency_key, concurrency_limit, created_at, traceparent, occurrence_id, version, module,
+    settle_hook
+) VALUES (
+    %(name)s, %(queue)s, %(key)s, %(tenant)s, %(payload)s::jsonb, %(state)s, %(priority)s,
+    %(run_at)s, %(max_attempts)s, %(concurrency_key)s, %(concurrency_limit)s, %(now)s,
+    %(traceparent)s, %(occurrence_id)s, %(version)s, %(module)s, %(settle_hook)s
+)"""
+
+
 def _placeholders() -> dict[str, str]:
     return {
         "claimable": sql_list(CLAIMABLE),
@@ -153,6 +168,7 @@ def _placeholders() -> dict[str, str]:
         "live_items": sql_list(LIVE_ITEM),
         "finished_items": sql_list(FINISHED_ITEM),
         "db_now": DB_NOW,
+        "insert_job": INSERT_JOB,
         "count_settled": COUNT_SETTLED,
         "count_completed": COUNT_COMPLETED,
         "summed_duration_buckets": _summed("duration_buckets"),

@@ -5,14 +5,7 @@
 -- name: enqueue
 -- prepared
 -- One job; a live job with the same (name, tenant, key) makes this a no-op (deduplicated).
-INSERT INTO litejobs_job (
-    name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
-    concurrency_key, concurrency_limit, created_at, traceparent, occurrence_id, version, module
-) VALUES (
-    %(name)s, %(queue)s, %(key)s, %(tenant)s, %(payload)s::jsonb, %(state)s, %(priority)s,
-    %(run_at)s, %(max_attempts)s, %(concurrency_key)s, %(concurrency_limit)s, %(now)s,
-    %(traceparent)s, %(occurrence_id)s, %(version)s, %(module)s
-)
+{insert_job}
 ON CONFLICT (name, tenant, key) WHERE state IN ({live}) DO NOTHING
 RETURNING id
 
@@ -22,11 +15,11 @@ RETURNING id
 -- (the payloads already JSON text): one document to parse each, no array escaping.
 INSERT INTO litejobs_job (
     name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
-    concurrency_key, concurrency_limit, created_at, traceparent, version, module
+    concurrency_key, concurrency_limit, created_at, traceparent, version, module, settle_hook
 )
 SELECT %(name)s, %(queue)s, rows.key, rows.tenant, rows.payload, %(state)s, %(priority)s,
        %(run_at)s, %(max_attempts)s, rows.concurrency_key, %(concurrency_limit)s, %(now)s,
-       %(traceparent)s, %(version)s, %(module)s
+       %(traceparent)s, %(version)s, %(module)s, %(settle_hook)s
 FROM ROWS FROM (
     jsonb_array_elements_text(%(keys)s::jsonb),
     jsonb_array_elements_text(%(tenants)s::jsonb),

@@ -40,7 +40,7 @@ RETURNING message.id, message.topic, message.key, message.tenant, message.payloa
 -- the relay sends ids, not messages. A message whose job is live already gets none.
 INSERT INTO litejobs_job (
     name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
-    concurrency_key, concurrency_limit, created_at, traceparent, version, module
+    concurrency_key, concurrency_limit, created_at, traceparent, version, module, settle_hook
 )
 SELECT %(name)s, %(queue)s, 'outbox:' || message.id, message.tenant,
        jsonb_build_object(
@@ -53,7 +53,8 @@ SELECT %(name)s, %(queue)s, 'outbox:' || message.id, message.tenant,
            'payload', message.payload
        ),
        %(state)s, %(priority)s, %(run_at)s, %(max_attempts)s, %(concurrency_key)s,
-       %(concurrency_limit)s, %(now)s, %(traceparent)s, %(version)s, %(module)s
+       %(concurrency_limit)s, %(now)s, %(traceparent)s, %(version)s, %(module)s,
+       %(settle_hook)s
 FROM litejobs_outboxmessage AS message
 -- The time as Python's isoformat() writes it: microseconds only when there are some.
 CROSS JOIN LATERAL (SELECT message.created_at AT TIME ZONE 'UTC') AS utc (at)

@@ -250,7 +250,13 @@ class Settler:
             )
         written = self._write(
             lambda cursor: (
-                transitions.discard(cursor, job, now=failure.at)
+                transitions.discard(
+                    cursor,
+                    job,
+                    now=failure.at,
+                    error_class=failure.error_class,
+                    error_message=message,
+                )
                 if failure.discard
                 else transitions.fail(
                     cursor,

@@ -7,6 +7,7 @@ from pathlib import Path
 from litejobs import Concurrency, Permanent, Retry, RetryAfter, WaitTimedOut, event, job
 from litejobs.workflows import Compensation, Step, use_case, workflow
 
+from . import hooked  # noqa: F401 - its jobs register themselves
 from .models import Mark
 
 
