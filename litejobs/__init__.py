@@ -11,6 +11,7 @@ from .jobs.context import JobContext
 from .jobs.declarations import JobDefinition, job
 from .jobs.enqueue import Enqueued
 from .jobs.events import event, publish_event
+from .rates import Rate
 from .reports import Audit, Limits, Need, Paging, Report, report
 from .scheduling.declarations import ScheduleDefinition, schedule
 from .scheduling.identity import OccurrenceRef
@@ -36,6 +37,7 @@ __all__ = [
     "Paging",
     "Permanent",
     "Pipeline",
+    "Rate",
     "Report",
     "Retry",
     "RetryAfter",

@@ -22,6 +22,7 @@ FEATURES = (
     "bulk",
     "ingest",
     "reports",
+    "rates",
     "bench",
 )
 #: Add-ons loaded only when one of the packages they need is installed.

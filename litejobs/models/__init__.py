@@ -51,6 +51,7 @@ from .leases import LeaderLease
 from .minutes import BUCKET_BOUNDS, JobMinute
 from .operators import OperatorAction
 from .outbox import OutboxMessage
+from .rates import RateBucket
 from .reports import ReportAudit, ReportLimits, ReportRun
 from .schedules import Occurrence, OccurrenceReplay, Schedule
 from .steps import Event, JobStep
@@ -95,6 +96,7 @@ __all__ = [
     "OutboxMessage",
     "OverflowEvent",
     "QueueState",
+    "RateBucket",
     "ReportAudit",
     "ReportLimits",
     "ReportRun",

@@ -7,11 +7,13 @@
 -- One job; a live job with the same (name, tenant, key) makes this a no-op (deduplicated).
 INSERT INTO litejobs_job (
     name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
-    concurrency_key, concurrency_limit, created_at, traceparent, occurrence_id, version, module
+    concurrency_key, concurrency_limit, created_at, traceparent, occurrence_id, version, module,
+    rate_key, rate_limit, rate_per
 ) VALUES (
     %(name)s, %(queue)s, %(key)s, %(tenant)s, %(payload)s::jsonb, %(state)s, %(priority)s,
     %(run_at)s, %(max_attempts)s, %(concurrency_key)s, %(concurrency_limit)s, %(now)s,
-    %(traceparent)s, %(occurrence_id)s, %(version)s, %(module)s
+    %(traceparent)s, %(occurrence_id)s, %(version)s, %(module)s,
+    %(rate_key)s, %(rate_limit)s, %(rate_per)s
 )
 ON CONFLICT (name, tenant, key) WHERE state IN ({live}) DO NOTHING
 RETURNING id
@@ -22,17 +24,20 @@ RETURNING id
 -- (the payloads already JSON text): one document to parse each, no array escaping.
 INSERT INTO litejobs_job (
     name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
-    concurrency_key, concurrency_limit, created_at, traceparent, version, module
+    concurrency_key, concurrency_limit, created_at, traceparent, version, module,
+    rate_key, rate_limit, rate_per
 )
 SELECT %(name)s, %(queue)s, rows.key, rows.tenant, rows.payload, %(state)s, %(priority)s,
        %(run_at)s, %(max_attempts)s, rows.concurrency_key, %(concurrency_limit)s, %(now)s,
-       %(traceparent)s, %(version)s, %(module)s
+       %(traceparent)s, %(version)s, %(module)s,
+       rows.rate_key, %(rate_limit)s, %(rate_per)s
 FROM ROWS FROM (
     jsonb_array_elements_text(%(keys)s::jsonb),
     jsonb_array_elements_text(%(tenants)s::jsonb),
     jsonb_array_elements(%(payloads)s::jsonb),
-    jsonb_array_elements_text(%(concurrency_keys)s::jsonb)
-) AS rows (key, tenant, payload, concurrency_key)
+    jsonb_array_elements_text(%(concurrency_keys)s::jsonb),
+    jsonb_array_elements_text(%(rate_keys)s::jsonb)
+) AS rows (key, tenant, payload, concurrency_key, rate_key)
 ON CONFLICT (name, tenant, key) WHERE state IN ({live}) DO NOTHING
 RETURNING id, key, tenant
 
@@ -79,41 +84,96 @@ WHERE litejobs_limited_due(%(now)s, %(queues)s::text[], %(avoid)s::bigint[])
 SELECT pg_advisory_xact_lock(%(lock_id)s)
 
 -- name: claim_limited
--- Take due concurrency-limited jobs, never more per key than its limit minus those running.
--- Runs after lock_limited_claims in the same transaction, so its snapshot sees every claim
--- committed by the previous holder of the lock.
+-- Take due limited jobs: never more per concurrency key than its limit minus those running,
+-- never more per rate key than its limit minus its starts inside (now - per, now] on the
+-- database's clock ({db_now}, read after the lock). The starts taken are appended to the
+-- key's bucket (litejobs_rate) and older ones dropped, in this statement: the check and the
+-- claim are one. Runs after lock_limited_claims in the same transaction, so its snapshot sees
+-- every claim committed by the previous holder of the lock. A rate-limited job's started_at is
+-- that same instant. A last row of NULLs but `wake_at` says when a rate-limited job left
+-- waiting may start (no notification announces a window's end).
 WITH running AS (
     SELECT concurrency_key, count(*) AS n FROM litejobs_job
     WHERE state = 'running' AND concurrency_key IS NOT NULL
     GROUP BY concurrency_key
 ), candidates AS (
-    SELECT id, concurrency_key, concurrency_limit, priority, run_at,
+    SELECT id, concurrency_key, concurrency_limit, rate_key, rate_limit, rate_per, priority,
+           run_at,
            row_number() OVER (
                PARTITION BY concurrency_key ORDER BY priority DESC, run_at, id
            ) AS position
     FROM litejobs_job
     WHERE state IN ({claimable})
-      AND concurrency_key IS NOT NULL
+      AND (concurrency_key IS NOT NULL OR rate_key IS NOT NULL)
       AND run_at <= %(now)s
       AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
       AND queue NOT IN (SELECT name FROM litejobs_queuestate WHERE paused)
       AND id <> ALL(%(avoid)s::bigint[])
-), picked AS (
-    SELECT candidates.id FROM candidates
+), free AS (
+    SELECT candidates.*,
+           row_number() OVER (
+               PARTITION BY candidates.rate_key
+               ORDER BY candidates.priority DESC, candidates.run_at, candidates.id
+           ) AS turn
+    FROM candidates
     LEFT JOIN running ON running.concurrency_key = candidates.concurrency_key
-    WHERE candidates.position <= candidates.concurrency_limit - COALESCE(running.n, 0)
-    ORDER BY candidates.priority DESC, candidates.run_at, candidates.id
+    WHERE candidates.concurrency_key IS NULL
+       OR candidates.position <= candidates.concurrency_limit - COALESCE(running.n, 0)
+), room AS (
+    SELECT wanted.key, wanted.lim, wanted.per, wanted.waiting,
+           COALESCE(window_.used, 0) AS used, window_.oldest,
+           wanted.lim - COALESCE(window_.used, 0) AS open
+    FROM (
+        SELECT rate_key AS key, min(rate_limit) AS lim, max(rate_per) AS per,
+               count(*) AS waiting
+        FROM free WHERE rate_key IS NOT NULL GROUP BY rate_key
+    ) AS wanted
+    LEFT JOIN litejobs_rate AS bucket ON bucket.key = wanted.key
+    LEFT JOIN LATERAL (
+        SELECT count(*) AS used, min(start) AS oldest FROM unnest(bucket.starts) AS start
+        WHERE start > {db_now} - wanted.per
+    ) AS window_ ON true
+), picked AS (
+    SELECT free.id FROM free LEFT JOIN room ON room.key = free.rate_key
+    WHERE free.rate_key IS NULL OR free.turn <= room.open
+    ORDER BY free.priority DESC, free.run_at, free.id
     LIMIT %(limit)s
+), claimed AS (
+    UPDATE litejobs_job AS job
+    SET state = 'running', attempts = job.attempts + 1, fence = nextval('litejobs_fence'),
+        lease_owner = %(owner)s, lease_expires_at = {db_now} + %(lease)s::interval,
+        started_at = CASE WHEN job.rate_key IS NULL THEN %(now)s ELSE {db_now} END,
+        cancel_requested = false
+    FROM picked
+    WHERE job.id = picked.id AND job.state IN ({claimable})
+    RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.attempts,
+              job.max_attempts, job.fence, job.traceparent, job.occurrence_id, job.version,
+              job.module, job.rate_key
+), taken AS (
+    SELECT rate_key AS key, count(*) AS n FROM claimed WHERE rate_key IS NOT NULL
+    GROUP BY rate_key
+), counted AS (
+    INSERT INTO litejobs_rate AS bucket (key, "limit", per, starts, last_start_at)
+    SELECT room.key, room.lim, room.per,
+           array_fill({db_now}::timestamptz, ARRAY[taken.n::integer]), {db_now}
+    FROM taken JOIN room ON room.key = taken.key
+    ON CONFLICT (key) DO UPDATE
+    SET starts = ARRAY(
+            SELECT start FROM unnest(bucket.starts) AS start
+            WHERE start > {db_now} - EXCLUDED.per ORDER BY start
+        ) || EXCLUDED.starts,
+        "limit" = EXCLUDED."limit", per = EXCLUDED.per, last_start_at = EXCLUDED.last_start_at
 )
-UPDATE litejobs_job AS job
-SET state = 'running', attempts = job.attempts + 1, fence = nextval('litejobs_fence'),
-    lease_owner = %(owner)s, lease_expires_at = {db_now} + %(lease)s::interval,
-    started_at = %(now)s, cancel_requested = false
-FROM picked
-WHERE job.id = picked.id AND job.state IN ({claimable})
-RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.attempts,
-          job.max_attempts, job.fence, job.traceparent, job.occurrence_id, job.version,
-          job.module
+SELECT id, name, queue, key, tenant, payload, attempts, max_attempts, fence, traceparent,
+       occurrence_id, version, module, NULL::timestamptz AS wake_at
+FROM claimed
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       min(CASE WHEN room.used + COALESCE(taken.n, 0) < room.lim THEN {db_now}
+                ELSE COALESCE(room.oldest, {db_now}) + room.per END)
+FROM room LEFT JOIN taken ON taken.key = room.key
+WHERE room.waiting > room.open
+HAVING count(*) > 0
 
 -- name: queue_counts
 -- Jobs per queue and state among the live and dead ones, with the due ones and the oldest due

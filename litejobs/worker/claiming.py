@@ -55,6 +55,8 @@ class Claimer:
         self.handed_back = handed_back
         self.outage = outage
         self.stop_event = stop_event
+        #: When a rate-limited job left waiting may start: the main loop wakes then.
+        self.rate_wake = RateWake()
 
     def claim(self, limit: int) -> list[ClaimedJob]:
         """Claim up to ``limit`` jobs on the calling runner's connection and hold them, riding
@@ -83,7 +85,9 @@ class Claimer:
         if answer.limited_due and len(jobs) < limit:
             args["limit"] = limit - len(jobs)
             with transaction.atomic(using=self.alias), hot_cursor(connection) as cursor:
-                jobs += claims.claim_limited(cursor, **args)
+                limited = claims.claim_limited(cursor, **args)
+            jobs += limited.jobs
+            self.rate_wake.note(limited.wake_at)
         if jobs:
             self.holdings.add(jobs, sent)
         return jobs
@@ -103,6 +107,29 @@ class Claimer:
     def on_loop(self, cursor: Callable[[], ContextManager[Cursor]]) -> LoopClaim:
         """A claim for the main loop, on a ``cursor()`` of its connection."""
         return LoopClaim(self, cursor)
+
+
+class RateWake:
+    """The earliest instant a rate-limited job a claim left waiting may start, kept by the
+    runners' claims for the main loop (no notification announces a window's end)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._at: datetime | None = None
+
+    def note(self, at: datetime | None) -> None:
+        """A claim said a rate-limited job may start at ``at``: keep the earliest."""
+        if at is None:
+            return
+        with self._lock:
+            if self._at is None or at < self._at:
+                self._at = at
+
+    def take(self) -> datetime | None:
+        """The earliest instant noted since the last take (and forget it)."""
+        with self._lock:
+            at, self._at = self._at, None
+        return at
 
 
 @dataclass

@@ -229,6 +229,7 @@ class Worker:
             self._heartbeat()
             timers.beat(now, self.heartbeat_every)
         self._release_pending()
+        timers.due_at(self.claimer.rate_wake.take())
         if now >= timers.progress:
             self._save_progress()
             timers.progress = now + 1.0

@@ -56,7 +56,7 @@ def claim(clock, owner="worker-a"):
             limit=10,
             now=now,
             lease=timedelta(minutes=1),
-        )
+        ).jobs
 
 
 # Planning and running ----------------------------------------------------------------------
