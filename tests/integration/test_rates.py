@@ -123,7 +123,12 @@ def test_two_workers_never_both_take_the_last_start():
     def second():
         try:
             with transaction.atomic(), connection.cursor() as cursor:
-                answers["second"] = claims.claim_limited(cursor, **_ask("second")).jobs
+                # It leaves the first one's job aside (as a worker leaves one it handed
+                # back): without the lock it would take another job, and a sixth start.
+                taken = [job.id for job in answers["first"]]
+                answers["second"] = claims.claim_limited(
+                    cursor, **_ask("second"), avoid=taken
+                ).jobs
         finally:
             connection.close()
 
