@@ -103,7 +103,7 @@ def test_two_workers_never_both_take_the_last_start():
     rated.enqueue_many([{"n": n} for n in range(10)])
     with connection.cursor() as cursor:  # the window holds four starts already
         cursor.execute(
-            "INSERT INTO litejobs_rate (key, \"limit\", per, starts, last_start_at) "
+            'INSERT INTO litejobs_rate (key, "limit", per, starts, last_start_at) '
             "VALUES ('testapp.rated', 5, interval '1 minute', "
             "ARRAY[now(), now(), now(), now()], now())"
         )
@@ -126,9 +126,7 @@ def test_two_workers_never_both_take_the_last_start():
                 # It leaves the first one's job aside (as a worker leaves one it handed
                 # back): without the lock it would take another job, and a sixth start.
                 taken = [job.id for job in answers["first"]]
-                answers["second"] = claims.claim_limited(
-                    cursor, **_ask("second"), avoid=taken
-                ).jobs
+                answers["second"] = claims.claim_limited(cursor, **_ask("second"), avoid=taken).jobs
         finally:
             connection.close()
 
