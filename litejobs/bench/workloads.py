@@ -36,6 +36,7 @@ from ..core import clock
 from ..core.enums import ImportState, ReportState
 from ..ingest import Pipeline
 from ..jobs.declarations import MAX_BATCH, JobDefinition
+from ..jobs.ratelimits import MAX_LIMIT
 from ..models import Job, ReportRun
 from ..models import Worker as WorkerRow
 from ..outbox.relay import OutboxRelay
@@ -44,7 +45,19 @@ from ..reports.reports import Report as Declared
 from . import exports, files, floor, sales
 from .children import Child, ChildSpec, DjangoTarget, Usage, started
 from .errors import BenchError
-from .jobs import QUEUE, STEPS, delayed, five_steps, noop, noop_unfenced, on_paid, pickup
+from .jobs import (
+    FLEET_RATE,
+    QUEUE,
+    STEPS,
+    delayed,
+    five_steps,
+    noop,
+    noop_fleet_rate,
+    noop_roomy,
+    noop_unfenced,
+    on_paid,
+    pickup,
+)
 from .options import SIZES, WORKLOADS, BenchOptions
 from .pipeline import PAGE, declared
 from .report import (
@@ -103,6 +116,9 @@ FROM litejobs_job WHERE id >= %s
 LATENESS = """
 SELECT ((result #>> '{}')::float8 - (payload ->> 'due')::float8) * 1000
 FROM litejobs_job WHERE id >= %s
+"""
+STARTS = """
+SELECT extract(epoch FROM started_at)::float8 FROM litejobs_job WHERE id >= %s ORDER BY started_at
 """
 HISTORY = """
 INSERT INTO litejobs_job (
@@ -453,6 +469,51 @@ class Bench:
                 floor_stats,
                 [("drain rate", "jobs/s", HIGHER, target)],
             )
+            if definition is noop and processes == 1 and threads == DEFAULT_THREADS:
+                self._w3_rates(litejobs)
+
+    def _w3_rates(self, unlimited: dict[str, Stats]) -> None:
+        """W3 under a rate: one that never binds beside the same jobs without one, and a
+        fleet rate that binds beside the rate itself (4 threads each)."""
+        count = self.sizes["W3"]
+        roomy = self._repeat(
+            "W3 non-binding rate", lambda: self._drain(noop_roomy, 1, DEFAULT_THREADS)
+        )
+        self._add(
+            "W3",
+            f"{count:,} jobs, a rate that never binds ({MAX_LIMIT:,}/s), 4 threads",
+            roomy,
+            unlimited,
+            [("drain rate", "jobs/s", HIGHER, ">= 0.95x")],
+            kind="the same jobs without a rate",
+        )
+        binding = self._repeat("W3 binding fleet rate", self._rated_starts)
+        limit = Stats.of([float(FLEET_RATE)])
+        self._add(
+            "W3",
+            f"{count:,} jobs, a fleet rate of {FLEET_RATE}/s that binds, 4 threads",
+            binding,
+            {"start rate": limit, "most starts in any 1 s": limit},
+            [
+                ("start rate", "starts/s", HIGHER, ">= 0.98x"),
+                ("most starts in any 1 s", "starts", LOWER, "<= 1.0x"),
+            ],
+            kind="the rate",
+            cpu=False,
+        )
+
+    def _rated_starts(self) -> Figures:
+        """Drain ``noop_fleet_rate`` jobs; the start rate past the first window (the starts
+        after the first second over the time they took) and the most starts in any second."""
+        self._reset()
+        count = self.sizes["W3"]
+        first = self._enqueue_many(noop_fleet_rate, [{"n": n} for n in range(count)])
+        self._timed_drain([self._spec("worker", DEFAULT_THREADS)], Job._meta.db_table, first, count)
+        started = [
+            row[0]
+            for row in self.sql.execute(STARTS, (first,)).fetchall()  # seconds, in order
+        ]
+        return rate_figures(started, FLEET_RATE, 1.0)
 
     def w4(self) -> None:
         """W4: an idle worker; the delay from an enqueue to its body starting."""
@@ -1178,4 +1239,20 @@ def _tagged(pair: tuple[Figures, Figures]) -> dict[tuple[str, str], float]:
     return {
         **{("litejobs", figure): value for figure, value in litejobs.items()},
         **{("floor", figure): value for figure, value in floor_figures.items()},
+    }
+
+
+def rate_figures(started: list[float], limit: int, per: float) -> Figures:
+    """A binding rate's figures from the start instants (seconds, ascending): the start rate
+    past the first window, and the most starts any window of ``per`` holds."""
+    ahead = 0
+    most = 0
+    for behind, start in enumerate(started):
+        while ahead < len(started) and started[ahead] < start + per:
+            ahead += 1
+        most = max(most, ahead - behind)
+    span = started[-1] - started[0]
+    return {
+        "start rate": (len(started) - limit) / span if span > 0 else 0.0,
+        "most starts in any 1 s": float(most),
     }

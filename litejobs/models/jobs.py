@@ -204,11 +204,16 @@ class Job(models.Model):
                     state__in=(*CLAIMABLE, JobState.RUNNING), concurrency_key__isnull=False
                 ),
             ),
-            # Rate-limited jobs due to the limited claim (which counts their starts).
+            # Jobs with a rate and no concurrency limit, in the limited claim's order per rate
+            # key: it walks from key to key and reads a claim's worth of each.
             models.Index(
-                fields=["rate_key"],
+                "rate_key",
+                models.F("priority").desc(),
+                "run_at",
+                "id",
                 name="litejobs_job_rated",
-                condition=Q(state__in=CLAIMABLE, rate_key__isnull=False),
+                condition=Q(state__in=CLAIMABLE, rate_key__isnull=False)
+                & Q(concurrency_key__isnull=True),
             ),
             models.Index(
                 fields=["lease_expires_at"],

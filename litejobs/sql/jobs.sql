@@ -90,9 +90,21 @@ SELECT pg_advisory_xact_lock(%(lock_id)s)
 -- key's bucket (litejobs_rate) and older ones dropped, in this statement: the check and the
 -- claim are one. Runs after lock_limited_claims in the same transaction, so its snapshot sees
 -- every claim committed by the previous holder of the lock. A rate-limited job's started_at is
--- that same instant. A last row of NULLs but `wake_at` says when a rate-limited job left
--- waiting may start (no notification announces a window's end).
-WITH running AS (
+-- that same instant. Jobs with a rate and no concurrency limit are read per rate key (`keys`
+-- walks their index from key to key), at most `limit` of each in claim order, so a backlog
+-- of them costs a claim nothing. A last row of NULLs but `wake_at` says when a rate-limited
+-- job left waiting may start (no notification announces a window's end).
+WITH RECURSIVE keys (key) AS (
+    (SELECT rate_key FROM litejobs_job
+     WHERE state IN ({claimable}) AND rate_key IS NOT NULL AND concurrency_key IS NULL
+     ORDER BY rate_key LIMIT 1)
+    UNION ALL
+    SELECT (SELECT job.rate_key FROM litejobs_job AS job
+            WHERE job.state IN ({claimable}) AND job.rate_key IS NOT NULL
+              AND job.concurrency_key IS NULL AND job.rate_key > keys.key
+            ORDER BY job.rate_key LIMIT 1)
+    FROM keys WHERE keys.key IS NOT NULL
+), running AS (
     SELECT concurrency_key, count(*) AS n FROM litejobs_job
     WHERE state = 'running' AND concurrency_key IS NOT NULL
     GROUP BY concurrency_key
@@ -104,21 +116,37 @@ WITH running AS (
            ) AS position
     FROM litejobs_job
     WHERE state IN ({claimable})
-      AND (concurrency_key IS NOT NULL OR rate_key IS NOT NULL)
+      AND concurrency_key IS NOT NULL
       AND run_at <= %(now)s
       AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
       AND queue NOT IN (SELECT name FROM litejobs_queuestate WHERE paused)
       AND id <> ALL(%(avoid)s::bigint[])
 ), free AS (
-    SELECT candidates.*,
-           row_number() OVER (
-               PARTITION BY candidates.rate_key
-               ORDER BY candidates.priority DESC, candidates.run_at, candidates.id
-           ) AS turn
+    SELECT candidates.id, candidates.rate_key, candidates.rate_limit, candidates.rate_per,
+           candidates.priority, candidates.run_at
     FROM candidates
     LEFT JOIN running ON running.concurrency_key = candidates.concurrency_key
-    WHERE candidates.concurrency_key IS NULL
-       OR candidates.position <= candidates.concurrency_limit - COALESCE(running.n, 0)
+    WHERE candidates.position <= candidates.concurrency_limit - COALESCE(running.n, 0)
+    UNION ALL
+    SELECT job.id, job.rate_key, job.rate_limit, job.rate_per, job.priority, job.run_at
+    FROM keys
+    CROSS JOIN LATERAL (
+        SELECT id, rate_key, rate_limit, rate_per, priority, run_at FROM litejobs_job
+        WHERE rate_key = keys.key AND state IN ({claimable}) AND concurrency_key IS NULL
+          AND run_at <= %(now)s
+          AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+          AND queue NOT IN (SELECT name FROM litejobs_queuestate WHERE paused)
+          AND id <> ALL(%(avoid)s::bigint[])
+        ORDER BY priority DESC, run_at, id
+        LIMIT %(limit)s
+    ) AS job
+    WHERE keys.key IS NOT NULL
+), ranked AS (
+    SELECT free.*,
+           row_number() OVER (
+               PARTITION BY free.rate_key ORDER BY free.priority DESC, free.run_at, free.id
+           ) AS turn
+    FROM free
 ), room AS (
     SELECT wanted.key, wanted.lim, wanted.per, wanted.waiting,
            COALESCE(window_.used, 0) AS used, window_.oldest,
@@ -134,9 +162,9 @@ WITH running AS (
         WHERE start > {db_now} - wanted.per
     ) AS window_ ON true
 ), picked AS (
-    SELECT free.id FROM free LEFT JOIN room ON room.key = free.rate_key
-    WHERE free.rate_key IS NULL OR free.turn <= room.open
-    ORDER BY free.priority DESC, free.run_at, free.id
+    SELECT ranked.id FROM ranked LEFT JOIN room ON room.key = ranked.rate_key
+    WHERE ranked.rate_key IS NULL OR ranked.turn <= room.open
+    ORDER BY ranked.priority DESC, ranked.run_at, ranked.id
     LIMIT %(limit)s
 ), claimed AS (
     UPDATE litejobs_job AS job

@@ -56,7 +56,7 @@ class Claimer:
         self.outage = outage
         self.stop_event = stop_event
         #: When a rate-limited job left waiting may start: the main loop wakes then.
-        self.rate_wake = RateWake()
+        self.rate_wake = RateWake(dispatcher.poke)
 
     def claim(self, limit: int) -> list[ClaimedJob]:
         """Claim up to ``limit`` jobs on the calling runner's connection and hold them, riding
@@ -110,26 +110,42 @@ class Claimer:
 
 
 class RateWake:
-    """The earliest instant a rate-limited job a claim left waiting may start, kept by the
-    runners' claims for the main loop (no notification announces a window's end)."""
+    """Pokes the runners when a rate-limited job a claim left waiting may start: no
+    notification announces a window's end. One timer, for the earliest instant noted."""
 
-    def __init__(self) -> None:
+    def __init__(self, poke: Callable[[], None]) -> None:
+        self._poke = poke
         self._lock = threading.Lock()
         self._at: datetime | None = None
+        self._timer: threading.Timer | None = None
 
     def note(self, at: datetime | None) -> None:
-        """A claim said a rate-limited job may start at ``at``: keep the earliest."""
+        """A claim said a rate-limited job may start at ``at``: poke then (or at an earlier
+        instant already noted)."""
         if at is None:
             return
         with self._lock:
-            if self._at is None or at < self._at:
-                self._at = at
+            if self._timer is not None and self._at is not None and self._at <= at:
+                return
+            if self._timer is not None:
+                self._timer.cancel()
+            self._at = at
+            delay = max(0.0, (at - clock.now()).total_seconds())
+            self._timer = threading.Timer(delay, self._fire)
+            self._timer.daemon = True
+            self._timer.start()
 
-    def take(self) -> datetime | None:
-        """The earliest instant noted since the last take (and forget it)."""
+    def _fire(self) -> None:
         with self._lock:
-            at, self._at = self._at, None
-        return at
+            self._at = self._timer = None
+        self._poke()
+
+    def cancel(self) -> None:
+        """Forget the pending poke (the worker stops)."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._at = self._timer = None
 
 
 @dataclass

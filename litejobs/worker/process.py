@@ -229,7 +229,6 @@ class Worker:
             self._heartbeat()
             timers.beat(now, self.heartbeat_every)
         self._release_pending()
-        timers.due_at(self.claimer.rate_wake.take())
         if now >= timers.progress:
             self._save_progress()
             timers.progress = now + 1.0
@@ -399,6 +398,7 @@ class Worker:
 
     def _drain(self) -> None:
         self.stop_event.set()
+        self.claimer.rate_wake.cancel()
         unstarted = self.dispatcher.stop()
         for job in unstarted:
             self.settler.settle(job, Release("worker stopping before it started"), time.monotonic())
