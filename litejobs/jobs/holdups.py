@@ -36,6 +36,7 @@ from ..core.durations import format_duration
 from ..core.enums import CLAIMABLE, JobState, StepState
 from ..models import Job, JobStep, QueueState, RateBucket, Worker
 from ..sql.cursors import run_query
+from .ratelimits import Window
 from .steps import HELD
 
 #: Jobs ahead of one in line are counted up to this many ("more than 1,000").
@@ -151,8 +152,8 @@ class Conditions:
     holders: dict[str, tuple[int, ...]]
     #: Job id -> its steps whose outcome is unknown (jobs held for an operator).
     unknown_steps: dict[int, tuple[str, ...]] = field(default_factory=dict)
-    #: Rate key -> the starts its bucket counted (the database's clock), oldest first.
-    rate_starts: dict[str, tuple[datetime, ...]] = field(default_factory=dict)
+    #: Rate key -> its bucket's (starts, counts), as the claim recorded them.
+    rate_starts: dict[str, tuple[list[datetime], list[int]]] = field(default_factory=dict)
 
     def serves(self, queue: str) -> bool:
         """Whether some live worker claims jobs of ``queue``."""
@@ -280,14 +281,18 @@ def _holders(jobs: Sequence[Job], now: datetime) -> dict[str, tuple[int, ...]]:
     return {key: tuple(ids) for key, ids in held.items()}
 
 
-def _rate_starts(jobs: Sequence[Job], now: datetime) -> dict[str, tuple[datetime, ...]]:
+def _rate_starts(jobs: Sequence[Job], now: datetime) -> dict[str, tuple[list[datetime], list[int]]]:
     """The counted starts of the rate keys of the due rate-limited ``jobs`` (one statement,
     none when no such job is asked about)."""
     keys = {job.rate_key for job in jobs if job.rate_key and job.run_at <= now}
     if not keys:
         return {}
-    buckets = RateBucket.objects.using(_alias()).filter(key__in=keys).values_list("key", "starts")
-    return {key: tuple(sorted(starts or ())) for key, starts in buckets}
+    buckets = (
+        RateBucket.objects.using(_alias())
+        .filter(key__in=keys)
+        .values_list("key", "starts", "counts")
+    )
+    return {key: (starts, counts) for key, starts, counts in buckets}
 
 
 def jobs_ahead(jobs: Sequence[Job], now: datetime) -> dict[int, int]:
@@ -464,16 +469,15 @@ def _rate_full(job: Job, conditions: Conditions) -> HoldUp | None:
     key, limit, per = job.rate_key, job.rate_limit, job.rate_per
     if not key or limit is None or per is None:
         return None
-    since = conditions.now - per
-    starts = [start for start in conditions.rate_starts.get(key, ()) if start > since]
-    if len(starts) < limit:
+    starts, counts = conditions.rate_starts.get(key, ([], []))
+    window = Window.of(starts, counts, limit=limit, per=per, now=conditions.now)
+    free_at = window.next_start
+    if free_at is None:
         return None
-    # The oldest start that must leave the window before one more fits in it.
-    free_at = starts[len(starts) - limit] + per
     at = when(free_at, conditions.now)
     return HoldUp(
         HoldUpCode.RATE_LIMITED,
-        f"Rate-limited: its rate key {key!r} started {len(starts)} of {limit} allowed in the "
+        f"Rate-limited: its rate key {key!r} started {window.used} of {limit} allowed in the "
         f"last {format_duration(per)}, so no start is left in the window. The next possible "
         f"start is at {at}; the wait spends no attempt.",
         job.queue,

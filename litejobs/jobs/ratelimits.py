@@ -9,9 +9,9 @@ the key a run gets.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..conf import settings
@@ -123,3 +123,52 @@ def rated_columns(definition: Any) -> dict[str, Any]:
         return {"rate_key": definition.name, **rate_columns(own)}
     rate = queue_rate(definition.queue)
     return {"rate_key": queue_key(definition.queue) if rate else None, **rate_columns(rate)}
+
+
+@dataclass(frozen=True)
+class Window:
+    """A rate bucket's starts inside its window as of an instant: (instant, how many)
+    entries, oldest first, as the claim records them."""
+
+    entries: tuple[tuple[datetime, int], ...]
+    limit: int
+    per: timedelta
+
+    @classmethod
+    def of(
+        cls,
+        starts: Sequence[datetime] | None,
+        counts: Sequence[int] | None,
+        *,
+        limit: int,
+        per: timedelta,
+        now: datetime,
+    ) -> Window:
+        """The entries of a bucket's ``starts`` and ``counts`` inside ``(now - per, now]``."""
+        since = now - per
+        kept = sorted((start, n) for start, n in zip(starts or (), counts or (), strict=False))
+        return cls(tuple((start, n) for start, n in kept if start > since), limit, per)
+
+    @property
+    def used(self) -> int:
+        """Starts inside the window."""
+        return sum(n for _, n in self.entries)
+
+    @property
+    def left(self) -> int:
+        """Starts the claim may take now."""
+        return max(0, self.limit - self.used)
+
+    @property
+    def next_start(self) -> datetime | None:
+        """When one more start fits (None: now): the instant the entries that must leave the
+        window for it have left."""
+        must_leave = self.used - self.limit + 1
+        if must_leave <= 0:
+            return None
+        left = 0
+        for start, n in self.entries:
+            left += n
+            if left >= must_leave:
+                return start + self.per
+        return None  # pragma: no cover - the entries add up to ``used``

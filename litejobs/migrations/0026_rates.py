@@ -123,7 +123,8 @@ class Migration(migrations.Migration):
                 ('key', models.CharField(max_length=200, primary_key=True, serialize=False)),
                 ('limit', models.PositiveIntegerField(help_text='Starts allowed in any window of `per`.')),
                 ('per', models.DurationField(help_text="The window's length.")),
-                ('starts', litejobs.models.rates.Instants(default=list, help_text='The starts inside the window as of the last claim, oldest first.')),
+                ('starts', litejobs.models.rates.Instants(default=list, help_text='The instants of the starts inside the window as of the last claim, oldest first (one entry per claim, or per merged claims).')),
+                ('counts', litejobs.models.rates.Counts(default=list, help_text='How many jobs started at each of those instants.')),
                 ('last_start_at', models.DateTimeField(help_text="The latest start (the database's clock).")),
             ],
             options={

@@ -2,8 +2,11 @@
 
 The claim reads and writes a bucket under its lock, in its own transaction: it counts the
 starts inside ``(now - per, now]`` on the database's clock, takes at most ``limit`` minus
-those, and appends one instant per job it started (older ones are dropped, so a bucket holds
-at most ``limit`` instants). Idle buckets are purged by the daily housekeeping.
+those, and records the jobs it started as one entry (its instant, how many), dropping the
+entries that left the window. Entries less than ``per / 500`` apart are merged at the later
+instant: a start is then counted as if it came a little later, which keeps it in the window
+a little longer (never shorter), so a bucket holds at most about 500 entries whatever its
+limit. Idle buckets are purged by the daily housekeeping.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ __all__ = ["RateBucket"]
 
 if TYPE_CHECKING:
     _Field = models.Field[list[datetime], list[datetime]]
+    _IntsField = models.Field[list[int], list[int]]
 else:
-    _Field = models.Field
+    _Field = _IntsField = models.Field
 
 
 class Instants(_Field):
@@ -31,6 +35,15 @@ class Instants(_Field):
         return "timestamptz[]"
 
 
+class Counts(_IntsField):
+    """A PostgreSQL ``integer[]`` (read as a list of ints), for the same reason."""
+
+    description = "Counts"
+
+    def db_type(self, connection: Any) -> str:
+        return "integer[]"
+
+
 class RateBucket(models.Model):
     """One rate key's sliding log of starts."""
 
@@ -39,8 +52,10 @@ class RateBucket(models.Model):
     per = models.DurationField(help_text="The window's length.")
     starts = Instants(
         default=list,
-        help_text="The starts inside the window as of the last claim, oldest first.",
+        help_text="The instants of the starts inside the window as of the last claim, oldest "
+        "first (one entry per claim, or per merged claims).",
     )
+    counts = Counts(default=list, help_text="How many jobs started at each of those instants.")
     last_start_at = models.DateTimeField(help_text="The latest start (the database's clock).")
 
     class Meta:

@@ -4,20 +4,20 @@ them."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from django.contrib import admin
 
 from ..admin.base import ReadOnlyAdmin
 from ..core import clock, times
 from ..core.durations import format_duration
+from ..jobs.ratelimits import Window
 from ..models import RateBucket
 
 
-def _window(bucket: RateBucket) -> list[datetime]:
-    """The bucket's starts inside its window as of now, oldest first."""
-    since = clock.now() - bucket.per
-    return sorted(start for start in bucket.starts or () if start > since)
+def _window(bucket: RateBucket) -> Window:
+    """The bucket's starts inside its window as of now."""
+    return Window.of(
+        bucket.starts, bucket.counts, limit=bucket.limit, per=bucket.per, now=clock.now()
+    )
 
 
 @admin.register(RateBucket)
@@ -39,17 +39,15 @@ class RateBucketAdmin(ReadOnlyAdmin):
     @admin.display(description="starts in the window")
     def starts_in_window(self, bucket: RateBucket) -> int:
         """Starts counted in the last ``per``."""
-        return len(_window(bucket))
+        return _window(bucket).used
 
     @admin.display(description="starts left")
     def starts_left(self, bucket: RateBucket) -> int:
         """Starts the claim may take now."""
-        return max(0, bucket.limit - len(_window(bucket)))
+        return _window(bucket).left
 
     @admin.display(description="next possible start")
     def next_start(self, bucket: RateBucket) -> str:
         """``now``, or when the oldest start that must leave the window leaves it."""
-        starts = _window(bucket)
-        if len(starts) < bucket.limit:
-            return "now"
-        return times.when(starts[len(starts) - bucket.limit] + bucket.per, clock.now())
+        next_start = _window(bucket).next_start
+        return "now" if next_start is None else times.when(next_start, clock.now())

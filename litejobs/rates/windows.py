@@ -13,6 +13,7 @@ from django.db import connections, transaction
 from ..conf import settings
 from ..core import clock
 from ..core.durations import format_duration
+from ..jobs.ratelimits import Window
 from ..sql.cursors import fetch_all, run_query
 
 __all__ = ["Bucket", "buckets", "purge", "waiting_by_queue"]
@@ -25,30 +26,39 @@ PAGE = 500
 
 @dataclass(frozen=True)
 class Bucket:
-    """One rate key's window as of ``now`` (the database's clock): its starts inside it, the
+    """One rate key's window as of now (the database's clock): its starts inside it, the
     starts left, and the next possible start when none is left."""
 
     key: str
-    limit: int
-    per: timedelta
-    used: int
-    starts: tuple[datetime, ...]
+    window: Window
     last_start_at: datetime
     #: Due jobs of the key waiting to start.
     waiting: int
 
     @property
+    def limit(self) -> int:
+        """Starts allowed in any window."""
+        return self.window.limit
+
+    @property
+    def per(self) -> timedelta:
+        """The window's length."""
+        return self.window.per
+
+    @property
+    def used(self) -> int:
+        """Starts inside the window now."""
+        return self.window.used
+
+    @property
     def left(self) -> int:
         """Starts left in the window now."""
-        return max(0, self.limit - self.used)
+        return self.window.left
 
     @property
     def next_start(self) -> datetime | None:
-        """When one more start fits (None: now): the oldest start that must leave the window,
-        plus ``per``."""
-        if self.used < self.limit:
-            return None
-        return self.starts[self.used - self.limit] + self.per
+        """When one more start fits (None: now)."""
+        return self.window.next_start
 
     def as_json(self) -> dict[str, Any]:
         """The bucket as plain JSON values."""
@@ -73,17 +83,16 @@ def buckets(*, after: str = "", limit: int = PAGE) -> list[Bucket]:
     with connections[settings.DATABASE].cursor() as cursor:
         run_query(cursor, "rate_buckets", _params(after=after, limit=limit))
         rows = fetch_all(cursor)
+    entries = [(row["starts"] or [], row["counts"] or []) for row in rows]
     return [
         Bucket(
             key=row["key"],
-            limit=row["limit"],
-            per=row["per"],
-            used=row["used"],
-            starts=tuple(row["starts"] or ()),
+            # Already cut to the window on the database's clock.
+            window=Window(tuple(zip(starts, counts, strict=True)), row["limit"], row["per"]),
             last_start_at=row["last_start_at"],
             waiting=row["waiting"],
         )
-        for row in rows
+        for row, (starts, counts) in zip(rows, entries, strict=True)
     ]
 
 

@@ -84,6 +84,7 @@ WHERE litejobs_limited_due(%(now)s, %(queues)s::text[], %(avoid)s::bigint[])
 SELECT pg_advisory_xact_lock(%(lock_id)s)
 
 -- name: claim_limited
+-- prepared
 -- Take due limited jobs: never more per concurrency key than its limit minus those running,
 -- never more per rate key than its limit minus its starts inside (now - per, now] on the
 -- database's clock ({db_now}, read after the lock). The starts taken are appended to the
@@ -158,8 +159,9 @@ WITH RECURSIVE keys (key) AS (
     ) AS wanted
     LEFT JOIN litejobs_rate AS bucket ON bucket.key = wanted.key
     LEFT JOIN LATERAL (
-        SELECT count(*) AS used, min(start) AS oldest FROM unnest(bucket.starts) AS start
-        WHERE start > {db_now} - wanted.per
+        SELECT sum(log.n) AS used, min(log.start) AS oldest
+        FROM unnest(bucket.starts, bucket.counts) AS log (start, n)
+        WHERE log.start > {db_now} - wanted.per
     ) AS window_ ON true
 ), picked AS (
     SELECT ranked.id FROM ranked LEFT JOIN room ON room.key = ranked.rate_key
@@ -181,15 +183,29 @@ WITH RECURSIVE keys (key) AS (
     SELECT rate_key AS key, count(*) AS n FROM claimed WHERE rate_key IS NOT NULL
     GROUP BY rate_key
 ), counted AS (
-    INSERT INTO litejobs_rate AS bucket (key, "limit", per, starts, last_start_at)
-    SELECT room.key, room.lim, room.per,
-           array_fill({db_now}::timestamptz, ARRAY[taken.n::integer]), {db_now}
+    INSERT INTO litejobs_rate AS bucket (key, "limit", per, starts, counts, last_start_at)
+    SELECT room.key, room.lim, room.per, ARRAY[{db_now}::timestamptz], ARRAY[taken.n::integer],
+           {db_now}
     FROM taken JOIN room ON room.key = taken.key
     ON CONFLICT (key) DO UPDATE
-    SET starts = ARRAY(
-            SELECT start FROM unnest(bucket.starts) AS start
-            WHERE start > {db_now} - EXCLUDED.per ORDER BY start
-        ) || EXCLUDED.starts,
+    SET (starts, counts) = (
+            -- The entries still in the window, those less than per / 500 old merged into
+            -- this claim's (counted as if later: in the window longer, never shorter).
+            SELECT array_agg(merged.start ORDER BY merged.start),
+                   array_agg(merged.n ORDER BY merged.start)
+            FROM (
+                SELECT CASE WHEN log.start BETWEEN {db_now} - EXCLUDED.per / 500 AND {db_now}
+                            THEN {db_now} ELSE log.start END AS start,
+                       sum(log.n)::integer AS n
+                FROM (
+                    SELECT * FROM unnest(bucket.starts, bucket.counts) AS kept (start, n)
+                    WHERE kept.start > {db_now} - EXCLUDED.per
+                    UNION ALL
+                    SELECT * FROM unnest(EXCLUDED.starts, EXCLUDED.counts) AS added (start, n)
+                ) AS log
+                GROUP BY 1
+            ) AS merged
+        ),
         "limit" = EXCLUDED."limit", per = EXCLUDED.per, last_start_at = EXCLUDED.last_start_at
 )
 SELECT id, name, queue, key, tenant, payload, attempts, max_attempts, fence, traceparent,

@@ -103,9 +103,9 @@ def test_two_workers_never_both_take_the_last_start():
     rated.enqueue_many([{"n": n} for n in range(10)])
     with connection.cursor() as cursor:  # the window holds four starts already
         cursor.execute(
-            'INSERT INTO litejobs_rate (key, "limit", per, starts, last_start_at) '
+            'INSERT INTO litejobs_rate (key, "limit", per, starts, counts, last_start_at) '
             "VALUES ('testapp.rated', 5, interval '1 minute', "
-            "ARRAY[now(), now(), now(), now()], now())"
+            "ARRAY[now()], ARRAY[4], now())"
         )
     first_claimed = threading.Event()
     release = threading.Event()
