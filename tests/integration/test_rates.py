@@ -197,3 +197,23 @@ def test_a_rate_key_answering_no_string_refuses_the_enqueue_and_writes_nothing(a
         assert not Job.objects.exists()
     finally:
         catalog.unregister("tests.badkey")
+
+
+def test_starts_close_together_are_merged_at_the_later_instant_and_stay_longer(clock):
+    """A bucket keeps one entry per claim; claims less than per / 500 apart share one entry,
+    at the later instant: their starts count a little longer, never shorter."""
+    rated.enqueue_many([{"n": n} for n in range(10)])
+    first = clock.now()
+    assert len(claim(limit=2)[0]) == 2
+    clock.advance(timedelta(milliseconds=1))  # within 1 s / 500 = 2 ms
+    assert len(claim(limit=2)[0]) == 2
+    bucket = RateBucket.objects.get()
+    assert (bucket.starts, bucket.counts) == ([first + timedelta(milliseconds=1)], [4])
+    clock.advance(timedelta(milliseconds=998))  # the first two started 999 ms ago
+    assert len(claim()[0]) == 1
+    clock.advance(timedelta(milliseconds=1))  # they started a second ago: counted still
+    assert claim()[0] == []
+    clock.advance(timedelta(microseconds=999))
+    assert claim()[0] == []
+    clock.advance(timedelta(microseconds=1))  # a second after their merged entry
+    assert len(claim()[0]) == 4
