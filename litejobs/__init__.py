@@ -13,6 +13,7 @@ from .jobs.declarations import JobDefinition, job
 from .jobs.enqueue import Enqueued
 from .jobs.events import event, publish_event
 from .locks import HeldLock, LockLost, LockWaitTimeout, lock
+from .rates import Rate
 from .reports import Audit, Limits, Need, Paging, Report, report
 from .scheduling.declarations import ScheduleDefinition, schedule
 from .scheduling.identity import OccurrenceRef
@@ -41,6 +42,7 @@ __all__ = [
     "Paging",
     "Permanent",
     "Pipeline",
+    "Rate",
     "Report",
     "Retry",
     "RetryAfter",

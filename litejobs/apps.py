@@ -25,6 +25,7 @@ FEATURES = (
     "reports",
     "locks",
     "batches",
+    "rates",
     "bench",
 )
 #: Add-ons loaded only when one of the packages they need is installed.

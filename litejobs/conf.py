@@ -53,6 +53,9 @@ DEFAULTS: dict[str, Any] = {
     "STARTUP_DATABASE_WAIT": "30s",
     # Largest accepted JSON payload, in bytes of its UTF-8 encoding.
     "MAX_PAYLOAD_BYTES": 65536,
+    # Rates every job of a queue shares: {"partners": {"limit": 100, "per": "1m"}} (or a
+    # litejobs.Rate) starts at most 100 jobs of the queue in any minute across every worker.
+    "QUEUE_RATES": {},
     # How long finished rows are kept before ``litejobs purge`` removes them.
     "RETENTION": {"done": "7d", "cancelled": "7d", "dead": "30d"},
     # Rows deleted per purge statement (purges run in bounded batches).

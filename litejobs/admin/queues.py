@@ -16,9 +16,10 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 
-from ..core.durations import format_age
+from ..core.durations import format_age, format_duration
 from ..exceptions import LitejobsError
 from ..jobs import queues
+from ..jobs.ratelimits import queue_rate
 from ..models import QueueState
 from .base import ReadOnlyAdmin, acted_by, admin_page, refused_error
 from .joblisting import listing_url
@@ -84,6 +85,7 @@ class QueueStateAdmin(ReadOnlyAdmin):
                 "oldest_due": (
                     format_age(summary.oldest_due_age) if summary.oldest_due_age is not None else ""
                 ),
+                "rate": _rate_text(summary.name),
             }
             for summary in summaries
         ]
@@ -120,3 +122,13 @@ class QueueStateAdmin(ReadOnlyAdmin):
                 refused_error(request, error)
             else:
                 self.message_user(request, text, messages.SUCCESS)
+
+
+def _rate_text(queue: str) -> str:
+    """The queue's rate as the overview shows it (``100 per 1m``), or "" without one (or
+    with an invalid one, which the check litejobs.E090 reports)."""
+    try:
+        rate = queue_rate(queue)
+    except LitejobsError:
+        return ""
+    return f"{rate.limit:,} per {format_duration(rate.window)}" if rate else ""

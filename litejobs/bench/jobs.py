@@ -8,6 +8,7 @@ import time
 
 from ..jobs.context import JobContext
 from ..jobs.declarations import job
+from ..jobs.ratelimits import MAX_LIMIT, Rate
 from ..outbox import subscriber
 from ..outbox.declarations import Message
 
@@ -23,6 +24,30 @@ def noop(ctx: JobContext, n: int) -> None:
 @job(name="litejobs.bench.noop_unfenced", queue=QUEUE, key=lambda n: f"unfenced:{n}", atomic=False)
 def noop_unfenced(ctx: JobContext, n: int) -> None:
     """Does nothing; its completion joins the worker's batched acknowledgement."""
+
+
+#: W3's binding fleet rate: starts per second across every worker.
+FLEET_RATE = 500
+
+
+@job(
+    name="litejobs.bench.noop_roomy",
+    queue=QUEUE,
+    key=lambda n: f"roomy:{n}",
+    rate=Rate(limit=MAX_LIMIT, per="1s"),
+)
+def noop_roomy(ctx: JobContext, n: int) -> None:
+    """Does nothing, under a rate far above any drain rate (it never binds)."""
+
+
+@job(
+    name="litejobs.bench.noop_fleet_rate",
+    queue=QUEUE,
+    key=lambda n: f"fleet-rate:{n}",
+    rate=Rate(limit=FLEET_RATE, per="1s"),
+)
+def noop_fleet_rate(ctx: JobContext, n: int) -> None:
+    """Does nothing, at most ``FLEET_RATE`` starts in any second across the fleet."""
 
 
 #: Steps in each of W7's durable jobs.

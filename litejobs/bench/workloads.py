@@ -37,6 +37,7 @@ from ..core import clock
 from ..core.enums import ImportState, ReportState
 from ..ingest import Pipeline
 from ..jobs.declarations import MAX_BATCH, JobDefinition
+from ..jobs.ratelimits import MAX_LIMIT
 from ..models import Job, ReportRun
 from ..models import Worker as WorkerRow
 from ..outbox.relay import OutboxRelay
@@ -46,12 +47,15 @@ from . import exports, files, floor, locking, sales
 from .children import Child, ChildSpec, DjangoTarget, Usage, started
 from .errors import BenchError
 from .jobs import (
+    FLEET_RATE,
     QUEUE,
     STEPS,
     batch_done,
     delayed,
     five_steps,
     noop,
+    noop_fleet_rate,
+    noop_roomy,
     noop_unfenced,
     on_paid,
     pickup,
@@ -121,6 +125,9 @@ WHERE batch.id = %s AND callback.state = 'done'
 LATENESS = """
 SELECT ((result #>> '{}')::float8 - (payload ->> 'due')::float8) * 1000
 FROM litejobs_job WHERE id >= %s
+"""
+STARTS = """
+SELECT extract(epoch FROM started_at)::float8 FROM litejobs_job WHERE id >= %s ORDER BY started_at
 """
 HISTORY = """
 INSERT INTO litejobs_job (
@@ -471,6 +478,51 @@ class Bench:
                 floor_stats,
                 [("drain rate", "jobs/s", HIGHER, target)],
             )
+            if definition is noop and processes == 1 and threads == DEFAULT_THREADS:
+                self._w3_rates(litejobs)
+
+    def _w3_rates(self, unlimited: dict[str, Stats]) -> None:
+        """W3 under a rate: one that never binds beside the same jobs without one, and a
+        fleet rate that binds beside the rate itself (4 threads each)."""
+        count = self.sizes["W3"]
+        roomy = self._repeat(
+            "W3 non-binding rate", lambda: self._drain(noop_roomy, 1, DEFAULT_THREADS)
+        )
+        self._add(
+            "W3",
+            f"{count:,} jobs, a rate that never binds ({MAX_LIMIT:,}/s), 4 threads",
+            roomy,
+            unlimited,
+            [("drain rate", "jobs/s", HIGHER, ">= 0.95x")],
+            kind="the same jobs without a rate",
+        )
+        binding = self._repeat("W3 binding fleet rate", self._rated_starts)
+        limit = Stats.of([float(FLEET_RATE)])
+        self._add(
+            "W3",
+            f"{count:,} jobs, a fleet rate of {FLEET_RATE}/s that binds, 4 threads",
+            binding,
+            {"start rate": limit, "most starts in any 1 s": limit},
+            [
+                ("start rate", "starts/s", HIGHER, ">= 0.98x"),
+                ("most starts in any 1 s", "starts", LOWER, "<= 1.0x"),
+            ],
+            kind="the rate",
+            cpu=False,
+        )
+
+    def _rated_starts(self) -> Figures:
+        """Drain ``noop_fleet_rate`` jobs; the start rate past the first window (the starts
+        after the first second over the time they took) and the most starts in any second."""
+        self._reset()
+        count = self.sizes["W3"]
+        first = self._enqueue_many(noop_fleet_rate, [{"n": n} for n in range(count)])
+        self._timed_drain([self._spec("worker", DEFAULT_THREADS)], Job._meta.db_table, first, count)
+        started = [
+            row[0]
+            for row in self.sql.execute(STARTS, (first,)).fetchall()  # seconds, in order
+        ]
+        return rate_figures(started, FLEET_RATE, 1.0)
 
     def w4(self) -> None:
         """W4: an idle worker; the delay from an enqueue to its body starting."""
@@ -713,23 +765,6 @@ class Bench:
         )
 
     def w13(self) -> None:
-        """W14: a batch's children drained by a worker; from its last child's end to its
-        callback's start, beside one job's pickup by the same worker once it is idle."""
-        count = self.sizes["W14"]
-        litejobs, baseline = self._compare("W14", self._batch_callback)
-        self._add(
-            "W14",
-            f"{count:,}-child batch, {DEFAULT_THREADS} threads: last child's end to its callback",
-            litejobs,
-            baseline,
-            [("latency", "ms", LOWER, "<= 1000 ms")],
-            kind="one job's pickup (enqueue to body) by the idle worker",
-            cpu=False,
-        )
-
-    # litejobs' side ----------------------------------------------------------------------
-
-    def w13(self) -> None:
         """W13: a fenced lock taken and released, pair after pair, from one process."""
         count = self.sizes["W13"]
 
@@ -751,6 +786,23 @@ class Bench:
             ],
             cpu=False,
         )
+
+    def w14(self) -> None:
+        """W14: a batch's children drained by a worker; from its last child's end to its
+        callback's start, beside one job's pickup by the same worker once it is idle."""
+        count = self.sizes["W14"]
+        litejobs, baseline = self._compare("W14", self._batch_callback)
+        self._add(
+            "W14",
+            f"{count:,}-child batch, {DEFAULT_THREADS} threads: last child's end to its callback",
+            litejobs,
+            baseline,
+            [("latency", "ms", LOWER, "<= 1000 ms")],
+            kind="one job's pickup (enqueue to body) by the idle worker",
+            cpu=False,
+        )
+
+    # litejobs' side ----------------------------------------------------------------------
 
     def _reset(self) -> None:
         """Empty the litejobs tables (W9: down to its history rows)."""
@@ -1263,4 +1315,20 @@ def _tagged(pair: tuple[Figures, Figures]) -> dict[tuple[str, str], float]:
     return {
         **{("litejobs", figure): value for figure, value in litejobs.items()},
         **{("floor", figure): value for figure, value in floor_figures.items()},
+    }
+
+
+def rate_figures(started: list[float], limit: int, per: float) -> Figures:
+    """A binding rate's figures from the start instants (seconds, ascending): the start rate
+    past the first window, and the most starts any window of ``per`` holds."""
+    ahead = 0
+    most = 0
+    for behind, start in enumerate(started):
+        while ahead < len(started) and started[ahead] < start + per:
+            ahead += 1
+        most = max(most, ahead - behind)
+    span = started[-1] - started[0]
+    return {
+        "start rate": (len(started) - limit) / span if span > 0 else 0.0,
+        "most starts in any 1 s": float(most),
     }

@@ -3,9 +3,9 @@
 One statement claims a batch of due jobs (``FOR UPDATE SKIP LOCKED``, by priority then
 ``run_at``) and gives each a lease owner, a lease expiry on the database's clock and a fence
 from the ``litejobs_fence`` sequence; every later write about that run names the fence
-(``litejobs.jobs.transitions``). Concurrency-limited jobs are claimed apart, under a
-transaction-scoped advisory lock, never more per key than its limit (two statements in one
-transaction).
+(``litejobs.jobs.transitions``). Concurrency- and rate-limited jobs are claimed apart, under
+a transaction-scoped advisory lock, never more per key than its limit, and never more starts
+per rate key in a window than its rate (two statements in one transaction).
 """
 
 from __future__ import annotations
@@ -120,12 +120,28 @@ def claim(cursor: Cursor, **ask: Unpack[Ask]) -> Claim:
     return Claim(jobs, limited_due=len(jobs) < len(answered))
 
 
-def claim_limited(cursor: Cursor, **ask: Unpack[Ask]) -> list[ClaimedJob]:
-    """Claim due concurrency-limited jobs, as ``ask`` says; call in a transaction (the lock
-    holds until its end)."""
+@dataclass(frozen=True)
+class LimitedClaim:
+    """What the limited claim answered: the jobs now held, and when a rate-limited job it
+    left waiting may start (the database's clock; None when none waits on a rate)."""
+
+    jobs: list[ClaimedJob]
+    wake_at: datetime | None
+
+
+def claim_limited(cursor: Cursor, **ask: Unpack[Ask]) -> LimitedClaim:
+    """Claim due concurrency- and rate-limited jobs, as ``ask`` says; call in a transaction
+    (the lock holds until its end)."""
     run_query(cursor, "lock_limited_claims", {"lock_id": LIMITED_CLAIM_LOCK})
     run_query(cursor, "claim_limited", _claim_params(ask))
-    return [replace(ClaimedJob.from_row(found), limited=True) for found in fetch_all(cursor)]
+    answered = fetch_all(cursor)
+    jobs = [
+        replace(ClaimedJob.from_row(found), limited=True)
+        for found in answered
+        if found["id"] is not None
+    ]
+    wakes = [found["wake_at"] for found in answered if found["id"] is None]
+    return LimitedClaim(jobs, wakes[0] if wakes else None)
 
 
 def next_due(cursor: Cursor, *, queues: Sequence[str], now: datetime) -> datetime | None:

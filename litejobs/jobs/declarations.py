@@ -20,6 +20,7 @@ from . import catalog, endings, placement, versions
 from .arguments import ArgumentPicker, Concurrency, check_limit
 from .context import RUNNING
 from .enqueue import CHUNK, Enqueued, PreparedRow, insert_many, insert_one
+from .ratelimits import Rate, check_rate
 
 RESERVED_OPTIONS = ("delay", "run_at", "priority", "depends_on", "on_upstream_failure")
 MAX_BATCH = 10_000
@@ -41,6 +42,7 @@ class JobDefinition:
         priority: int = 0,
         tenant: Callable[..., str | None] | None = None,
         concurrency: int | Concurrency | None = None,
+        rate: Rate | None = None,
         atomic: bool = True,
         sensitive: Iterable[str] = (),
         dead_letter: bool = True,
@@ -63,6 +65,7 @@ class JobDefinition:
         self.priority = _check_priority(priority, DeclarationError)
         self.tenant = self._check_tenant(tenant)
         self.concurrency = self._check_concurrency(concurrency)
+        self.rate = check_rate(rate, self.name)
         self.atomic = bool(atomic)
         self.sensitive = tuple(sensitive)
         self.dead_letter = bool(dead_letter)
@@ -76,6 +79,11 @@ class JobDefinition:
         self._concurrency_key = (
             ArgumentPicker(concurrency.key, "concurrency key", self)
             if isinstance(concurrency, Concurrency)
+            else None
+        )
+        self._rate_key = (
+            ArgumentPicker(self.rate.key, "rate key", self)
+            if self.rate is not None and self.rate.key is not None
             else None
         )
         self.__doc__ = func.__doc__
@@ -376,6 +384,10 @@ class JobDefinition:
         tenant = ""
         if self._tenant is not None:
             tenant = self._derived("tenant", self._tenant, arguments, max_length=200, empty=True)
+        return PreparedRow(key, tenant, payload, *self._limit_keys(arguments))
+
+    def _limit_keys(self, arguments: Mapping[str, Any]) -> tuple[str | None, str | None]:
+        """The run's concurrency key and rate key (None: the declaration's own or none)."""
         concurrency_key = None
         if isinstance(self.concurrency, int):
             concurrency_key = self.name
@@ -383,7 +395,10 @@ class JobDefinition:
             concurrency_key = self._derived(
                 "concurrency key", self._concurrency_key, arguments, max_length=200
             )
-        return PreparedRow(key, tenant, payload, concurrency_key)
+        rate_key = None
+        if self._rate_key is not None:
+            rate_key = self._derived("rate key", self._rate_key, arguments, max_length=200)
+        return concurrency_key, rate_key
 
     def _derived(
         self,
@@ -508,10 +523,11 @@ def job(
     """Declare a job: ``@job(key=lambda order_id: f"receipt:{order_id}", ...)``.
 
     Options: ``key`` (required), ``name``, ``queue``, ``retry``, ``timeout``, ``priority``,
-    ``tenant``, ``concurrency``, ``atomic``, ``sensitive``, ``dead_letter``, ``version`` and
-    ``upgrade`` (the payload's schema version and the functions lifting older payloads),
-    ``on_settled`` (a hook told how each run ended) and ``debounce`` (a quiet period: an
-    enqueue moves the job of its key not started yet instead of adding one).
+    ``tenant``, ``concurrency``, ``rate`` (a ``Rate``: starts per window), ``atomic``,
+    ``sensitive``, ``dead_letter``, ``version`` and ``upgrade`` (the payload's schema version
+    and the functions lifting older payloads), ``on_settled`` (a hook told how each run
+    ended) and ``debounce`` (a quiet period: an enqueue moves the job of its key not started
+    yet instead of adding one).
     See the README.
     """
     if func is not None:

@@ -21,6 +21,7 @@ from ..core.enums import JobState
 from ..core.payloads import dumps
 from ..core.tracing import enqueue_span
 from ..sql.cursors import fetch_all, fetch_one, hot_cursor, migrated, pipelined, run_query
+from .ratelimits import rated_columns
 
 CHUNK = 1000
 _RACE_RETRIES = 5
@@ -42,6 +43,9 @@ class PreparedRow:
     tenant: str
     payload: str
     concurrency_key: str | None
+    #: The rate bucket it starts in, when its declaration's rate has a key (else the
+    #: declaration's or its queue's bucket, if it has a rate: ``rated_columns``).
+    rate_key: str | None = None
 
 
 class Enqueueable(Protocol):
@@ -84,6 +88,7 @@ def common_columns(
         "module": definition.module,
         # Its settle hook's call is written with its final state (litejobs.hooks).
         "settle_hook": getattr(definition, "on_settled", None) is not None,
+        **rated_columns(definition),
     }
 
 
@@ -125,6 +130,7 @@ def _insert_one(
         "concurrency_key": row.concurrency_key,
         "occurrence_id": occurrence_id,
     }
+    params["rate_key"] = row.rate_key or params["rate_key"]
     with hot_cursor(connections[settings.DATABASE]) as cursor:
         for _ in range(_RACE_RETRIES):
             run_query(cursor, "enqueue_debounced" if debounce else "enqueue", params)
@@ -239,6 +245,7 @@ def _insert_chunks(
                     "tenants": dumps([r.tenant for r in chunk]),
                     "payloads": f"[{','.join([r.payload for r in chunk])}]",
                     "concurrency_keys": dumps([r.concurrency_key for r in chunk]),
+                    "rate_keys": dumps([r.rate_key or common["rate_key"] for r in chunk]),
                 },
             )
             cursors.append(cursor)

@@ -4,11 +4,12 @@ keeps the claim from taking it, read from the same conditions the claim statemen
 The claim (``litejobs/sql/jobs.sql``: ``claim``, ``claim_limited``) takes a job when its state
 is claimable, its ``run_at`` has passed, its queue is not paused (``QueueState``), a live worker
 serves its queue, the worker does not leave it to others (a job it handed back), and, for a
-concurrency-limited job, its key has a free slot; a job held for an operator (a ``once=True``
+concurrency-limited job, its key has a free slot, and, for a rate-limited job, its rate key
+has a start left in the window; a job held for an operator (a ``once=True``
 step whose outcome is unknown) waits for ``resolve-step`` before all of those. ``holdups_of``
 answers the first of those that holds a job back, or where it stands in line when none does
 (and whether a worker thread is free to take it), for one job (its page, ``show``) or a page of
-them (the listing's column) in at most five statements whatever the page's size.
+them (the listing's column) in at most six statements whatever the page's size.
 
 A hold-up is a ``HoldUp``: a stable ``code`` (``HoldUpCode``; new kinds, such as a rate limit
 or a dependency on another job, become new members), a sentence for people, and the structured
@@ -34,9 +35,10 @@ from ..core import clock, times
 from ..core.durations import format_duration
 from ..core.enums import CLAIMABLE, JobState, StepState
 from ..exceptions import UnknownJob
-from ..models import Job, JobStep, QueueState, Worker
+from ..models import Job, JobStep, QueueState, RateBucket, Worker
 from ..sql.cursors import run_query
 from . import catalog
+from .ratelimits import Window
 from .steps import HELD
 
 #: Jobs ahead of one in line are counted up to this many ("more than 1,000").
@@ -54,6 +56,9 @@ READ_FIELDS = (
     "max_attempts",
     "concurrency_key",
     "concurrency_limit",
+    "rate_key",
+    "rate_limit",
+    "rate_per",
     "handed_back_at",
     "lease_owner",
     "error_class",
@@ -73,6 +78,7 @@ class HoldUpCode(StrEnum):
     NOT_DUE = "not-due"
     NO_WORKER = "no-worker"
     CONCURRENCY_FULL = "concurrency-full"
+    RATE_LIMITED = "rate-limited"
     NEXT_IN_LINE = "next-in-line"
     WAITING_FOR_DEPENDENCIES = "waiting-for-dependencies"
     BATCH_CALLBACK = "batch-callback"
@@ -97,6 +103,10 @@ class HoldUp:
     concurrency_limit: int | None = None
     #: The running jobs holding its concurrency key's slots.
     holders: tuple[int, ...] = ()
+    #: Its rate's bucket and limit, and the starts left in the window now (rate-limited).
+    rate_key: str | None = None
+    rate_limit: int | None = None
+    starts_left: int | None = None
     paused_by: str = ""
     reason: str = ""
     paused_at: datetime | None = None
@@ -153,6 +163,8 @@ class Conditions:
     holders: dict[str, tuple[int, ...]]
     #: Job id -> its steps whose outcome is unknown (jobs held for an operator).
     unknown_steps: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    #: Rate key -> its bucket's (starts, counts), as the claim recorded them.
+    rate_starts: dict[str, tuple[list[datetime], list[int]]] = field(default_factory=dict)
 
     def serves(self, queue: str) -> bool:
         """Whether some live worker claims jobs of ``queue``."""
@@ -185,7 +197,7 @@ def holdup_of(job: Job, *, now: datetime | None = None) -> HoldUp | None:
 
 
 def holdups_of(jobs: Iterable[Job], *, now: datetime | None = None) -> dict[int, HoldUp]:
-    """Job id -> its hold-up, for each of ``jobs`` that has not started, in at most five
+    """Job id -> its hold-up, for each of ``jobs`` that has not started, in at most six
     statements whatever their number (none when every job has started), plus the few of a
     feature's ``READERS`` when it holds one of them."""
     unstarted = [job for job in jobs if not_started(job)]
@@ -229,6 +241,7 @@ def read_conditions(jobs: Sequence[Job], *, now: datetime) -> Conditions:
         workers=live_workers(),
         holders=_holders(jobs, now),
         unknown_steps=_unknown_steps(jobs),
+        rate_starts=_rate_starts(jobs, now),
     )
 
 
@@ -288,6 +301,20 @@ def _holders(jobs: Sequence[Job], now: datetime) -> dict[str, tuple[int, ...]]:
     return {key: tuple(ids) for key, ids in held.items()}
 
 
+def _rate_starts(jobs: Sequence[Job], now: datetime) -> dict[str, tuple[list[datetime], list[int]]]:
+    """The counted starts of the rate keys of the due rate-limited ``jobs`` (one statement,
+    none when no such job is asked about)."""
+    keys = {job.rate_key for job in jobs if job.rate_key and job.run_at <= now}
+    if not keys:
+        return {}
+    buckets = (
+        RateBucket.objects.using(_alias())
+        .filter(key__in=keys)
+        .values_list("key", "starts", "counts")
+    )
+    return {key: (starts, counts) for key, starts, counts in buckets}
+
+
 def jobs_ahead(jobs: Sequence[Job], now: datetime) -> dict[int, int]:
     """Job id -> how many due jobs the claim takes before it (one statement for all)."""
     if not jobs:
@@ -318,7 +345,7 @@ def when(instant: datetime, now: datetime) -> str:
 def held_back(job: Job, conditions: Conditions) -> HoldUp | None:
     """The first condition of the claim that holds ``job`` back, or ``None`` when it only
     waits for its turn."""
-    for check in (_held, _paused, _handed_back, _not_due, _no_worker, _key_full):
+    for check in (_held, _paused, _handed_back, _not_due, _no_worker, _key_full, _rate_full):
         found = check(job, conditions)
         if found is not None:
             return found
@@ -474,6 +501,30 @@ def _key_full(job: Job, conditions: Conditions) -> HoldUp | None:
         concurrency_key=key,
         concurrency_limit=limit,
         holders=holders,
+    )
+
+
+def _rate_full(job: Job, conditions: Conditions) -> HoldUp | None:
+    key, limit, per = job.rate_key, job.rate_limit, job.rate_per
+    if not key or limit is None or per is None:
+        return None
+    starts, counts = conditions.rate_starts.get(key, ([], []))
+    window = Window.of(starts, counts, limit=limit, per=per, now=conditions.now)
+    free_at = window.next_start
+    if free_at is None:
+        return None
+    at = when(free_at, conditions.now)
+    return HoldUp(
+        HoldUpCode.RATE_LIMITED,
+        f"Rate-limited: its rate key {key!r} started {window.used} of {limit} allowed in the "
+        f"last {format_duration(per)}, so no start is left in the window. The next possible "
+        f"start is at {at}; the wait spends no attempt.",
+        job.queue,
+        summary=f"Rate key {key!r}: 0 of {limit} starts left, next at {at}",
+        until=free_at,
+        rate_key=key,
+        rate_limit=limit,
+        starts_left=0,
     )
 
 

@@ -53,6 +53,7 @@ from .locks import Lock, LockCounter
 from .minutes import BUCKET_BOUNDS, JobMinute
 from .operators import OperatorAction
 from .outbox import OutboxMessage
+from .rates import RateBucket
 from .reports import ReportAudit, ReportLimits, ReportRun
 from .schedules import Occurrence, OccurrenceReplay, Schedule
 from .steps import Event, JobStep
@@ -101,6 +102,7 @@ __all__ = [
     "OutboxMessage",
     "OverflowEvent",
     "QueueState",
+    "RateBucket",
     "ReportAudit",
     "ReportLimits",
     "ReportRun",

@@ -141,6 +141,11 @@ class Job(models.Model):
     # NULL (not "") means "no limit": the claim's partial index filters on IS NULL.
     concurrency_key = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
     concurrency_limit = models.PositiveIntegerField(null=True, blank=True)
+    # A rate (litejobs.Rate, or its queue's): the bucket its starts are counted in, and the
+    # limit and window of that bucket. NULL means no rate (the plain claim takes the job).
+    rate_key = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
+    rate_limit = models.PositiveIntegerField(null=True, blank=True)
+    rate_per = models.DurationField(null=True, blank=True)
     created_at = models.DateTimeField()
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -199,7 +204,8 @@ class Job(models.Model):
                 "run_at",
                 "id",
                 name="litejobs_job_claimable",
-                condition=~Q(state__in=UNCLAIMABLE) & Q(concurrency_key__isnull=True),
+                condition=~Q(state__in=UNCLAIMABLE)
+                & Q(concurrency_key__isnull=True, rate_key__isnull=True),
             ),
             models.Index(
                 fields=["concurrency_key"],
@@ -207,6 +213,17 @@ class Job(models.Model):
                 condition=Q(
                     state__in=(*CLAIMABLE, JobState.RUNNING), concurrency_key__isnull=False
                 ),
+            ),
+            # Jobs with a rate and no concurrency limit, in the limited claim's order per rate
+            # key: it walks from key to key and reads a claim's worth of each.
+            models.Index(
+                "rate_key",
+                models.F("priority").desc(),
+                "run_at",
+                "id",
+                name="litejobs_job_rated",
+                condition=Q(state__in=CLAIMABLE, rate_key__isnull=False)
+                & Q(concurrency_key__isnull=True),
             ),
             models.Index(
                 fields=["lease_expires_at"],

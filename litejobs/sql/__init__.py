@@ -150,11 +150,12 @@ DB_NOW = "COALESCE(%(db_now)s::timestamptz, statement_timestamp())"
 INSERT_JOB = """INSERT INTO litejobs_job (
     name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
     concurrency_key, concurrency_limit, created_at, traceparent, occurrence_id, version, module,
-    settle_hook
+    settle_hook, rate_key, rate_limit, rate_per
 ) VALUES (
     %(name)s, %(queue)s, %(key)s, %(tenant)s, %(payload)s::jsonb, %(state)s, %(priority)s,
     %(run_at)s, %(max_attempts)s, %(concurrency_key)s, %(concurrency_limit)s, %(now)s,
-    %(traceparent)s, %(occurrence_id)s, %(version)s, %(module)s, %(settle_hook)s
+    %(traceparent)s, %(occurrence_id)s, %(version)s, %(module)s, %(settle_hook)s,
+    %(rate_key)s, %(rate_limit)s, %(rate_per)s
 )"""
 
 

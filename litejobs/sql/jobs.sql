@@ -15,17 +15,20 @@ RETURNING id
 -- (the payloads already JSON text): one document to parse each, no array escaping.
 INSERT INTO litejobs_job (
     name, queue, key, tenant, payload, state, priority, run_at, max_attempts,
-    concurrency_key, concurrency_limit, created_at, traceparent, version, module, settle_hook
+    concurrency_key, concurrency_limit, created_at, traceparent, version, module, settle_hook,
+    rate_key, rate_limit, rate_per
 )
 SELECT %(name)s, %(queue)s, rows.key, rows.tenant, rows.payload, %(state)s, %(priority)s,
        %(run_at)s, %(max_attempts)s, rows.concurrency_key, %(concurrency_limit)s, %(now)s,
-       %(traceparent)s, %(version)s, %(module)s, %(settle_hook)s
+       %(traceparent)s, %(version)s, %(module)s, %(settle_hook)s,
+       rows.rate_key, %(rate_limit)s, %(rate_per)s
 FROM ROWS FROM (
     jsonb_array_elements_text(%(keys)s::jsonb),
     jsonb_array_elements_text(%(tenants)s::jsonb),
     jsonb_array_elements(%(payloads)s::jsonb),
-    jsonb_array_elements_text(%(concurrency_keys)s::jsonb)
-) AS rows (key, tenant, payload, concurrency_key)
+    jsonb_array_elements_text(%(concurrency_keys)s::jsonb),
+    jsonb_array_elements_text(%(rate_keys)s::jsonb)
+) AS rows (key, tenant, payload, concurrency_key, rate_key)
 ON CONFLICT (name, tenant, key) WHERE state IN ({live}) DO NOTHING
 RETURNING id, key, tenant
 
@@ -72,15 +75,34 @@ WHERE litejobs_limited_due(%(now)s, %(queues)s::text[], %(avoid)s::bigint[])
 SELECT pg_advisory_xact_lock(%(lock_id)s)
 
 -- name: claim_limited
--- Take due concurrency-limited jobs, never more per key than its limit minus those running.
--- Runs after lock_limited_claims in the same transaction, so its snapshot sees every claim
--- committed by the previous holder of the lock.
-WITH running AS (
+-- prepared
+-- Take due limited jobs: never more per concurrency key than its limit minus those running,
+-- never more per rate key than its limit minus its starts inside (now - per, now] on the
+-- database's clock ({db_now}, read after the lock). The starts taken are appended to the
+-- key's bucket (litejobs_rate) and older ones dropped, in this statement: the check and the
+-- claim are one. Runs after lock_limited_claims in the same transaction, so its snapshot sees
+-- every claim committed by the previous holder of the lock. A rate-limited job's started_at is
+-- that same instant. Jobs with a rate and no concurrency limit are read per rate key (`keys`
+-- walks their index from key to key), at most `limit` of each in claim order, so a backlog
+-- of them costs a claim nothing. A last row of NULLs but `wake_at` says when a rate-limited
+-- job left waiting may start (no notification announces a window's end).
+WITH RECURSIVE keys (key) AS (
+    (SELECT rate_key FROM litejobs_job
+     WHERE state IN ({claimable}) AND rate_key IS NOT NULL AND concurrency_key IS NULL
+     ORDER BY rate_key LIMIT 1)
+    UNION ALL
+    SELECT (SELECT job.rate_key FROM litejobs_job AS job
+            WHERE job.state IN ({claimable}) AND job.rate_key IS NOT NULL
+              AND job.concurrency_key IS NULL AND job.rate_key > keys.key
+            ORDER BY job.rate_key LIMIT 1)
+    FROM keys WHERE keys.key IS NOT NULL
+), running AS (
     SELECT concurrency_key, count(*) AS n FROM litejobs_job
     WHERE state = 'running' AND concurrency_key IS NOT NULL
     GROUP BY concurrency_key
 ), candidates AS (
-    SELECT id, concurrency_key, concurrency_limit, priority, run_at,
+    SELECT id, concurrency_key, concurrency_limit, rate_key, rate_limit, rate_per, priority,
+           run_at,
            row_number() OVER (
                PARTITION BY concurrency_key ORDER BY priority DESC, run_at, id
            ) AS position
@@ -91,22 +113,102 @@ WITH running AS (
       AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
       AND queue NOT IN (SELECT name FROM litejobs_queuestate WHERE paused)
       AND id <> ALL(%(avoid)s::bigint[])
-), picked AS (
-    SELECT candidates.id FROM candidates
+), free AS (
+    SELECT candidates.id, candidates.rate_key, candidates.rate_limit, candidates.rate_per,
+           candidates.priority, candidates.run_at
+    FROM candidates
     LEFT JOIN running ON running.concurrency_key = candidates.concurrency_key
     WHERE candidates.position <= candidates.concurrency_limit - COALESCE(running.n, 0)
-    ORDER BY candidates.priority DESC, candidates.run_at, candidates.id
+    UNION ALL
+    SELECT job.id, job.rate_key, job.rate_limit, job.rate_per, job.priority, job.run_at
+    FROM keys
+    CROSS JOIN LATERAL (
+        SELECT id, rate_key, rate_limit, rate_per, priority, run_at FROM litejobs_job
+        WHERE rate_key = keys.key AND state IN ({claimable}) AND concurrency_key IS NULL
+          AND run_at <= %(now)s
+          AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+          AND queue NOT IN (SELECT name FROM litejobs_queuestate WHERE paused)
+          AND id <> ALL(%(avoid)s::bigint[])
+        ORDER BY priority DESC, run_at, id
+        LIMIT %(limit)s
+    ) AS job
+    WHERE keys.key IS NOT NULL
+), ranked AS (
+    SELECT free.*,
+           row_number() OVER (
+               PARTITION BY free.rate_key ORDER BY free.priority DESC, free.run_at, free.id
+           ) AS turn
+    FROM free
+), room AS (
+    SELECT wanted.key, wanted.lim, wanted.per, wanted.waiting,
+           COALESCE(window_.used, 0) AS used, window_.oldest,
+           wanted.lim - COALESCE(window_.used, 0) AS open
+    FROM (
+        SELECT rate_key AS key, min(rate_limit) AS lim, max(rate_per) AS per,
+               count(*) AS waiting
+        FROM free WHERE rate_key IS NOT NULL GROUP BY rate_key
+    ) AS wanted
+    LEFT JOIN litejobs_rate AS bucket ON bucket.key = wanted.key
+    LEFT JOIN LATERAL (
+        SELECT sum(log.n) AS used, min(log.start) AS oldest
+        FROM unnest(bucket.starts, bucket.counts) AS log (start, n)
+        WHERE log.start > {db_now} - wanted.per
+    ) AS window_ ON true
+), picked AS (
+    SELECT ranked.id FROM ranked LEFT JOIN room ON room.key = ranked.rate_key
+    WHERE ranked.rate_key IS NULL OR ranked.turn <= room.open
+    ORDER BY ranked.priority DESC, ranked.run_at, ranked.id
     LIMIT %(limit)s
+), claimed AS (
+    UPDATE litejobs_job AS job
+    SET state = 'running', attempts = job.attempts + 1, fence = nextval('litejobs_fence'),
+        lease_owner = %(owner)s, lease_expires_at = {db_now} + %(lease)s::interval,
+        started_at = CASE WHEN job.rate_key IS NULL THEN %(now)s ELSE {db_now} END,
+        cancel_requested = false
+    FROM picked
+    WHERE job.id = picked.id AND job.state IN ({claimable})
+    RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.attempts,
+              job.max_attempts, job.fence, job.traceparent, job.occurrence_id, job.version,
+              job.module, job.rate_key
+), taken AS (
+    SELECT rate_key AS key, count(*) AS n FROM claimed WHERE rate_key IS NOT NULL
+    GROUP BY rate_key
+), counted AS (
+    INSERT INTO litejobs_rate AS bucket (key, "limit", per, starts, counts, last_start_at)
+    SELECT room.key, room.lim, room.per, ARRAY[{db_now}::timestamptz], ARRAY[taken.n::integer],
+           {db_now}
+    FROM taken JOIN room ON room.key = taken.key
+    ON CONFLICT (key) DO UPDATE
+    SET (starts, counts) = (
+            -- The entries still in the window, those less than per / 500 old merged into
+            -- this claim's (counted as if later: in the window longer, never shorter).
+            SELECT array_agg(merged.start ORDER BY merged.start),
+                   array_agg(merged.n ORDER BY merged.start)
+            FROM (
+                SELECT CASE WHEN log.start BETWEEN {db_now} - EXCLUDED.per / 500 AND {db_now}
+                            THEN {db_now} ELSE log.start END AS start,
+                       sum(log.n)::integer AS n
+                FROM (
+                    SELECT * FROM unnest(bucket.starts, bucket.counts) AS kept (start, n)
+                    WHERE kept.start > {db_now} - EXCLUDED.per
+                    UNION ALL
+                    SELECT * FROM unnest(EXCLUDED.starts, EXCLUDED.counts) AS added (start, n)
+                ) AS log
+                GROUP BY 1
+            ) AS merged
+        ),
+        "limit" = EXCLUDED."limit", per = EXCLUDED.per, last_start_at = EXCLUDED.last_start_at
 )
-UPDATE litejobs_job AS job
-SET state = 'running', attempts = job.attempts + 1, fence = nextval('litejobs_fence'),
-    lease_owner = %(owner)s, lease_expires_at = {db_now} + %(lease)s::interval,
-    started_at = %(now)s, cancel_requested = false
-FROM picked
-WHERE job.id = picked.id AND job.state IN ({claimable})
-RETURNING job.id, job.name, job.queue, job.key, job.tenant, job.payload, job.attempts,
-          job.max_attempts, job.fence, job.traceparent, job.occurrence_id, job.version,
-          job.module
+SELECT id, name, queue, key, tenant, payload, attempts, max_attempts, fence, traceparent,
+       occurrence_id, version, module, NULL::timestamptz AS wake_at
+FROM claimed
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       min(CASE WHEN room.used + COALESCE(taken.n, 0) < room.lim THEN {db_now}
+                ELSE COALESCE(room.oldest, {db_now}) + room.per END)
+FROM room LEFT JOIN taken ON taken.key = room.key
+WHERE room.waiting > room.open
+HAVING count(*) > 0
 
 -- name: queue_counts
 -- Jobs per queue and state among the live and dead ones, with the due ones and the oldest due

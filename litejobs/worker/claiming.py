@@ -55,6 +55,8 @@ class Claimer:
         self.handed_back = handed_back
         self.outage = outage
         self.stop_event = stop_event
+        #: When a rate-limited job left waiting may start: the main loop wakes then.
+        self.rate_wake = RateWake(dispatcher.poke)
 
     def claim(self, limit: int) -> list[ClaimedJob]:
         """Claim up to ``limit`` jobs on the calling runner's connection and hold them, riding
@@ -83,7 +85,9 @@ class Claimer:
         if answer.limited_due and len(jobs) < limit:
             args["limit"] = limit - len(jobs)
             with transaction.atomic(using=self.alias), hot_cursor(connection) as cursor:
-                jobs += claims.claim_limited(cursor, **args)
+                limited = claims.claim_limited(cursor, **args)
+            jobs += limited.jobs
+            self.rate_wake.note(limited.wake_at)
         if jobs:
             self.holdings.add(jobs, sent)
         return jobs
@@ -103,6 +107,45 @@ class Claimer:
     def on_loop(self, cursor: Callable[[], ContextManager[Cursor]]) -> LoopClaim:
         """A claim for the main loop, on a ``cursor()`` of its connection."""
         return LoopClaim(self, cursor)
+
+
+class RateWake:
+    """Pokes the runners when a rate-limited job a claim left waiting may start: no
+    notification announces a window's end. One timer, for the earliest instant noted."""
+
+    def __init__(self, poke: Callable[[], None]) -> None:
+        self._poke = poke
+        self._lock = threading.Lock()
+        self._at: datetime | None = None
+        self._timer: threading.Timer | None = None
+
+    def note(self, at: datetime | None) -> None:
+        """A claim said a rate-limited job may start at ``at``: poke then (or at an earlier
+        instant already noted)."""
+        if at is None:
+            return
+        with self._lock:
+            if self._timer is not None and self._at is not None and self._at <= at:
+                return
+            if self._timer is not None:
+                self._timer.cancel()
+            self._at = at
+            delay = max(0.0, (at - clock.now()).total_seconds())
+            self._timer = threading.Timer(delay, self._fire)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _fire(self) -> None:
+        with self._lock:
+            self._at = self._timer = None
+        self._poke()
+
+    def cancel(self) -> None:
+        """Forget the pending poke (the worker stops)."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._at = self._timer = None
 
 
 @dataclass

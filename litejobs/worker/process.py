@@ -398,6 +398,7 @@ class Worker:
 
     def _drain(self) -> None:
         self.stop_event.set()
+        self.claimer.rate_wake.cancel()
         unstarted = self.dispatcher.stop()
         for job in unstarted:
             self.settler.settle(job, Release("worker stopping before it started"), time.monotonic())

@@ -42,20 +42,23 @@ def hhmm(instants) -> list[str]:
 def claim(clock, owner="worker-a"):
     now = clock.now()
     with connection.cursor() as cursor:
-        return claims.claim(
-            cursor,
-            owner=owner,
-            queues=[],
-            limit=10,
-            now=now,
-            lease=timedelta(minutes=1),
-        ).jobs + claims.claim_limited(
-            cursor,
-            owner=owner,
-            queues=[],
-            limit=10,
-            now=now,
-            lease=timedelta(minutes=1),
+        return (
+            claims.claim(
+                cursor,
+                owner=owner,
+                queues=[],
+                limit=10,
+                now=now,
+                lease=timedelta(minutes=1),
+            ).jobs
+            + claims.claim_limited(
+                cursor,
+                owner=owner,
+                queues=[],
+                limit=10,
+                now=now,
+                lease=timedelta(minutes=1),
+            ).jobs
         )
 
 

@@ -4,7 +4,7 @@ import os
 import time
 from pathlib import Path
 
-from litejobs import Concurrency, Permanent, Retry, RetryAfter, WaitTimedOut, event, job
+from litejobs import Concurrency, Permanent, Rate, Retry, RetryAfter, WaitTimedOut, event, job
 from litejobs.workflows import Compensation, Step, use_case, workflow
 
 from . import hooked  # noqa: F401 - its jobs register themselves
@@ -121,6 +121,20 @@ def per_account(ctx, account: str, label: str) -> None:
     Mark.objects.create(label=f"{account}:start")
     time.sleep(0.15)
     Mark.objects.create(label=f"{account}:end")
+
+
+@job(key=lambda n: f"rated:{n}", rate=Rate(limit=5, per="1s"))
+def rated(ctx, n: int) -> None:
+    """At most five start in any second, fleet-wide (one bucket for the declaration)."""
+
+
+@job(
+    key=lambda account, n: f"partner:{account}:{n}",
+    rate=Rate(limit=2, per="10s", key=lambda account: f"partner:{account}"),
+    concurrency=Concurrency(key=lambda account: f"partner-calls:{account}", limit=5),
+)
+def partner_call(ctx, account: str, n: int) -> None:
+    """At most two start in any ten seconds per account, five at once."""
 
 
 @job(key=lambda label, gate: f"gated:{label}", timeout="2m", retry=Retry(attempts=3, base="1s"))
