@@ -21,7 +21,7 @@ TINY = [
     "--rounds",
     "1",
     "--jobs",
-    "W1=50,W2=200,W3=200,W4=5,W6=200,W7=40,W8=300,W9=2000,W10=5,W11=2500,W11F=300,W12=2500",
+    "W1=50,W2=200,W3=200,W4=5,W6=200,W7=40,W8=300,W9=2000,W10=5,W11=2500,W11F=300,W12=2500,W13=50",
 ]
 #: The rows whose client CPU per job the bench measures on both sides.
 WITH_CPU = {"W1", "W2", "W3", "W7", "W8", "W11F"}
@@ -79,7 +79,7 @@ def test_every_workload_runs_beside_its_floor_in_a_scratch_database(settings):
         elif row["workload"] in ("W4", "W5", "W10"):
             assert row["cpu"] is None and row["floor_cpu"] is None, row
     assert sorted(rows) == sorted(
-        ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10", "W11", "W11F", "W12"]
+        ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10", "W11", "W11F", "W12", "W13"]
     )
     # Durable commits by default, as every connection of litejobs and of the floor answered.
     assert report["parameters"]["durability"] == ["on"]
@@ -157,6 +157,14 @@ def test_every_workload_runs_beside_its_floor_in_a_scratch_database(settings):
     )
     assert 20 < export_peak["floor"]["median"] < 1000
     assert 20 < export_peak["litejobs"]["median"] < 1000
+    # W13: 50 lock blocks, each an acquire and a release of one statement apiece.
+    assert [(r["figure"], r["target"]) for r in rows["W13"]] == [
+        ("round trips", "<= 2"),
+        ("p50", ""),
+        ("p95", ""),
+    ]
+    assert rows["W13"][0]["litejobs"]["median"] == 2
+    assert "50 litejobs.lock() blocks" in rows["W13"][0]["variant"]
     assert sorted(report["floors"]) == sorted(rows)
 
     # W11's pipeline and W12's report were declared only while they ran.

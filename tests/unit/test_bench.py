@@ -14,7 +14,7 @@ from litejobs.bench.report import Report, Row, Stats, percentile
 @pytest.mark.parametrize(
     "args",
     [
-        ["--only", "W13"],
+        ["--only", "W14"],
         ["--only", "W11G"],
         ["--jobs", "W3=0"],
         ["--jobs", "W11F=0"],
@@ -50,7 +50,7 @@ def test_importing_the_bench_declares_no_pipeline_report_or_model_a_project_woul
     from litejobs.ingest.declarations import pipelines
     from litejobs.reports.declarations import reports
 
-    assert workloads.WORKLOADS[-3:] == ("W11", "W11F", "W12")
+    assert workloads.WORKLOADS[-4:] == ("W11", "W11F", "W12", "W13")
     assert "litejobs.bench.catalog" not in pipelines
     assert exports.NAME not in reports
     # W12's model belongs to no installed app: migrations, checks and the admin never see it.
