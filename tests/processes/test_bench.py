@@ -173,6 +173,14 @@ def test_every_workload_runs_beside_its_floor_in_a_scratch_database(settings):
     )
     assert 20 < export_peak["floor"]["median"] < 1000
     assert 20 < export_peak["litejobs"]["median"] < 1000
+    # W13: 50 lock blocks, each an acquire and a release of one statement apiece.
+    assert [(r["figure"], r["target"]) for r in rows["W13"]] == [
+        ("round trips", "<= 2"),
+        ("p50", ""),
+        ("p95", ""),
+    ]
+    assert rows["W13"][0]["litejobs"]["median"] == 2
+    assert "50 litejobs.lock() blocks" in rows["W13"][0]["variant"]
     # W14: a 200-child batch's callback started within a second of its last child's end.
     [callback] = rows["W14"]
     assert (callback["figure"], callback["unit"]) == ("latency", "ms")
