@@ -500,7 +500,8 @@ class Bench:
         limit = Stats.of([float(FLEET_RATE)])
         self._add(
             "W3",
-            f"{count:,} jobs, a fleet rate of {FLEET_RATE}/s that binds, 4 threads",
+            f"{fleet_rate_jobs(count):,} jobs, a fleet rate of {FLEET_RATE}/s that binds, "
+            "4 threads",
             binding,
             {"start rate": limit, "most starts in any 1 s": limit},
             [
@@ -515,7 +516,7 @@ class Bench:
         """Drain ``noop_fleet_rate`` jobs; the start rate past the first window (the starts
         after the first second over the time they took) and the most starts in any second."""
         self._reset()
-        count = self.sizes["W3"]
+        count = fleet_rate_jobs(self.sizes["W3"])
         first = self._enqueue_many(noop_fleet_rate, [{"n": n} for n in range(count)])
         self._timed_drain([self._spec("worker", DEFAULT_THREADS)], Job._meta.db_table, first, count)
         started = [
@@ -1332,3 +1333,8 @@ def rate_figures(started: list[float], limit: int, per: float) -> Figures:
         "start rate": (len(started) - limit) / span if span > 0 else 0.0,
         "most starts in any 1 s": float(most),
     }
+
+
+def fleet_rate_jobs(size: int) -> int:
+    """The binding rate's job count: W3's size, and at least three windows' worth."""
+    return max(size, 3 * FLEET_RATE)
