@@ -3,8 +3,8 @@ conditional claims of work items), one file per feature family, and how it runs.
 
 Each ``.sql`` file here holds statements under ``-- name: <statement>`` lines (``jobs.sql``,
 ``leases.sql``, ``leadership.sql``, ``steps.sql``, ``scheduling.sql``, ``outbox.sql``,
-``webhooks.sql``, ``workqueues.sql``, ``holdups.sql``, ``hooks.sql``, ``locks.sql``); a name is used by
-exactly one function. ``{claimable}``, ``{unclaimable}``, ``{live}``, ``{terminal}``,
+``webhooks.sql``, ``workqueues.sql``, ``holdups.sql``, ``hooks.sql``, ``locks.sql``); a name
+is used by exactly one function. ``{claimable}``, ``{unclaimable}``, ``{live}``, ``{terminal}``,
 ``{finished_occurrences}``, ``{live_items}`` and ``{finished_items}`` expand to the state
 lists of ``litejobs.core.enums``; ``{db_now}`` to the instant lease arithmetic runs at (the
 ``db_now`` parameter, from ``litejobs.core.clock.lease_instant()``: NULL means the database's
