@@ -251,13 +251,8 @@ class JobDefinition:
         placer = placement.placer_for(depends_on, on_upstream_failure)
         if placer is None:
             return insert_one(self, row, timing, priority)
-        placed = placer.place(
-            lambda: [insert_one(self, row, timing, priority)],
-            depends_on=depends_on,
-            on_upstream_failure=on_upstream_failure,
-            run_at=timing[1],
-        )
-        return placed[0]
+        placing = placement.Placing(depends_on, on_upstream_failure, timing[1])
+        return placer.place(lambda: [insert_one(self, row, timing, priority)], placing)[0]
 
     def enqueue_many(
         self,
@@ -307,8 +302,7 @@ class JobDefinition:
         placer = placement.placer_for()
         if placer is None:
             return insert()
-        placed = placer.place(insert, depends_on=None, on_upstream_failure=None, run_at=timing[1])
-        return list(placed)
+        return list(placer.place(insert, placement.Placing(None, None, timing[1])))
 
     def _inputs(self, arguments: Any) -> list[Any]:
         """``enqueue_many``'s inputs as a list; anything but an iterable of them (``None``, one
