@@ -5,13 +5,12 @@ with the insert, so a rolled-back enqueue leaves no membership and no edge behin
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime
-from typing import Any
 
 from django.db import connections, transaction
 
 from ..conf import settings
 from ..jobs.enqueue import Enqueued
+from ..jobs.placement import Placing
 from ..sql.cursors import Cursor, fetch_one, run_query
 from . import dependencies
 from .blocks import open_batch
@@ -21,33 +20,27 @@ from .errors import BatchClosed
 class BatchPlacer:
     """Places enqueued jobs in the open batch and behind their upstream jobs."""
 
-    def active(self) -> bool:
-        """Whether a batch is open here."""
-        return open_batch() is not None
-
-    def place(
-        self,
-        insert: Callable[[], Sequence[Enqueued]],
-        *,
-        depends_on: Any,
-        on_upstream_failure: str | None,
-        run_at: datetime,
-    ) -> Sequence[Enqueued]:
+    def place(self, insert: Callable[[], Sequence[Enqueued]], placing: Placing) -> list[Enqueued]:
         """Run ``insert``, join what it inserted to the open batch, then make each wait on
-        ``depends_on`` (refused before anything is written when they are not job ids)."""
-        upstreams = dependencies.upstream_ids(depends_on)
-        policy = dependencies.policy_of(on_upstream_failure, upstreams)
+        the jobs ``placing`` names (refused before anything is written when they are not job
+        ids)."""
+        upstreams = dependencies.upstream_ids(placing.depends_on)
+        policy = dependencies.policy_of(placing.on_upstream_failure, upstreams)
         batch = open_batch()
         alias = settings.DATABASE
         with transaction.atomic(using=alias):
-            enqueued = insert()
+            enqueued = list(insert())
             with connections[alias].cursor() as cursor:
                 if batch is not None:
                     join(cursor, batch.id, [job.id for job in enqueued])
                 if upstreams is not None:
                     for job in enqueued:
-                        dependencies.depend(cursor, job, upstreams, policy, run_at)
+                        dependencies.depend(cursor, job, upstreams, policy, placing.run_at)
         return enqueued
+
+    def active(self) -> bool:
+        """Whether a batch is open here."""
+        return open_batch() is not None
 
 
 def join(cursor: Cursor, batch_id: int, ids: list[int]) -> int:

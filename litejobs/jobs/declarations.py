@@ -265,13 +265,10 @@ class JobDefinition:
         placer = placement.placer_for(depends_on, on_upstream_failure)
         if placer is None:
             return insert_one(self, row, timing, priority, debounce=debounce)
-        placed = placer.place(
-            lambda: [insert_one(self, row, timing, priority, debounce=debounce)],
-            depends_on=depends_on,
-            on_upstream_failure=on_upstream_failure,
-            run_at=timing[1],
-        )
-        return placed[0]
+        placing = placement.Placing(depends_on, on_upstream_failure, timing[1])
+        return placer.place(
+            lambda: [insert_one(self, row, timing, priority, debounce=debounce)], placing
+        )[0]
 
     def _debounced(self, delay: object, run_at: datetime | None) -> tuple[datetime, datetime]:
         """``(now, now + debounce)``: a debounced job's quiet period sets when it runs."""
@@ -338,8 +335,7 @@ class JobDefinition:
         placer = placement.placer_for()
         if placer is None:
             return insert()
-        placed = placer.place(insert, depends_on=None, on_upstream_failure=None, run_at=timing[1])
-        return list(placed)
+        return list(placer.place(insert, placement.Placing(None, None, timing[1])))
 
     def _inputs(self, arguments: Any) -> list[Any]:
         """``enqueue_many``'s inputs as a list; anything but an iterable of them (``None``, one

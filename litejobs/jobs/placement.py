@@ -9,10 +9,21 @@ the call names ``depends_on`` or a batch is open. A plain enqueue asks it one qu
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
 from .enqueue import Enqueued
+
+
+@dataclass(frozen=True)
+class Placing:
+    """What an enqueue asked of its placement: the jobs it waits on (as given, checked by the
+    placer), what it does when one of them did not succeed, and when it asked to run."""
+
+    depends_on: Any
+    on_upstream_failure: str | None
+    run_at: datetime
 
 
 class Placer(Protocol):
@@ -22,12 +33,7 @@ class Placer(Protocol):
         """Whether enqueues now join something (a batch is open here)."""
 
     def place(
-        self,
-        insert: Callable[[], Sequence[Enqueued]],
-        *,
-        depends_on: Any,
-        on_upstream_failure: str | None,
-        run_at: datetime,
+        self, insert: Callable[[], Sequence[Enqueued]], placing: Placing
     ) -> Sequence[Enqueued]:
         """Run ``insert`` and place what it answers, in one transaction."""
 
