@@ -89,6 +89,9 @@ LITEJOBS = {
     # Outside production the demo delivers webhooks to its own partner view (project.partners)
     # on this machine; in production every endpoint must be a public host.
     "WEBHOOK_ALLOWED_HOSTS": [] if PRODUCTION else ["127.0.0.1", "localhost", "::1"],
+    # The partner takes at most 600 webhooks a minute: deliveries (the webhooks queue) never
+    # start more in any minute, however many workers run.
+    "QUEUE_RATES": {"webhooks": {"limit": 600, "per": "1m"}},
     # /metrics answers signed-in staff, and a scraper sending this bearer token when it is set.
     "METRICS_TOKEN": env("METRICS_TOKEN", default=None),
 }
