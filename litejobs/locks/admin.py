@@ -26,7 +26,7 @@ _SHOWN = (
     "renewed_at",
     "expires_at",
     "released_at",
-    "contended",
+    "contended_label",
 )
 
 
@@ -65,6 +65,11 @@ class LockAdmin(ReadOnlyAdmin):
     def state_label(self, obj: Lock) -> str:
         """held, released or lapsed, on the database's clock."""
         return state_of(obj, self._now())
+
+    @admin.display(description="waited for")
+    def contended_label(self, obj: Lock) -> str:
+        """Whether another block waited for this hold, in words: a red icon reads as an error."""
+        return "yes" if obj.contended else "no"
 
     def _now(self) -> Any:
         return clock.database_now(settings.DATABASE)

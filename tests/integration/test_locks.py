@@ -262,6 +262,8 @@ def test_the_operator_sees_held_locks_in_the_cli_the_admin_and_the_metrics(admin
         assert families["litejobs_locks_held"].samples == [((), 1)]
         page = admin_client.get("/admin/litejobs/lock/?state=held")
         assert page.status_code == 200 and b"shown" in page.content
+        # Whether a block waited reads as a word; Django's red icon would read as an error.
+        assert b"waited for" in page.content.lower() and b"icon-no" not in page.content
     out = StringIO()
     call_command("litejobs", "locks", stdout=out)
     assert "No lock is held." in out.getvalue()
