@@ -16,6 +16,7 @@ from django.utils.safestring import mark_safe
 
 from ..core import clock
 from ..jobs import holdups, origins, showing
+from ..jobs.steps import HELD
 from ..models import BulkAction, Job, JobState, Occurrence, OutboxMessage
 from .base import ReadOnlyAdmin, field_display, time_display
 
@@ -75,7 +76,17 @@ ORIGIN_RECORDS: dict[origins.OriginKind, tuple[type[Model], str | None]] = {
 class JobColumns(ReadOnlyAdmin):
     """The jobs' columns and their page's fields, each an ``@admin.display``."""
 
-    run_at_shown = time_display(Job, "run_at")
+    _run_at = time_display(Job, "run_at")
+
+    @admin.display(description="run at", ordering="run_at")
+    def run_at_shown(self, obj: Job) -> str:
+        """When the job is due. A job held until other jobs end or an operator acts has no
+        time of its own (its ``run_at`` is a placeholder at the end of year 9999): it says so
+        instead of showing that placeholder as a date."""
+        if obj.run_at.year == HELD.year:
+            return "when released"
+        return self._run_at(obj)
+
     created_shown = time_display(Job, "created_at")
     started_shown = time_display(Job, "started_at")
     finished_shown = time_display(Job, "finished_at")
