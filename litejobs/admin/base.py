@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import partial
@@ -208,17 +209,18 @@ class RecordInline(NoHandEdits, admin.TabularInline):
         return request.user.has_perm(self.parent_view_permission)
 
 
-class ChoiceFilter(admin.SimpleListFilter):
+class ChoiceFilter(admin.SimpleListFilter, ABC):
     """A list filter of a few options, each keeping the rows ``rows`` answers: a table rather
-    than a ``lookups`` and a ``queryset`` written again for each filter."""
+    than a ``lookups`` and a ``queryset`` written again for each filter. Each filter says its
+    ``options`` and ``rows`` (abstract: a filter missing one cannot be built)."""
 
+    @abstractmethod
     def options(self, request: HttpRequest) -> list[tuple[str, str]]:
         """(value, label) of each option, in the order shown."""
-        raise NotImplementedError
 
+    @abstractmethod
     def rows(self, value: str) -> Q:
         """The rows the option ``value`` keeps (all of them for a value it does not know)."""
-        raise NotImplementedError
 
     def lookups(
         self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]
@@ -240,9 +242,9 @@ class NamedFilter(ChoiceFilter):
     #: The field whose value the filter matches.
     field = ""
 
+    @abstractmethod
     def names(self, request: HttpRequest) -> Iterable[str]:
         """The declared names this user may pick."""
-        raise NotImplementedError
 
     def options(self, request: HttpRequest) -> list[tuple[str, str]]:
         """The declared names, sorted, with the selected one among them."""
